@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Parley depends only on the toolchain and on C libraries from Debian (libpq, OpenSSL).
+// Dependencies point one way: C shims <- core layers (Net, HTTP, Postgres, Crypto) <- features <- ParleyApp <- parley.
+let swiftSettings: [SwiftSetting] = []
+
+let package = Package(
+    name: "Parley",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "parley", targets: ["parley"]),
+    ],
+    targets: [
+        // C shims: Glibc's Swift module hides epoll, eventfd, timerfd and accept4.
+        .systemLibrary(name: "CParleyLinux", path: "Sources/CParleyLinux"),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+
+        // Core layers.
+        .target(name: "ParleyObservability", swiftSettings: swiftSettings),
+        .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
+        .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability"], swiftSettings: swiftSettings),
+        .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
+                swiftSettings: swiftSettings),
+
+        // Composition root and executable.
+        .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
+                                                  "ParleyObservability"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parley", dependencies: ["ParleyApp"], swiftSettings: swiftSettings),
+
+        // Tests.
+        .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet"]),
+        .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
+        .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
+        .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet"]),
+        .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// placeholder so the target builds while the layer is written

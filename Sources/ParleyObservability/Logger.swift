@@ -1,0 +1,159 @@
+import Glibc
+import Synchronization
+
+/// Severity of a log line; lines below the sink's level are dropped before formatting.
+public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+    case debug = 0, info, warning, error
+
+    public var name: String {
+        switch self {
+        case .debug: "debug"
+        case .info: "info"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+        self = level
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A value in a structured log line.
+public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+}
+
+/// A structured logger: one JSON object per line, written through a buffered `LogSink`.
+/// Cheap to copy; carries per-request metadata such as the request id.
+public struct Logger: Sendable {
+    public let sink: LogSink
+    public var metadata: [(String, LogValue)]
+
+    public init(sink: LogSink, metadata: [(String, LogValue)] = []) {
+        self.sink = sink
+        self.metadata = metadata
+    }
+
+    public func with(_ key: String, _ value: LogValue) -> Logger {
+        var copy = self
+        copy.metadata.append((key, value))
+        return copy
+    }
+
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= sink.level }
+
+    public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
+        guard level >= sink.level else { return }
+        var line = JSONLine()
+        line.field("ts", timestamp: sink.clock())
+        line.field("level", .string(level.name))
+        line.field("msg", .string(message))
+        for (key, value) in metadata { line.field(key, value) }
+        for (key, value) in fields { line.field(key, value) }
+        sink.write(line.finish(), urgent: level >= .error)
+    }
+
+    public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, message, fields) }
+    public func info(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.error, message, fields) }
+}
+
+/// Builds one JSON object byte by byte; avoids Foundation's encoder on the logging hot path.
+public struct JSONLine {
+    private var bytes: [UInt8]
+    private var first = true
+
+    public init() {
+        bytes = []
+        bytes.reserveCapacity(256)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    public mutating func field(_ key: String, _ value: LogValue) {
+        key_(key)
+        switch value {
+        case .string(let s): JSONLine.appendQuoted(s, to: &bytes)
+        case .int(let i): bytes.append(contentsOf: String(i).utf8)
+        case .double(let d): bytes.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+        case .bool(let b): bytes.append(contentsOf: (b ? "true" : "false").utf8)
+        }
+    }
+
+    /// Appends an ISO 8601 UTC timestamp with milliseconds.
+    public mutating func field(_ key: String, timestamp: timespec) {
+        key_(key)
+        var seconds = timestamp.tv_sec
+        var tm = tm()
+        gmtime_r(&seconds, &tm)
+        bytes.append(UInt8(ascii: "\""))
+        appendDigits(Int(tm.tm_year) + 1900, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(tm.tm_mon) + 1, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(tm.tm_mday), width: 2)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(Int(tm.tm_hour), width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(tm.tm_min), width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(tm.tm_sec), width: 2)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(Int(timestamp.tv_nsec) / 1_000_000, width: 3)
+        bytes.append(contentsOf: "Z\"".utf8)
+    }
+
+    public mutating func finish() -> [UInt8] {
+        bytes.append(contentsOf: "}\n".utf8)
+        return bytes
+    }
+
+    private mutating func key_(_ key: String) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        JSONLine.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func appendDigits(_ value: Int, width: Int) {
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+        var v = value
+        var i = width - 1
+        while i >= 0 {
+            digits[i] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+            i -= 1
+        }
+        bytes.append(contentsOf: digits)
+    }
+
+    /// JSON string escaping per RFC 8259 §7.
+    public static func appendQuoted(_ s: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
