@@ -32,12 +32,16 @@ let package = Package(
                                                   "ParleyObservability"], swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp"], swiftSettings: swiftSettings),
 
+        // Test support: shared by the test targets only.
+        .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
+                path: "Tests/ParleyTestSupport"),
+
         // Tests.
         .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
-        .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet"]),
-        .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet"]),
+        .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
