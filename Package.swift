@@ -37,7 +37,7 @@ let package = Package(
                 path: "Tests/ParleyTestSupport"),
 
         // Tests.
-        .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet"]),
+        .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyTestSupport"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),

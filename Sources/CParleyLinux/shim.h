@@ -10,4 +10,5 @@
 #include <signal.h>
 #include <netinet/tcp.h>
 int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+int pipe2(int pipefd[2], int flags);
 #endif

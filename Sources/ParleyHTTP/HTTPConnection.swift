@@ -1,0 +1,414 @@
+import Glibc
+import ParleyNet
+import ParleyObservability
+
+/// Drives one HTTP/1.1 connection on its event loop: reads bytes into the pure parser, dispatches
+/// each complete request as a task on the same loop, writes answers in order, and enforces the
+/// timeouts and buffer bounds. Loop-confined: every method runs on `loop`'s thread.
+final class HTTPConnection: IOHandler {
+    let fd: Int32
+    let loop: EventLoop
+    let remoteAddress: String
+    private unowned let host: LoopServer
+    private var parser: HTTPRequestParser
+
+    // The request being read.
+    private var head: HTTPRequestHead?
+    private var match: RouteMatch = .notFound
+    private var body: [UInt8] = []
+    private var bodyStream: RequestBodyStream?
+    private var requestComplete = false
+    private var inFlight = false
+    private var requestStartedAt: Instant?
+
+    // Output.
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var closeAfterWrite = false
+    private var lastWriteProgress = Instant.now()
+
+    // Interest and lifecycle.
+    private var readingPausedByHandler = false
+    private var registered: IOEvents = .readable
+    private(set) var lastActivity = Instant.now()
+    private(set) var isClosed = false
+    private var upgraded: (handler: any ByteStreamHandler, channel: ByteChannel)?
+    private var upgradeBackpressured = false
+
+    init(fd: Int32, remoteAddress: String, host: LoopServer) {
+        self.fd = fd
+        self.loop = host.loop
+        self.remoteAddress = remoteAddress
+        self.host = host
+        self.parser = HTTPRequestParser(limits: HTTPParserLimits(maxHeaderBytes: host.configuration.maxHeaderBytes,
+                                                                 maxBodyBytes: host.configuration.defaultBodyLimit))
+    }
+
+    var pendingOutputBytes: Int { output.count - outputOffset }
+
+    /// No request in progress and nothing to write: safe to close at shutdown or on idle timeout.
+    var isIdle: Bool {
+        upgraded == nil && !inFlight && head == nil && pendingOutputBytes == 0 && parser.bufferedByteCount == 0
+    }
+
+    // MARK: Readiness
+
+    func ioReady(readable: Bool, writable: Bool, hangup: Bool) {
+        if writable {
+            flush()
+            // Drained: continue with pipelined requests that waited for the answer to go out.
+            if !isClosed, upgraded == nil, !inFlight, pendingOutputBytes == 0, parser.bufferedByteCount > 0 { processInput() }
+        }
+        if isClosed { return }
+        if readable {
+            readAvailable()
+        } else if hangup {
+            close()
+        }
+    }
+
+    private func readAvailable() {
+        let scratch = host.readScratch
+        // Bounded per wake-up so one busy client cannot starve the loop's other sockets.
+        for _ in 0..<4 {
+            let n = read(fd, scratch.baseAddress, scratch.count)
+            if n > 0 {
+                lastActivity = Instant.now()
+                let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<n])
+                if let upgraded {
+                    upgraded.handler.channelRead(bytes)
+                    if isClosed || shouldPauseReading { return }
+                    continue
+                }
+                if requestStartedAt == nil && head == nil { requestStartedAt = lastActivity }
+                parser.append(bytes)
+                processInput()
+                if isClosed || shouldPauseReading { break }
+                if n < scratch.count { break }
+            } else if n == 0 {
+                peerClosed()
+                return
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                if errno == EINTR { continue }
+                close()
+                return
+            }
+        }
+        updateInterest()
+    }
+
+    private func peerClosed() {
+        // A client that half-closes after sending still gets the answer to a request in flight.
+        if inFlight && upgraded == nil {
+            closeAfterWrite = true
+            setInterest([])
+            return
+        }
+        close()
+    }
+
+    // MARK: Requests
+
+    private func processInput() {
+        while !isClosed, upgraded == nil {
+            if inFlight && (bodyStream == nil || requestComplete) { break }
+            // Do not start the next pipelined request until the previous answer is out (backpressure).
+            if head == nil && pendingOutputBytes > 0 { break }
+            let event: HTTPParserEvent?
+            do {
+                event = try parser.next()
+            } catch {
+                parseFailed(error)
+                return
+            }
+            guard let event else { break }
+            switch event {
+            case .head(let newHead):
+                headReceived(newHead)
+            case .body(let chunk):
+                if let bodyStream {
+                    if !bodyStream.push(chunk) { setReadingPausedForBody(true) }
+                } else {
+                    body.append(contentsOf: chunk)
+                }
+            case .end:
+                requestComplete = true
+                if let bodyStream {
+                    bodyStream.finish()
+                } else if let head {
+                    dispatch(head: head, body: .buffered(body))
+                }
+            }
+        }
+        updateInterest()
+    }
+
+    private func headReceived(_ newHead: HTTPRequestHead) {
+        head = newHead
+        body = []
+        requestComplete = false
+        requestStartedAt = nil
+        match = host.responder.router.match(method: newHead.method, path: newHead.path)
+        var limit = host.configuration.defaultBodyLimit
+        var streamed = false
+        if case .found(let route, _) = match {
+            limit = route.options.bodyLimit ?? limit
+            streamed = route.options.streamBody
+        }
+        parser.setBodyLimit(limit)
+        if newHead.expectContinue, newHead.version == .http1_1 {
+            // RFC 9110 §10.1.1: say 100 only when we will read the body; an oversize one gets 413 next.
+            if case .contentLength(let length) = newHead.framing, length > limit {
+                // parser throws 413 on the next call
+            } else {
+                enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                flush()
+            }
+        }
+        if streamed {
+            let box = LoopBound(self)
+            let loop = self.loop
+            let stream = RequestBodyStream { loop.execute { box.value.setReadingPausedForBody(false) } }
+            bodyStream = stream
+            dispatch(head: newHead, body: .stream(stream))
+        }
+    }
+
+    private func dispatch(head: HTTPRequestHead, body: RequestBody) {
+        inFlight = true
+        let request = HTTPRequest(head: head, body: body, remoteAddress: remoteAddress)
+        var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress)
+        if case .found(let route, let parameters) = match {
+            context.parameters = parameters
+            context.routePattern = route.options.name ?? route.pattern
+        } else if case .methodNotAllowed(_, let pattern) = match {
+            context.routePattern = pattern
+        }
+        let handler = host.responder.handler(for: match)
+        let box = LoopBound(self)
+        let loop = self.loop
+        Task(executorPreference: loop) {
+            let response: HTTPResponse
+            do {
+                response = try await handler(request, context)
+            } catch {
+                response = ErrorMiddleware.response(for: error, context: context)
+            }
+            if loop.inEventLoop {
+                box.value.responseReady(response, head: head)
+            } else {
+                loop.execute { box.value.responseReady(response, head: head) }
+            }
+        }
+    }
+
+    private func responseReady(_ response: HTTPResponse, head: HTTPRequestHead) {
+        guard !isClosed else { return }
+        inFlight = false
+        let bodyUnread = bodyStream != nil && !requestComplete
+        if let bodyStream, bodyUnread { bodyStream.fail(.badRequest.with(message: "response sent before the body was read")) }
+        self.head = nil
+        self.body = []
+        self.bodyStream = nil
+        if readingPausedByHandler { readingPausedByHandler = false }
+        let upgrading = response.status == 101 && response.upgrade != nil
+        let keepAlive = upgrading || (head.keepAlive && !response.closeConnection && !host.isShuttingDown && !bodyUnread)
+        enqueue(host.serializer.serialize(response, requestMethod: head.method, requestVersion: head.version,
+                                          keepAlive: keepAlive, date: host.dateHeader()))
+        if !keepAlive { closeAfterWrite = true }
+        if upgrading, let upgrade = response.upgrade {
+            let leftover = parser.takeUnconsumedBytes()
+            let channel = ByteChannel(connection: self)
+            let handler = upgrade.makeHandler(loop)
+            upgraded = (handler, channel)
+            flush()
+            if !isClosed { handler.channelActive(channel, initialBytes: leftover) }
+            updateInterest()
+            return
+        }
+        flush()
+        if !isClosed && !closeAfterWrite && pendingOutputBytes == 0 { processInput() }
+    }
+
+    private func parseFailed(_ error: HTTPParseError) {
+        let apiError = APIError.forParseStatus(error.status, reason: error.reason)
+        if let bodyStream {
+            // The handler owns the answer for a streamed request; it sees the failure through the stream.
+            bodyStream.fail(apiError)
+            closeAfterWrite = true
+            requestComplete = true
+            setInterest([])
+            return
+        }
+        host.logger.debug("http parse error", ["status": .int(error.status), "reason": .string(error.reason),
+                                               "remote": .string(remoteAddress)])
+        host.recordProtocolError(status: error.status)
+        // Every parse failure ends the connection: the framing of what follows cannot be trusted.
+        writeErrorAndClose(apiError)
+    }
+
+    private func writeErrorAndClose(_ error: APIError) {
+        head = nil
+        closeAfterWrite = true
+        enqueue(host.serializer.serialize(.error(error), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
+                                          date: host.dateHeader()))
+        flush()
+    }
+
+    // MARK: Output
+
+    private func enqueue(_ bytes: [UInt8]) {
+        if outputOffset > 0 && outputOffset == output.count {
+            output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+            outputOffset = 0
+        }
+        if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
+    }
+
+    private func flush() {
+        while outputOffset < output.count {
+            let n = output.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                outputOffset += n
+                lastWriteProgress = Instant.now()
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                updateInterest()
+                return
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                close()
+                return
+            }
+        }
+        // Drained: drop a large buffer rather than keep its capacity for an idle connection.
+        output = []
+        outputOffset = 0
+        if closeAfterWrite {
+            close()
+            return
+        }
+        if let upgraded, upgradeBackpressured {
+            upgradeBackpressured = false
+            upgraded.handler.channelWritable()
+        }
+        updateInterest()
+    }
+
+    // MARK: Interest
+
+    private var shouldPauseReading: Bool {
+        if readingPausedByHandler { return true }
+        if closeAfterWrite { return true }
+        if upgraded != nil { return pendingOutputBytes > host.configuration.maxPendingOutputBytes }
+        // Pipelined bytes pile up while a request runs: stop reading past a bound (backpressure).
+        if inFlight && bodyStream == nil && parser.bufferedByteCount > host.configuration.maxHeaderBytes * 4 { return true }
+        return pendingOutputBytes > host.configuration.maxPendingOutputBytes
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var wanted: IOEvents = []
+        if !shouldPauseReading { wanted.insert(.readable) }
+        if pendingOutputBytes > 0 { wanted.insert(.writable) }
+        setInterest(wanted)
+    }
+
+    private func setInterest(_ wanted: IOEvents) {
+        guard !isClosed, wanted != registered else { return }
+        registered = wanted
+        loop.modify(fd: fd, events: wanted)
+    }
+
+    fileprivate func setReadingPausedForBody(_ paused: Bool) {
+        guard !isClosed else { return }
+        readingPausedByHandler = paused
+        updateInterest()
+        if !paused && parser.bufferedByteCount > 0 { processInput() }
+    }
+
+    func setReadingPaused(_ paused: Bool) {
+        readingPausedByHandler = paused
+        updateInterest()
+    }
+
+    // MARK: Upgraded byte stream
+
+    func channelWrite(_ bytes: [UInt8]) -> Bool {
+        guard !isClosed else { return false }
+        enqueue(bytes)
+        flush()
+        let ok = pendingOutputBytes <= host.configuration.maxPendingOutputBytes
+        if !ok { upgradeBackpressured = true }
+        return ok
+    }
+
+    func channelClose(flush shouldFlush: Bool) {
+        guard !isClosed else { return }
+        if shouldFlush && pendingOutputBytes > 0 {
+            closeAfterWrite = true
+            updateInterest()
+        } else {
+            close()
+        }
+    }
+
+    // MARK: Timeouts and shutdown
+
+    /// Called by the loop's sweep. Returns true when the connection was closed.
+    func checkTimeouts(now: Instant) {
+        let config = host.configuration
+        if pendingOutputBytes > 0 {
+            if now.since(lastWriteProgress) > config.writeTimeout { close() }
+            return
+        }
+        if upgraded != nil || inFlight { return }
+        if let started = requestStartedAt, head == nil {
+            // Slowloris: the whole head must arrive within the header timeout.
+            if now.since(started) > config.headerTimeout {
+                host.recordProtocolError(status: 408)
+                writeErrorAndClose(.requestTimeout)
+            }
+            return
+        }
+        if head != nil {
+            if now.since(lastActivity) > config.idleTimeout { writeErrorAndClose(.requestTimeout) }
+            return
+        }
+        if now.since(lastActivity) > config.idleTimeout { close() }
+    }
+
+    func beginShutdown() {
+        if let upgraded {
+            upgraded.handler.serverShuttingDown()
+            return
+        }
+        if isIdle { close() } else if !inFlight && head == nil { closeAfterWrite = true; if pendingOutputBytes == 0 { close() } }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unregister(fd: fd)
+        Glibc.close(fd)
+        bodyStream?.fail(.badRequest.with(message: "connection closed"))
+        bodyStream = nil
+        output = []
+        outputOffset = 0
+        host.connectionClosed(self)
+        if let upgraded {
+            self.upgraded = nil
+            upgraded.handler.channelClosed()
+        }
+    }
+}
+
+/// Carries a loop-confined object through a `Task` boundary. Safe because it is only dereferenced
+/// on its loop (handler tasks run there by executor preference, or hop with `execute`).
+struct LoopBound<Value: AnyObject>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

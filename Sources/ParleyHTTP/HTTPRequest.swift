@@ -1,0 +1,106 @@
+import Foundation
+
+/// A request as handlers see it: the parsed head, the body, and where it came from.
+public struct HTTPRequest: Sendable {
+    public var head: HTTPRequestHead
+    public var body: RequestBody
+    public var remoteAddress: String
+
+    public init(head: HTTPRequestHead, body: RequestBody = .buffered([]), remoteAddress: String = "127.0.0.1") {
+        self.head = head
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    public var method: HTTPMethod { head.method }
+    public var path: String { head.path }
+    public var headers: HTTPHeaders { head.headers }
+
+    /// Query parameters, percent-decoded; the first value wins for repeated names.
+    public var queryParameters: [String: String] {
+        guard let query = head.query, !query.isEmpty else { return [:] }
+        var result: [String: String] = [:]
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true) else { continue }
+            let value = parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) : ""
+            if result[name] == nil, let value { result[name] = value }
+        }
+        return result
+    }
+
+    /// The buffered body bytes (empty for a streamed body).
+    public var bodyBytes: [UInt8] {
+        if case .buffered(let bytes) = body { return bytes }
+        return []
+    }
+
+    /// Decodes the JSON body, answering `invalidJSON` / `validationFailed` with the decoder's reason.
+    public func decodeJSON<T: Decodable>(_ type: T.Type) throws(APIError) -> T {
+        let bytes = bodyBytes
+        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw APIError.validationFailed.with(message: DecodingErrorText.describe(error))
+        } catch {
+            throw APIError.invalidJSON
+        }
+    }
+}
+
+/// A request body: buffered whole (the default, bounded by the route's limit), or streamed for routes
+/// that take large uploads.
+public enum RequestBody: Sendable {
+    case buffered([UInt8])
+    case stream(RequestBodyStream)
+}
+
+/// Percent-decoding (RFC 3986 §2.1); nil for malformed escapes or invalid UTF-8.
+public enum PercentDecoding {
+    public static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            } else if plusAsSpace && byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Short, client-safe text for a JSON decoding failure ("missing field `name`").
+enum DecodingErrorText {
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            let joined = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return joined.isEmpty ? "body" : joined
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing field `\(path(context.codingPath + [key]))`"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type for `\(path(context.codingPath))`"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "request body is not valid JSON" : "invalid value for `\(path(context.codingPath))`"
+        @unknown default:
+            return "invalid request body"
+        }
+    }
+}

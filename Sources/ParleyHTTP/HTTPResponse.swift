@@ -1,0 +1,148 @@
+import Foundation
+
+/// What a handler returns. Bodies are bytes; JSON answers go through `HTTPResponse.envelope`.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Set on a 101 answer: the connection's byte stream is handed to this protocol afterwards.
+    public var upgrade: HTTPUpgrade?
+    /// The server closes the connection after this response.
+    public var closeConnection: Bool = false
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], upgrade: HTTPUpgrade? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.upgrade = upgrade
+    }
+
+    /// `{"code":0,"message":"ok","data":<data>}` with status 200.
+    public static func ok<T: Encodable>(_ data: T, status: Int = 200) -> HTTPResponse {
+        json(status: status, body: Envelope.success(data))
+    }
+
+    /// `{"code":0,"message":"ok","data":null}`.
+    public static func ok(status: Int = 200) -> HTTPResponse {
+        json(status: status, body: Envelope.successEmpty)
+    }
+
+    /// The error envelope with the error's status and headers.
+    public static func error(_ error: APIError) -> HTTPResponse {
+        var response = json(status: error.status, body: Envelope.failure(error))
+        for (name, value) in error.headers { response.headers.replaceOrAdd(name: name, value: value) }
+        return response
+    }
+
+    public static func json(status: Int, body: [UInt8]) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+}
+
+/// Encodes Parley's response envelope. Success bodies are built around the encoded `data` so the
+/// envelope keys keep a fixed order (`code`, `message`, `data`).
+public enum Envelope {
+    public static let successEmpty: [UInt8] = Array(#"{"code":0,"message":"ok","data":null}"#.utf8)
+
+    public static func success<T: Encodable>(_ data: T) -> [UInt8] {
+        let encoded = (try? JSONCoding.encoder.encode(data)) ?? Data("null".utf8)
+        var out: [UInt8] = Array(#"{"code":0,"message":"ok","data":"#.utf8)
+        out.reserveCapacity(out.count + encoded.count + 1)
+        out.append(contentsOf: encoded)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    public static func failure(_ error: APIError) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"code":"#.utf8)
+        out.append(contentsOf: String(error.code).utf8)
+        out.append(contentsOf: #","message":"#.utf8)
+        appendJSONString(error.message, to: &out)
+        out.append(contentsOf: #","data":null}"#.utf8)
+        return out
+    }
+
+    static func appendJSONString(_ s: String, to out: inout [UInt8]) {
+        let data = (try? JSONCoding.encoder.encode(s)) ?? Data("\"\"".utf8)
+        out.append(contentsOf: data)
+    }
+}
+
+/// Shared JSON coders with Parley's conventions: ISO 8601 UTC dates, sorted keys for stable output.
+public enum JSONCoding {
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        return encoder
+    }()
+
+    public static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}
+
+/// ISO 8601 UTC with milliseconds, e.g. `2026-12-01T02:03:04.123Z`.
+public enum ISO8601 {
+    public static func format(_ date: Date) -> String {
+        var seconds = time_t(floor(date.timeIntervalSince1970))
+        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        var tm = tm()
+        gmtime_r(&seconds, &tm)
+        func pad(_ v: Int32, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}
+
+/// Reason phrases for the status line (RFC 9110 §15).
+enum HTTPStatusText {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+}

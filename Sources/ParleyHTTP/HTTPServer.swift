@@ -1,0 +1,216 @@
+import Glibc
+import ParleyNet
+import ParleyObservability
+import Synchronization
+
+public struct HTTPServerConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: UInt16 = 8080
+    public var headerTimeout: Duration = .seconds(10)
+    public var idleTimeout: Duration = .seconds(60)
+    /// A connection whose peer accepts no bytes for this long is dropped.
+    public var writeTimeout: Duration = .seconds(60)
+    public var maxHeaderBytes: Int = 16 * 1024
+    public var defaultBodyLimit: Int = 1 << 20
+    /// Past this many unsent bytes a connection stops reading (HTTP) or reports backpressure (upgraded).
+    public var maxPendingOutputBytes: Int = 1 << 20
+    public var maxConnections: Int = 100_000
+    public var shutdownGracePeriod: Duration = .seconds(10)
+
+    public init() {}
+}
+
+/// The HTTP server: one listening socket per event loop (SO_REUSEPORT), each loop accepting and
+/// serving its own connections.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let group: EventLoopGroup
+    private let responder: HTTPResponder
+    private let logger: Logger
+    private let loopServers: [LoopServer]
+    private let boundPort = Atomic<Int>(0)
+    let openConnections: Gauge
+
+    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
+                logger: Logger, metrics: MetricsRegistry) {
+        self.configuration = configuration
+        self.group = group
+        self.responder = responder
+        self.logger = logger
+        let open = metrics.gauge("parley_http_open_connections", help: "Open HTTP and upgraded connections.").labels()
+        openConnections = open
+        let protocolErrors = metrics.counter("parley_http_protocol_errors_total",
+                                             help: "Requests refused before routing (parse errors, timeouts).",
+                                             labels: ["status"])
+        let total = Atomic<Int>(0)
+        _ = total
+        let shared = SharedServerState(maxConnections: configuration.maxConnections)
+        loopServers = group.loops.map {
+            LoopServer(loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
+                       protocolErrors: protocolErrors, shared: shared)
+        }
+    }
+
+    /// The port actually bound (useful with port 0).
+    public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }
+
+    /// Binds and starts accepting on every loop. Returns the bound port.
+    @discardableResult
+    public func start() async throws -> UInt16 {
+        var port = configuration.port
+        for loopServer in loopServers {
+            let bindPort = port
+            let actual = try await loopServer.loop.submit { try loopServer.startListening(host: self.configuration.host, port: bindPort) }
+            port = actual
+        }
+        boundPort.store(Int(port), ordering: .relaxed)
+        logger.info("http server listening", ["host": .string(configuration.host), "port": .int(Int(port)),
+                                               "loops": .int(loopServers.count)])
+        return port
+    }
+
+    /// Graceful shutdown: stop accepting, close idle connections, let in-flight requests finish (their
+    /// answers carry `Connection: close`) for up to `grace`, then close whatever is left.
+    public func shutdown(grace: Duration? = nil) async {
+        let grace = grace ?? configuration.shutdownGracePeriod
+        for loopServer in loopServers {
+            _ = try? await loopServer.loop.submit { loopServer.beginShutdown() }
+        }
+        let deadline = Instant.now() + grace
+        while Instant.now() < deadline {
+            var remaining = 0
+            for loopServer in loopServers {
+                remaining += (try? await loopServer.loop.submit { loopServer.connectionCount }) ?? 0
+            }
+            if remaining == 0 { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for loopServer in loopServers {
+            _ = try? await loopServer.loop.submit { loopServer.closeAll() }
+        }
+        logger.info("http server stopped")
+    }
+}
+
+/// Limits shared by every loop.
+final class SharedServerState: Sendable {
+    let maxConnections: Int
+    let connections = Atomic<Int>(0)
+    init(maxConnections: Int) { self.maxConnections = maxConnections }
+}
+
+/// One loop's share of the server: its listener, its connections, its scratch buffer and date cache.
+/// Loop-confined.
+final class LoopServer: IOHandler, @unchecked Sendable {
+    let loop: EventLoop
+    let configuration: HTTPServerConfiguration
+    let responder: HTTPResponder
+    let logger: Logger
+    let serializer = ResponseSerializer()
+    let readScratch: UnsafeMutableRawBufferPointer
+    private let openGauge: Gauge
+    private let protocolErrors: CounterFamily
+    private let shared: SharedServerState
+    private var listenFD: Int32 = -1
+    private var connections: [Int32: HTTPConnection] = [:]
+    private(set) var isShuttingDown = false
+    private var cachedDateSecond: time_t = 0
+    private var cachedDate: [UInt8] = []
+    private var sweeping = false
+
+    init(loop: EventLoop, configuration: HTTPServerConfiguration, responder: HTTPResponder, logger: Logger,
+         openGauge: Gauge, protocolErrors: CounterFamily, shared: SharedServerState) {
+        self.loop = loop
+        self.configuration = configuration
+        self.responder = responder
+        self.logger = logger
+        self.openGauge = openGauge
+        self.protocolErrors = protocolErrors
+        self.shared = shared
+        readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    }
+
+    deinit { readScratch.deallocate() }
+
+    var connectionCount: Int { connections.count }
+
+    func startListening(host: String, port: UInt16) throws -> UInt16 {
+        let (fd, actual) = try Socket.listen(host: host, port: port, reusePort: true)
+        listenFD = fd
+        try loop.register(fd: fd, events: .readable, handler: self)
+        if !sweeping {
+            sweeping = true
+            // A coarse sweep is cheaper than a timer per connection and precise enough for 10 s / 60 s limits.
+            loop.scheduleRepeating(every: .milliseconds(500)) { [weak self] in
+                guard let self else { return false }
+                let now = Instant.now()
+                for connection in Array(self.connections.values) { connection.checkTimeouts(now: now) }
+                return self.listenFD >= 0 || !self.connections.isEmpty
+            }
+        }
+        return actual
+    }
+
+    /// The listener is readable: accept everything pending.
+    func ioReady(readable: Bool, writable: Bool, hangup: Bool) {
+        guard listenFD >= 0 else { return }
+        for _ in 0..<256 {
+            guard let (fd, peer) = Socket.accept(listenFD) else { return }
+            if shared.connections.add(1, ordering: .relaxed).newValue > shared.maxConnections {
+                // Over the limit: refuse at once rather than degrade everyone (RFC 9110 §15.6.4).
+                shared.connections.subtract(1, ordering: .relaxed)
+                let answer = serializer.serialize(.error(.serviceUnavailable.with(message: "too many connections")),
+                                                  requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
+                                                  date: dateHeader())
+                answer.withUnsafeBytes { _ = send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                Glibc.close(fd)
+                protocolErrors.labels("503").increment()
+                continue
+            }
+            let connection = HTTPConnection(fd: fd, remoteAddress: peer, host: self)
+            do {
+                try loop.register(fd: fd, events: .readable, handler: connection)
+            } catch {
+                shared.connections.subtract(1, ordering: .relaxed)
+                Glibc.close(fd)
+                continue
+            }
+            connections[fd] = connection
+            openGauge.add(1)
+        }
+    }
+
+    func connectionClosed(_ connection: HTTPConnection) {
+        if connections.removeValue(forKey: connection.fd) != nil {
+            shared.connections.subtract(1, ordering: .relaxed)
+            openGauge.add(-1)
+        }
+    }
+
+    func recordProtocolError(status: Int) {
+        protocolErrors.labels(String(status)).increment()
+    }
+
+    func dateHeader() -> [UInt8] {
+        let now = time(nil)
+        if now != cachedDateSecond {
+            cachedDateSecond = now
+            cachedDate = Array(ResponseSerializer.httpDate(now).utf8)
+        }
+        return cachedDate
+    }
+
+    func beginShutdown() {
+        isShuttingDown = true
+        if listenFD >= 0 {
+            loop.unregister(fd: listenFD)
+            Glibc.close(listenFD)
+            listenFD = -1
+        }
+        for connection in Array(connections.values) { connection.beginShutdown() }
+    }
+
+    func closeAll() {
+        for connection in Array(connections.values) { connection.close() }
+    }
+}

@@ -1,0 +1,167 @@
+import Glibc
+import ParleyNet
+import ParleyObservability
+import Synchronization
+
+/// Wraps request handling: do something before, call `next`, do something after.
+public protocol HTTPMiddleware: Sendable {
+    func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse
+}
+
+/// Composes the middleware chain around each route once, at start-up, so a request pays no
+/// composition cost. Unknown paths and wrong methods run through the same chain (and so are logged
+/// and counted) with an endpoint that throws 404 or 405.
+public struct HTTPResponder: Sendable {
+    public let router: Router
+    private let middleware: [any HTTPMiddleware]
+    private let composed: [String: HTTPHandler]
+    private let notFound: HTTPHandler
+
+    public init(router: Router, middleware: [any HTTPMiddleware]) {
+        self.router = router
+        self.middleware = middleware
+        var composed: [String: HTTPHandler] = [:]
+        for route in router.routes {
+            composed["\(route.method) \(route.pattern)"] = HTTPResponder.compose(middleware, endpoint: route.handler)
+        }
+        self.composed = composed
+        self.notFound = HTTPResponder.compose(middleware) { _, _ in throw APIError.notFound }
+    }
+
+    static func compose(_ middleware: [any HTTPMiddleware], endpoint: @escaping HTTPHandler) -> HTTPHandler {
+        middleware.reversed().reduce(endpoint) { next, layer in
+            { request, context in try await layer.handle(request, context, next: next) }
+        }
+    }
+
+    /// The handler (middleware included) for a match.
+    public func handler(for match: RouteMatch) -> HTTPHandler {
+        switch match {
+        case .found(let route, _):
+            return composed["\(route.method) \(route.pattern)"] ?? notFound
+        case .methodNotAllowed(let allowed, _):
+            let error = APIError.methodNotAllowed(allowed: allowed.map(\.rawValue))
+            return HTTPResponder.compose(middleware) { _, _ in throw error }
+        case .notFound:
+            return notFound
+        }
+    }
+
+    /// Runs a request through the chain; never throws (the error middleware answers).
+    public func respond(to request: HTTPRequest, match: RouteMatch, context: RequestContext) async -> HTTPResponse {
+        do {
+            return try await handler(for: match)(request, context)
+        } catch {
+            return ErrorMiddleware.response(for: error, context: context)
+        }
+    }
+}
+
+/// Gives every request an id: the client's `X-Request-Id` when it is short and plain, else a new one.
+/// The id is echoed in the response and carried by the request's logger.
+public struct RequestIDMiddleware: HTTPMiddleware {
+    private static let prefix: String = {
+        var seed = UInt64(0)
+        var rng = SystemRandomNumberGenerator()
+        seed = rng.next()
+        return String(seed & 0xFFFF_FFFF, radix: 16)
+    }()
+    private static let counter = Atomic<UInt64>(0)
+
+    public init() {}
+
+    public static func generate() -> String {
+        let n = counter.add(1, ordering: .relaxed).newValue
+        return prefix + "-" + String(n, radix: 16)
+    }
+
+    static func isAcceptable(_ id: String) -> Bool {
+        id.utf8.count <= 64 && !id.isEmpty && id.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+        }
+    }
+
+    public func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse {
+        var context = context
+        if let incoming = request.headers["x-request-id"], RequestIDMiddleware.isAcceptable(incoming) {
+            context.requestID = incoming
+        } else {
+            context.requestID = RequestIDMiddleware.generate()
+        }
+        context.logger = context.logger.with("request_id", .string(context.requestID))
+        var response = try await next(request, context)
+        response.headers.replaceOrAdd(name: "X-Request-Id", value: context.requestID)
+        return response
+    }
+}
+
+/// One JSON access-log line per request and the request metrics (count by route, method and status;
+/// latency histogram by route). Must sit outside `ErrorMiddleware` to see final statuses.
+public struct AccessLogMiddleware: HTTPMiddleware {
+    let logAccess: Bool
+    let requests: CounterFamily
+    let latency: HistogramFamily
+
+    public init(metrics: MetricsRegistry, logAccess: Bool) {
+        self.logAccess = logAccess
+        requests = metrics.counter("parley_http_requests_total", help: "HTTP requests by route, method and status.",
+                                   labels: ["route", "method", "status"])
+        latency = metrics.histogram("parley_http_request_duration_seconds", help: "HTTP request latency by route.",
+                                    labels: ["route"])
+    }
+
+    public func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse {
+        let start = Instant.now()
+        let response: HTTPResponse
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = ErrorMiddleware.response(for: error, context: context)
+        }
+        let seconds = Instant.now().since(start).secondsDouble
+        let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
+        requests.labels(route, request.method.rawValue, String(response.status)).increment()
+        latency.labels(route).observe(seconds)
+        if logAccess {
+            context.logger.info("request", [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.path),
+                "route": .string(route),
+                "status": .int(response.status),
+                "duration_ms": .double((seconds * 1_000_000).rounded() / 1000),
+                "remote": .string(request.remoteAddress),
+                "bytes": .int(response.body.count),
+            ])
+        }
+        return response
+    }
+}
+
+/// Turns every error into the envelope. `APIError` passes as it is; errors that know their
+/// `APIError` convert; anything else is a 500 with a generic message, logged in full with the
+/// request id so the client never sees internals.
+public struct ErrorMiddleware: HTTPMiddleware {
+    public init() {}
+
+    public func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse {
+        do {
+            return try await next(request, context)
+        } catch {
+            return ErrorMiddleware.response(for: error, context: context)
+        }
+    }
+
+    public static func response(for error: any Error, context: RequestContext) -> HTTPResponse {
+        if let apiError = error as? APIError { return .error(apiError) }
+        if let convertible = error as? any APIErrorConvertible {
+            let apiError = convertible.apiError
+            if apiError.status >= 500 {
+                context.logger.warning("request failed", ["error": .string(String(describing: error)), "code": .int(apiError.code)])
+            }
+            return .error(apiError)
+        }
+        context.logger.error("unhandled error", ["error": .string(String(describing: error))])
+        return .error(.internalError)
+    }
+}

@@ -1,0 +1,38 @@
+import ParleyObservability
+
+/// Per-request values handlers need besides the request: the request id, a logger carrying it, the
+/// route's path parameters, and typed values that middleware adds (the authenticated principal, ...).
+public struct RequestContext: Sendable {
+    public var requestID: String
+    public var logger: Logger
+    public var parameters: [String: String]
+    /// The matched route's pattern, e.g. `/api/users/{id}` (used for metrics and logs).
+    public var routePattern: String
+    public var remoteAddress: String
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    public init(requestID: String, logger: Logger, parameters: [String: String] = [:], routePattern: String = "",
+                remoteAddress: String = "") {
+        self.requestID = requestID
+        self.logger = logger
+        self.parameters = parameters
+        self.routePattern = routePattern
+        self.remoteAddress = remoteAddress
+    }
+
+    /// A typed slot middleware fills in, keyed by a type: `context[AuthKey.self] = principal`.
+    public subscript<K: RequestContextKey>(_ key: K.Type) -> K.Value? {
+        get { values[ObjectIdentifier(key)] as? K.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+
+    /// A path parameter, or 400 when it is missing (a route/handler mismatch).
+    public func parameter(_ name: String) throws(APIError) -> String {
+        guard let value = parameters[name] else { throw APIError.badRequest.with(message: "missing path parameter `\(name)`") }
+        return value
+    }
+}
+
+public protocol RequestContextKey {
+    associatedtype Value: Sendable
+}

@@ -1,0 +1,72 @@
+import Glibc
+
+/// Turns a response into wire bytes (RFC 9112 §4, §6). Pure apart from the date it is given.
+public struct ResponseSerializer: Sendable {
+    public init() {}
+
+    public func serialize(_ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
+                          keepAlive: Bool, date: [UInt8]) -> [UInt8] {
+        let status = response.status
+        // RFC 9110 §6.4.1: no content for HEAD, 1xx, 204 and 304.
+        let bodyAllowed = requestMethod != .HEAD && status >= 200 && status != 204 && status != 304
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + (bodyAllowed ? response.body.count : 0))
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        out.append(contentsOf: String(status).utf8)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: HTTPStatusText.reason(status).utf8)
+        out.append(contentsOf: "\r\n".utf8)
+        for (name, value) in response.headers {
+            // Framing headers are the serializer's job, never the handler's.
+            if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" { continue }
+            appendHeader(canonicalName(name), value, to: &out)
+        }
+        if status >= 200 && status != 204 && !(status == 304) {
+            appendHeader("Content-Length", String(response.body.count), to: &out)
+        }
+        out.append(contentsOf: "Date: ".utf8)
+        out.append(contentsOf: date)
+        out.append(contentsOf: "\r\n".utf8)
+        if status == 101 {
+            out.append(contentsOf: "Connection: Upgrade\r\n".utf8)
+        } else if !keepAlive {
+            out.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if requestVersion == .http1_0 {
+            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        out.append(contentsOf: "\r\n".utf8)
+        if bodyAllowed { out.append(contentsOf: response.body) }
+        return out
+    }
+
+    private func appendHeader(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name.utf8)
+        out.append(contentsOf: ": ".utf8)
+        // Response splitting guard: CR and LF never reach the wire inside a value.
+        for byte in value.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
+        out.append(contentsOf: "\r\n".utf8)
+    }
+
+    /// `content-type` -> `Content-Type` (header names are stored lowercased).
+    func canonicalName(_ name: String) -> String {
+        var result = ""
+        result.reserveCapacity(name.utf8.count)
+        var upper = true
+        for ch in name {
+            result.append(upper ? Character(ch.uppercased()) : ch)
+            upper = ch == "-"
+        }
+        return result
+    }
+
+    /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+    public static func httpDate(_ seconds: time_t) -> String {
+        var t = seconds
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func pad(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(days[Int(tm.tm_wday)]), \(pad(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(tm.tm_year + 1900) \(pad(tm.tm_hour)):\(pad(tm.tm_min)):\(pad(tm.tm_sec)) GMT"
+    }
+}

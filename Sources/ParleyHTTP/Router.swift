@@ -1,0 +1,152 @@
+/// A request handler: a plain async function from request and context to response.
+public typealias HTTPHandler = @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
+
+/// Per-route options.
+public struct RouteOptions: Sendable {
+    /// Largest accepted body; over it the server answers 413 before reading the body.
+    public var bodyLimit: Int?
+    /// Hand the body to the handler as a stream instead of buffering it (uploads).
+    public var streamBody: Bool
+    /// A name for metrics and logs; defaults to the pattern.
+    public var name: String?
+
+    public init(bodyLimit: Int? = nil, streamBody: Bool = false, name: String? = nil) {
+        self.bodyLimit = bodyLimit
+        self.streamBody = streamBody
+        self.name = name
+    }
+}
+
+public struct Route: Sendable {
+    public var method: HTTPMethod
+    public var pattern: String
+    public var options: RouteOptions
+    public var handler: HTTPHandler
+}
+
+/// The outcome of matching a method and path.
+public enum RouteMatch: Sendable {
+    case found(Route, parameters: [String: String])
+    case methodNotAllowed(allowed: [HTTPMethod], pattern: String)
+    case notFound
+}
+
+/// Matches paths segment by segment: literal segments, `{name}` parameters (one segment,
+/// percent-decoded) and a final `{name...}` catch-all (the rest of the path, slashes included).
+/// Built once at start-up, then read concurrently without locks.
+public struct Router: Sendable {
+    private struct Node: Sendable {
+        var literals: [String: Int] = [:]
+        var parameter: (name: String, node: Int)?
+        var catchAll: (name: String, node: Int)?
+        var routes: [HTTPMethod: Route] = [:]
+        var pattern: String = ""
+    }
+
+    private var nodes: [Node] = [Node()]
+    public private(set) var routes: [Route] = []
+
+    public init() {}
+
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, options: RouteOptions = RouteOptions(),
+                             _ handler: @escaping HTTPHandler) {
+        precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
+        var current = 0
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        for (index, segment) in segments.enumerated() {
+            if segment.hasPrefix("{") && segment.hasSuffix("...}") {
+                precondition(index == segments.count - 1, "catch-all must be the last segment: \(pattern)")
+                let name = String(segment.dropFirst().dropLast(4))
+                if let existing = nodes[current].catchAll { current = existing.node } else {
+                    let created = newNode()
+                    nodes[current].catchAll = (name, created)
+                    current = created
+                }
+            } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                let name = String(segment.dropFirst().dropLast())
+                if let existing = nodes[current].parameter {
+                    precondition(existing.name == name, "conflicting parameter names at \(pattern)")
+                    current = existing.node
+                } else {
+                    let created = newNode()
+                    nodes[current].parameter = (name, created)
+                    current = created
+                }
+            } else {
+                let key = String(segment)
+                if let existing = nodes[current].literals[key] { current = existing } else {
+                    let created = newNode()
+                    nodes[current].literals[key] = created
+                    current = created
+                }
+            }
+        }
+        precondition(nodes[current].routes[method] == nil, "duplicate route \(method) \(pattern)")
+        let route = Route(method: method, pattern: pattern, options: options, handler: handler)
+        nodes[current].routes[method] = route
+        nodes[current].pattern = pattern
+        routes.append(route)
+    }
+
+    private mutating func newNode() -> Int {
+        nodes.append(Node())
+        return nodes.count - 1
+    }
+
+    public mutating func get(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+        add(.GET, pattern, options: options, handler)
+    }
+    public mutating func post(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+        add(.POST, pattern, options: options, handler)
+    }
+    public mutating func put(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+        add(.PUT, pattern, options: options, handler)
+    }
+    public mutating func patch(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+        add(.PATCH, pattern, options: options, handler)
+    }
+    public mutating func delete(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+        add(.DELETE, pattern, options: options, handler)
+    }
+
+    /// Finds the route for `method` and `path` (the raw path, without the query). HEAD falls back to GET.
+    public func match(method: HTTPMethod, path: String) -> RouteMatch {
+        var parameters: [String: String] = [:]
+        guard let nodeIndex = find(path: path, parameters: &parameters) else { return .notFound }
+        let node = nodes[nodeIndex]
+        if node.routes.isEmpty { return .notFound }
+        if let route = node.routes[method] { return .found(route, parameters: parameters) }
+        if method == .HEAD, let route = node.routes[.GET] { return .found(route, parameters: parameters) }
+        var allowed = Set(node.routes.keys)
+        if allowed.contains(.GET) { allowed.insert(.HEAD) }
+        return .methodNotAllowed(allowed: HTTPMethod.allCases.filter { allowed.contains($0) }, pattern: node.pattern)
+    }
+
+    private func find(path: String, parameters: inout [String: String]) -> Int? {
+        guard path.hasPrefix("/") else { return nil }
+        let segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+        var current = 0
+        var index = 0
+        while index < segments.count {
+            let raw = segments[index]
+            let node = nodes[current]
+            if let next = node.literals[String(decoding: raw, as: UTF8.self)] {
+                current = next
+            } else if let (name, next) = node.parameter {
+                // A parameter is one segment; decoding after splitting keeps %2F inside it.
+                guard let value = PercentDecoding.decode(String(decoding: raw, as: UTF8.self)), !value.contains("\0") else { return nil }
+                parameters[name] = value
+                current = next
+            } else if let (name, next) = node.catchAll {
+                let rest = segments[index...].map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+                guard let value = PercentDecoding.decode(rest), !value.contains("\0") else { return nil }
+                parameters[name] = value
+                return next
+            } else {
+                return nil
+            }
+            index += 1
+        }
+        return current
+    }
+}
