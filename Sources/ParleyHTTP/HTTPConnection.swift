@@ -9,7 +9,8 @@ final class HTTPConnection: IOHandler {
     let fd: Int32
     let loop: EventLoop
     let remoteAddress: String
-    private unowned let host: LoopServer
+    // The loop server outlives its connections (it closes them all before it goes), so no refcounting here.
+    private unowned(unsafe) let host: LoopServer
     private var parser: HTTPRequestParser
 
     // The request being read.

@@ -12,19 +12,22 @@ public protocol HTTPMiddleware: Sendable {
 /// composition cost. Unknown paths and wrong methods run through the same chain (and so are logged
 /// and counted) with an endpoint that throws 404 or 405.
 public struct HTTPResponder: Sendable {
+    /// The routes with the middleware already wrapped around each handler.
     public let router: Router
+    /// The routes as registered, without middleware.
+    public let bareRouter: Router
     private let middleware: [any HTTPMiddleware]
-    private let composed: [String: HTTPHandler]
     private let notFound: HTTPHandler
 
     public init(router: Router, middleware: [any HTTPMiddleware]) {
-        self.router = router
+        bareRouter = router
         self.middleware = middleware
-        var composed: [String: HTTPHandler] = [:]
+        var wrapped = Router()
         for route in router.routes {
-            composed["\(route.method) \(route.pattern)"] = HTTPResponder.compose(middleware, endpoint: route.handler)
+            wrapped.add(route.method, route.pattern, options: route.options,
+                        HTTPResponder.compose(middleware, endpoint: route.handler))
         }
-        self.composed = composed
+        self.router = wrapped
         self.notFound = HTTPResponder.compose(middleware) { _, _ in throw APIError.notFound }
     }
 
@@ -38,7 +41,7 @@ public struct HTTPResponder: Sendable {
     public func handler(for match: RouteMatch) -> HTTPHandler {
         switch match {
         case .found(let route, _):
-            return composed["\(route.method) \(route.pattern)"] ?? notFound
+            return route.handler
         case .methodNotAllowed(let allowed, _):
             let error = APIError.methodNotAllowed(allowed: allowed.map(\.rawValue))
             return HTTPResponder.compose(middleware) { _, _ in throw error }
@@ -89,9 +92,8 @@ public struct RequestIDMiddleware: HTTPMiddleware {
         } else {
             context.requestID = RequestIDMiddleware.generate()
         }
-        context.logger = context.logger.with("request_id", .string(context.requestID))
         var response = try await next(request, context)
-        response.headers.replaceOrAdd(name: "X-Request-Id", value: context.requestID)
+        response.headers.add(name: "x-request-id", value: context.requestID)
         return response
     }
 }
@@ -102,6 +104,14 @@ public struct AccessLogMiddleware: HTTPMiddleware {
     let logAccess: Bool
     let requests: CounterFamily
     let latency: HistogramFamily
+    private let series = SeriesCache()
+
+    /// Series looked up by one small hashable key instead of label arrays on every request.
+    final class SeriesCache: Sendable {
+        struct Key: Hashable { let route: String; let method: HTTPMethod; let status: Int }
+        let counters = Mutex<[Key: Counter]>([:])
+        let histograms = Mutex<[String: Histogram]>([:])
+    }
 
     public init(metrics: MetricsRegistry, logAccess: Bool) {
         self.logAccess = logAccess
@@ -119,17 +129,29 @@ public struct AccessLogMiddleware: HTTPMiddleware {
         } catch {
             response = ErrorMiddleware.response(for: error, context: context)
         }
-        let seconds = Instant.now().since(start).secondsDouble
+        let elapsed = Instant.now().since(start)
+        let seconds = elapsed.secondsDouble
         let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
-        requests.labels(route, request.method.rawValue, String(response.status)).increment()
-        latency.labels(route).observe(seconds)
+        let key = SeriesCache.Key(route: route, method: request.method, status: response.status)
+        let counter = series.counters.withLock { $0[key] } ?? {
+            let created = requests.labels(route, request.method.rawValue, String(response.status))
+            series.counters.withLock { $0[key] = created }
+            return created
+        }()
+        counter.increment()
+        let histogram = series.histograms.withLock { $0[route] } ?? {
+            let created = latency.labels(route)
+            series.histograms.withLock { $0[route] = created }
+            return created
+        }()
+        histogram.observe(seconds)
         if logAccess {
             context.logger.info("request", [
                 "method": .string(request.method.rawValue),
                 "path": .string(request.path),
                 "route": .string(route),
                 "status": .int(response.status),
-                "duration_ms": .double((seconds * 1_000_000).rounded() / 1000),
+                "duration_us": .int(Int(elapsed.nanosecondsClamped / 1000)),
                 "remote": .string(request.remoteAddress),
                 "bytes": .int(response.body.count),
             ])

@@ -4,7 +4,12 @@ import ParleyObservability
 /// route's path parameters, and typed values that middleware adds (the authenticated principal, ...).
 public struct RequestContext: Sendable {
     public var requestID: String
-    public var logger: Logger
+    /// The server's logger; `logger` adds the request id only when a line is actually written.
+    public var baseLogger: Logger
+    public var logger: Logger {
+        get { requestID.isEmpty ? baseLogger : baseLogger.with("request_id", .string(requestID)) }
+        set { baseLogger = newValue }
+    }
     public var parameters: [String: String]
     /// The matched route's pattern, e.g. `/api/users/{id}` (used for metrics and logs).
     public var routePattern: String
@@ -14,7 +19,7 @@ public struct RequestContext: Sendable {
     public init(requestID: String, logger: Logger, parameters: [String: String] = [:], routePattern: String = "",
                 remoteAddress: String = "") {
         self.requestID = requestID
-        self.logger = logger
+        self.baseLogger = logger
         self.parameters = parameters
         self.routePattern = routePattern
         self.remoteAddress = remoteAddress

@@ -49,6 +49,7 @@ public struct ResponseSerializer: Sendable {
 
     /// `content-type` -> `Content-Type` (header names are stored lowercased).
     func canonicalName(_ name: String) -> String {
+        if let known = ResponseSerializer.knownNames[name] { return known }
         var result = ""
         result.reserveCapacity(name.utf8.count)
         var upper = true
@@ -58,6 +59,13 @@ public struct ResponseSerializer: Sendable {
         }
         return result
     }
+
+    private static let knownNames: [String: String] = {
+        let names = ["Content-Type", "X-Request-Id", "Allow", "Retry-After", "ETag", "Last-Modified", "Cache-Control",
+                     "Content-Disposition", "Content-Range", "Accept-Ranges", "Location", "Upgrade",
+                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary"]
+        return Dictionary(uniqueKeysWithValues: names.map { ($0.lowercased(), $0) })
+    }()
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
     public static func httpDate(_ seconds: time_t) -> String {

@@ -200,9 +200,14 @@ import Testing
         try idle.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
         let busy = try RawHTTPClient(port: live.port)
-        try busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(50))
+        try busy.send("GET /slower HTTP/1.1\r\nHost: x\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(100))
         let stopping = Task { await live.stop() }
+        // Wait until the listeners are closed, i.e. shutdown has begun, before the slow answer is due.
+        for _ in 0..<100 {
+            if (try? RawHTTPClient(port: live.port)) == nil { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let response = try busy.readResponse()
         #expect(response.status == 200)
         #expect(response.header("connection") == "close")

@@ -45,6 +45,10 @@ func standardRoutes(_ router: inout Router) {
         try await Task.sleep(for: .milliseconds(300))
         return .ok(["slow": true])
     }
+    router.get("/slower") { _, _ in
+        try await Task.sleep(for: .milliseconds(1200))
+        return .ok(["slow": true])
+    }
     router.get("/fail") { _, _ in throw APIError.validationFailed.with(message: "nope") }
     router.get("/crash") { _, _ in
         struct Secret: Error {}

@@ -38,7 +38,8 @@ import Testing
     /// parser waiting for (or buffering much beyond the limit before) the CRLFCRLF that never comes.
     @Test func rejectsSlowOversizedHeaderBeforeItEnds() {
         let limits = HTTPParserLimits()
-        let input = bytes("GET / HTTP/1.1\r\nHost: h\r\nX-Slow: " + String(repeating: "s", count: 20 * 1024) + "\r\n\r\n")
+        let input = bytes(
+            "GET / HTTP/1.1\r\nHost: h\r\nX-Slow: " + String(repeating: "s", count: 20 * 1024) + "\r\n\r\n")
         var parser = HTTPRequestParser(limits: limits)
         var failedAt: Int?
         for (index, byte) in input.enumerated() {
@@ -51,9 +52,8 @@ import Testing
                 break
             }
         }
-        let consumed = try? #require(failedAt)
-        #expect(consumed == limits.maxHeaderBytes + 2, "fails as soon as no head can fit")
-        #expect((consumed ?? .max) < input.count - 4, "before the end of the header section arrives")
+        #expect(failedAt == limits.maxHeaderBytes + 2, "fails as soon as no head can fit")
+        #expect((failedAt ?? .max) < input.count - 4, "before the end of the header section arrives")
         #expect(parser.bufferedByteCount <= limits.maxHeaderBytes + 2)
     }
 
@@ -62,7 +62,9 @@ import Testing
         let start = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n"
         let headSize = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n".utf8.count
         let trailerFixed = "X-T: \r\n".utf8.count
-        func trailer(_ size: Int) -> String { "X-T: " + String(repeating: "t", count: size - trailerFixed) + "\r\n\r\n" }
+        func trailer(_ size: Int) -> String {
+            "X-T: " + String(repeating: "t", count: size - trailerFixed) + "\r\n\r\n"
+        }
 
         _ = try parseValid(start + trailer(200 - headSize), options: options)
         let over = parseUnderEverySplit(start + trailer(201 - headSize), options: options)
@@ -86,9 +88,11 @@ import Testing
 
     @Test func acceptsContentLengthAtLimit() throws {
         let options = ParseOptions(limits: HTTPParserLimits(maxBodyBytes: 10))
-        let outcome = try parseValid("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789", options: options)
+        let outcome = try parseValid(
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789", options: options)
         #expect(outcome.bodies == [bytes("0123456789")])
-        let over = parseUnderEverySplit("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n0123456789A", options: options)
+        let over = parseUnderEverySplit(
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n0123456789A", options: options)
         #expect(over.error == .bodyTooLarge)
         #expect(over.events.map(\.kind) == ["head"])
     }
@@ -149,7 +153,7 @@ import Testing
         guard case .head? = try parser.next() else { throw ExpectedHead() }
         #expect(try parser.next() == .body(bytes("abc")))
         #expect(try parser.next() == nil)
-        parser.append(contentsOf: bytes("defghijklGET"))
+        parser.append(contentsOf: bytes("defghijGET"))
         #expect(try parser.next() == .body(bytes("defghij")))
         #expect(try parser.next() == .end)
         #expect(try parser.next() == nil)
@@ -160,6 +164,31 @@ import Testing
         let outcome = parseUnderEverySplit(
             "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1;" + String(repeating: "e", count: 8000))
         #expect(outcome.error?.status == 400)
+    }
+
+    @Test func extremeLimitsDoNotTrap() throws {
+        let unlimited = ParseOptions(limits: HTTPParserLimits(maxHeaderBytes: .max, maxBodyBytes: .max))
+        let request = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX: y\r\n\r\n"
+        #expect(try parseValid(request, options: unlimited).bodies == [bytes("ab")])
+
+        let none = ParseOptions(limits: HTTPParserLimits(maxHeaderBytes: 0, maxBodyBytes: -1))
+        #expect(failureStatus("GET / HTTP/1.1\r\nHost: h\r\n\r\n", options: none) == 431)
+        var noBody = ParseOptions(limits: HTTPParserLimits(maxBodyBytes: -1))
+        #expect(failureStatus(request, options: noBody) == 413)
+        #expect(
+            try parseValid("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", options: noBody).endCount == 1)
+        noBody.bodyLimitAfterHead = .min
+        #expect(failureStatus(request, options: noBody) == 413)
+    }
+
+    @Test func dropsBytesAfterFailure() {
+        var parser = HTTPRequestParser()
+        parser.append(contentsOf: bytes("GET / HTTP/9.9\r\nHost: h\r\n\r\n"))
+        #expect(throws: HTTPParseError.versionNotSupported) { try parser.next() }
+        let before = parser.bufferedByteCount
+        parser.append(contentsOf: [UInt8](repeating: 0x41, count: 100_000))
+        #expect(parser.bufferedByteCount == before)
+        #expect(throws: HTTPParseError.versionNotSupported) { try parser.next() }
     }
 
     private struct ExpectedHead: Error {}

@@ -45,12 +45,17 @@ let malformedCorpus: [MalformedCase] = [
     .init("HTTP/11", "GET / HTTP/11\r\n\(host)\r\n", 400, "malformed HTTP version"),
     .init("garbage version", "GET / HTTPS/1.1\r\n\(host)\r\n", 400, "malformed HTTP version"),
     .init("relative target", "GET index.html HTTP/1.1\r\n\(host)\r\n", 400, "invalid request-target"),
-    .init("asterisk-form with GET", "GET * HTTP/1.1\r\n\(host)\r\n", 400, "asterisk-form request-target without OPTIONS"),
+    .init(
+        "asterisk-form with GET", "GET * HTTP/1.1\r\n\(host)\r\n", 400, "asterisk-form request-target without OPTIONS"),
     .init("authority-form", "GET example.com:80 HTTP/1.1\r\n\(host)\r\n", 400, "invalid request-target"),
-    .init("absolute-form without authority", "GET http:///p HTTP/1.1\r\n\(host)\r\n", 400, "absolute-form request-target without authority"),
+    .init(
+        "absolute-form without authority", "GET http:///p HTTP/1.1\r\n\(host)\r\n", 400,
+        "absolute-form request-target without authority"),
     .init("unsupported scheme", "GET ftp://h/p HTTP/1.1\r\n\(host)\r\n", 400, "invalid request-target"),
     .init("fragment in target", "GET /p#frag HTTP/1.1\r\n\(host)\r\n", 400, "invalid character in request-target"),
-    .init("control character in target", "GET /a\u{7F}b HTTP/1.1\r\n\(host)\r\n", 400, "invalid character in request-target"),
+    .init(
+        "control character in target", "GET /a\u{7F}b HTTP/1.1\r\n\(host)\r\n", 400,
+        "invalid character in request-target"),
     .init("UTF-8 in target", "GET /café HTTP/1.1\r\n\(host)\r\n", 400, "invalid character in request-target"),
     .init("NUL in target", "GET /a\u{0}b HTTP/1.1\r\n\(host)\r\n", 400, "invalid character in request-target"),
 
@@ -66,53 +71,90 @@ let malformedCorpus: [MalformedCase] = [
     // Header fields (RFC 9112 §5, RFC 9110 §5.5).
     .init("missing Host on HTTP/1.1", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", 400, "missing Host header"),
     .init("duplicate Host", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "more than one Host header"),
-    .init("duplicate Host on HTTP/1.0", "GET / HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n", 400, "more than one Host header"),
+    .init(
+        "duplicate Host on HTTP/1.0", "GET / HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n", 400, "more than one Host header"),
     .init("obs-fold", "GET / HTTP/1.1\r\n\(host)X-A: one\r\n two\r\n\r\n", 400, "obsolete line folding in header"),
-    .init("obs-fold with tab", "GET / HTTP/1.1\r\n\(host)X-A: one\r\n\ttwo\r\n\r\n", 400, "obsolete line folding in header"),
+    .init(
+        "obs-fold with tab", "GET / HTTP/1.1\r\n\(host)X-A: one\r\n\ttwo\r\n\r\n", 400,
+        "obsolete line folding in header"),
     .init("whitespace before first header", "GET / HTTP/1.1\r\n \(host)\r\n", 400, "obsolete line folding in header"),
     .init("space before colon", "GET / HTTP/1.1\r\nHost : h\r\n\r\n", 400, "whitespace before colon in header"),
     .init("tab before colon", "GET / HTTP/1.1\r\n\(host)X-A\t: 1\r\n\r\n", 400, "whitespace before colon in header"),
     .init("empty header name", "GET / HTTP/1.1\r\n\(host): value\r\n\r\n", 400, "empty header name"),
     .init("header without colon", "GET / HTTP/1.1\r\n\(host)NoColon\r\n\r\n", 400, "header line without colon"),
-    .init("invalid header name character", "GET / HTTP/1.1\r\n\(host)X(A): 1\r\n\r\n", 400, "invalid character in header name"),
-    .init("NUL in header value", "GET / HTTP/1.1\r\n\(host)X-A: a\u{0}b\r\n\r\n", 400, "control character in header value"),
-    .init("escape in header value", "GET / HTTP/1.1\r\n\(host)X-A: \u{1B}[31m\r\n\r\n", 400, "control character in header value"),
-    .init("DEL in header value", "GET / HTTP/1.1\r\n\(host)X-A: a\u{7F}\r\n\r\n", 400, "control character in header value"),
+    .init(
+        "invalid header name character", "GET / HTTP/1.1\r\n\(host)X(A): 1\r\n\r\n", 400,
+        "invalid character in header name"),
+    .init(
+        "NUL in header value", "GET / HTTP/1.1\r\n\(host)X-A: a\u{0}b\r\n\r\n", 400, "control character in header value"
+    ),
+    .init(
+        "escape in header value", "GET / HTTP/1.1\r\n\(host)X-A: \u{1B}[31m\r\n\r\n", 400,
+        "control character in header value"),
+    .init(
+        "DEL in header value", "GET / HTTP/1.1\r\n\(host)X-A: a\u{7F}\r\n\r\n", 400, "control character in header value"
+    ),
 
     // Framing (RFC 9112 §6).
-    .init("Content-Length with Transfer-Encoding",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "conflicting Content-Length and Transfer-Encoding"),
-    .init("Transfer-Encoding with Content-Length",
-          "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n0\r\n\r\n", 400, "conflicting Content-Length and Transfer-Encoding"),
-    .init("Transfer-Encoding in HTTP/1.0",
-          "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding in HTTP/1.0 request"),
-    .init("Transfer-Encoding gzip", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip\r\n\r\n", 501, "transfer coding not implemented"),
-    .init("Transfer-Encoding gzip, chunked",
-          "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n", 501, "transfer coding not implemented"),
-    .init("Transfer-Encoding chunked, chunked",
-          "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n", 400, "chunked applied more than once"),
-    .init("Transfer-Encoding chunked twice",
-          "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "chunked applied more than once"),
-    .init("chunked not last", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, gzip\r\n\r\n", 400, "chunked is not the final transfer coding"),
-    .init("empty Transfer-Encoding", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", 400, "empty Transfer-Encoding"),
-    .init("Transfer-Encoding with parameter",
-          "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked;q=1\r\n\r\n", 501, "transfer coding not implemented"),
-    .init("Content-Length +5", "POST / HTTP/1.1\r\n\(host)Content-Length: +5\r\n\r\nhello", 400, "invalid Content-Length"),
+    .init(
+        "Content-Length with Transfer-Encoding",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400,
+        "conflicting Content-Length and Transfer-Encoding"),
+    .init(
+        "Transfer-Encoding with Content-Length",
+        "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n0\r\n\r\n", 400,
+        "conflicting Content-Length and Transfer-Encoding"),
+    .init(
+        "Transfer-Encoding in HTTP/1.0",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding in HTTP/1.0 request"),
+    .init(
+        "Transfer-Encoding gzip", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip\r\n\r\n", 501,
+        "transfer coding not implemented"),
+    .init(
+        "Transfer-Encoding gzip, chunked",
+        "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n", 501, "transfer coding not implemented"),
+    .init(
+        "Transfer-Encoding chunked, chunked",
+        "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n", 400, "chunked applied more than once"),
+    .init(
+        "Transfer-Encoding chunked twice",
+        "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+        "chunked applied more than once"),
+    .init(
+        "chunked not last", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, gzip\r\n\r\n", 400,
+        "chunked is not the final transfer coding"),
+    .init(
+        "empty Transfer-Encoding", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", 400,
+        "empty Transfer-Encoding"),
+    .init(
+        "Transfer-Encoding with parameter",
+        "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked;q=1\r\n\r\n", 501, "transfer coding not implemented"),
+    .init(
+        "Content-Length +5", "POST / HTTP/1.1\r\n\(host)Content-Length: +5\r\n\r\nhello", 400, "invalid Content-Length"),
     .init("Content-Length -1", "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n", 400, "invalid Content-Length"),
     .init("Content-Length 1e3", "POST / HTTP/1.1\r\n\(host)Content-Length: 1e3\r\n\r\n", 400, "invalid Content-Length"),
-    .init("Content-Length 0x10", "POST / HTTP/1.1\r\n\(host)Content-Length: 0x10\r\n\r\n", 400, "invalid Content-Length"),
-    .init("Content-Length with inner space", "POST / HTTP/1.1\r\n\(host)Content-Length: 1 0\r\n\r\n", 400, "invalid Content-Length"),
+    .init(
+        "Content-Length 0x10", "POST / HTTP/1.1\r\n\(host)Content-Length: 0x10\r\n\r\n", 400, "invalid Content-Length"),
+    .init(
+        "Content-Length with inner space", "POST / HTTP/1.1\r\n\(host)Content-Length: 1 0\r\n\r\n", 400,
+        "invalid Content-Length"),
     .init("empty Content-Length", "POST / HTTP/1.1\r\n\(host)Content-Length:\r\n\r\n", 400, "invalid Content-Length"),
-    .init("Content-Length overflowing Int",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999999\r\n\r\n", 400, "invalid Content-Length"),
-    .init("Content-Length just over Int.max",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 9223372036854775808\r\n\r\n", 400, "invalid Content-Length"),
-    .init("two different Content-Lengths",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, "conflicting Content-Length values"),
-    .init("Content-Length list with different values",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 4\r\n\r\nabcd", 400, "conflicting Content-Length values"),
-    .init("Content-Length list with empty element",
-          "POST / HTTP/1.1\r\n\(host)Content-Length: 3,\r\n\r\nabc", 400, "invalid Content-Length"),
+    .init(
+        "Content-Length overflowing Int",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999999\r\n\r\n", 400, "invalid Content-Length"),
+    .init(
+        "Content-Length just over Int.max",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 9223372036854775808\r\n\r\n", 400, "invalid Content-Length"),
+    .init(
+        "two different Content-Lengths",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400,
+        "conflicting Content-Length values"),
+    .init(
+        "Content-Length list with different values",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 4\r\n\r\nabcd", 400, "conflicting Content-Length values"),
+    .init(
+        "Content-Length list with empty element",
+        "POST / HTTP/1.1\r\n\(host)Content-Length: 3,\r\n\r\nabc", 400, "invalid Content-Length"),
 
     // Chunked coding (RFC 9112 §7.1).
     .init("non-hex chunk size", chunked("g\r\nx\r\n0\r\n\r\n"), 400, "invalid chunk size"),
@@ -126,8 +168,9 @@ let malformedCorpus: [MalformedCase] = [
     .init("chunk extension without name", chunked("1;\r\nx\r\n0\r\n\r\n"), 400, "invalid chunk extension"),
     .init("chunk extension with empty value", chunked("1;a=\r\nx\r\n0\r\n\r\n"), 400, "invalid chunk extension"),
     .init("unterminated quoted chunk extension", chunked("1;a=\"x\r\nx\r\n0\r\n\r\n"), 400, "invalid chunk extension"),
-    .init("oversized chunk extensions",
-          chunked("1;" + String(repeating: "a", count: 5000) + "\r\nx\r\n0\r\n\r\n"), 400, "chunk-size line too long"),
+    .init(
+        "oversized chunk extensions",
+        chunked("1;" + String(repeating: "a", count: 5000) + "\r\nx\r\n0\r\n\r\n"), 400, "chunk-size line too long"),
     .init("missing CRLF after chunk data", chunked("3\r\nabcX\r\n0\r\n\r\n"), 400, "missing CRLF after chunk data"),
     .init("chunk data longer than its size", chunked("3\r\nabcd\r\n0\r\n\r\n"), 400, "missing CRLF after chunk data"),
     .init("LF-only after chunk data", chunked("3\r\nabc\n0\r\n\r\n"), 400, "missing CRLF after chunk data"),

@@ -14,12 +14,14 @@ import Testing
             case 1:
                 let body = bytes("{\"seq\":\(seq),\"pad\":\"" + String(repeating: "p", count: seq) + "\"}")
                 bodies[seq] = body
-                input += bytes("POST /items HTTP/1.1\r\nHost: h\r\nX-Seq: \(seq)\r\nContent-Length: \(body.count)\r\n\r\n")
+                input += bytes(
+                    "POST /items HTTP/1.1\r\nHost: h\r\nX-Seq: \(seq)\r\nContent-Length: \(body.count)\r\n\r\n")
                 input += body
             default:
                 let body = bytes(String(repeating: "c", count: seq))
                 bodies[seq] = body
-                input += bytes("POST /chunks HTTP/1.1\r\nHost: h\r\nX-Seq: \(seq)\r\nTransfer-Encoding: chunked\r\n\r\n")
+                input += bytes(
+                    "POST /chunks HTTP/1.1\r\nHost: h\r\nX-Seq: \(seq)\r\nTransfer-Encoding: chunked\r\n\r\n")
                 input += bytes(String(body.count / 2, radix: 16) + "\r\n") + body[..<(body.count / 2)] + bytes("\r\n")
                 input += bytes(String(body.count - body.count / 2, radix: 16) + "\r\n") + body[(body.count / 2)...]
                 input += bytes("\r\n0\r\n\r\n")

@@ -110,7 +110,8 @@ func parseUnderEverySplit(
         let outcome = parse(input, cuts: feeding.cuts, options: options)
         if outcome != reference {
             Issue.record(
-                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation)
+                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation
+            )
             break
         }
     }

@@ -213,7 +213,8 @@ import Testing
         #expect(outcome.heads.map(\.path) == ["/1", "/2", "/3", "/4"])
         #expect(outcome.bodies == [bytes("body"), bytes("ab")])
         #expect(outcome.endCount == 4)
-        #expect(outcome.events.map(\.kind) == ["head", "end", "head", "body", "end", "head", "body", "end", "head", "end"])
+        #expect(
+            outcome.events.map(\.kind) == ["head", "end", "head", "body", "end", "head", "body", "end", "head", "end"])
         #expect(outcome.heads.last?.keepAlive == false)
     }
 }

@@ -50,7 +50,7 @@ extension HTTPRequestParser {
     mutating func parseTrailers() throws(HTTPParseError) -> Bool {
         var cursor = scanOffset
         var lineStart = lineStartOffset
-        let window = max(0, limits.maxHeaderBytes - headByteCount) + 2
+        let window = Self.sectionWindow(budget: limits.maxHeaderBytes - headByteCount)
         let readIndex = self.readIndex
         let end = try buffer.withUnsafeBufferPointer { (all) throws(HTTPParseError) -> Int? in
             let bytes = UnsafeBufferPointer(rebasing: all[readIndex...])

@@ -147,31 +147,31 @@ extension HTTPRequestParser {
 }
 
 extension HTTPRequestParser {
-/// The codings of every Transfer-Encoding line, in order (RFC 9112 §6.1).
-struct TransferCodingList {
-    private(set) var isPresent = false
-    private var codingCount = 0
-    private var chunkedCount = 0
-    private var lastIsChunked = false
+    /// The codings of every Transfer-Encoding line, in order (RFC 9112 §6.1).
+    struct TransferCodingList {
+        private(set) var isPresent = false
+        private var codingCount = 0
+        private var chunkedCount = 0
+        private var lastIsChunked = false
 
-    mutating func add(_ value: String) {
-        isPresent = true
-        HTTPRequestParser.forEachListElement(value) { element in
-            // Empty list elements are ignored (RFC 9110 §5.6.1).
-            guard !element.isEmpty else { return }
-            codingCount += 1
-            lastIsChunked = HTTPRequestParser.equalsLowercased(element, "chunked")
-            if lastIsChunked { chunkedCount += 1 }
+        mutating func add(_ value: String) {
+            isPresent = true
+            HTTPRequestParser.forEachListElement(value) { element in
+                // Empty list elements are ignored (RFC 9110 §5.6.1).
+                guard !element.isEmpty else { return }
+                codingCount += 1
+                lastIsChunked = HTTPRequestParser.equalsLowercased(element, "chunked")
+                if lastIsChunked { chunkedCount += 1 }
+            }
+        }
+
+        /// Accepts exactly one `chunked`, which must be the final coding (RFC 9112 §6.3, rule 4).
+        func validate() throws(HTTPParseError) {
+            if codingCount == 0 { throw .malformed("empty Transfer-Encoding") }
+            if chunkedCount > 1 { throw .malformed("chunked applied more than once") }
+            if chunkedCount == 1 && !lastIsChunked { throw .malformed("chunked is not the final transfer coding") }
+            // Only unknown codings, or unknown codings under chunked: understood framing, unsupported content.
+            if codingCount > 1 || chunkedCount == 0 { throw .transferCodingNotImplemented }
         }
     }
-
-    /// Accepts exactly one `chunked`, which must be the final coding (RFC 9112 §6.3, rule 4).
-    func validate() throws(HTTPParseError) {
-        if codingCount == 0 { throw .malformed("empty Transfer-Encoding") }
-        if chunkedCount > 1 { throw .malformed("chunked applied more than once") }
-        if chunkedCount == 1 && !lastIsChunked { throw .malformed("chunked is not the final transfer coding") }
-        // Only unknown codings, or unknown codings under chunked: understood framing, unsupported content.
-        if codingCount > 1 || chunkedCount == 0 { throw .transferCodingNotImplemented }
-    }
-}
 }

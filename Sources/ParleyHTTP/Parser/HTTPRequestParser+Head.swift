@@ -5,8 +5,7 @@ extension HTTPRequestParser {
         if scanOffset == 0 { skipLeadingEmptyLines() }
         var cursor = scanOffset
         var lineStart = lineStartOffset
-        // The final empty line is not charged, so a head of exactly maxHeaderBytes fits.
-        let window = limits.maxHeaderBytes + 2
+        let window = Self.sectionWindow(budget: limits.maxHeaderBytes)
         let readIndex = self.readIndex
         let parsed = try buffer.withUnsafeBufferPointer {
             (all) throws(HTTPParseError) -> (head: HTTPRequestHead, end: Int)? in
@@ -28,7 +27,7 @@ extension HTTPRequestParser {
         scanOffset = 0
         lineStartOffset = 0
         headByteCount = parsed.end - 2
-        bodyLimit = limits.maxBodyBytes
+        bodyLimit = max(0, limits.maxBodyBytes)
         chunkedTotal = 0
         state = .bodyStart(parsed.head.framing)
         return .head(parsed.head)

@@ -48,19 +48,21 @@ public struct HTTPRequestParser: Sendable {
 
     public init(limits: HTTPParserLimits = .init()) {
         self.limits = limits
-        self.bodyLimit = limits.maxBodyBytes
+        self.bodyLimit = max(0, limits.maxBodyBytes)
     }
 
     /// Bytes received but not yet consumed.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Adds received bytes. Once the parser has failed, further bytes are dropped: nothing will read them.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        compactIfWorthwhile()
+        guard prepareForAppend() else { return }
         bytes.withMemoryRebound(to: UInt8.self) { buffer.append(contentsOf: $0) }
     }
 
+    /// Adds received bytes. Once the parser has failed, further bytes are dropped: nothing will read them.
     public mutating func append<C: Collection>(contentsOf bytes: C) where C.Element == UInt8 {
-        compactIfWorthwhile()
+        guard prepareForAppend() else { return }
         buffer.append(contentsOf: bytes)
     }
 
@@ -68,7 +70,7 @@ public struct HTTPRequestParser: Sendable {
     /// A Content-Length above it fails with 413 at once; a chunked body fails as soon as its announced
     /// de-chunked size exceeds it.
     public mutating func setBodyLimit(_ bytes: Int) {
-        bodyLimit = bytes
+        bodyLimit = max(0, bytes)
     }
 
     /// For protocol upgrades: after `.end` of the upgrade request, returns every byte not yet consumed
@@ -149,9 +151,11 @@ public struct HTTPRequestParser: Sendable {
         return .end
     }
 
-    private mutating func compactIfWorthwhile() {
+    /// Drops the consumed prefix when that is worth a copy; false if the parser has failed.
+    private mutating func prepareForAppend() -> Bool {
+        if case .failed = state { return false }
         if readIndex == buffer.count {
-            guard readIndex > 0 else { return }
+            guard readIndex > 0 else { return true }
             // Keep a small buffer for the next request; give a large one (after an upload) back.
             buffer.removeAll(keepingCapacity: buffer.capacity <= Self.retainedCapacity)
             readIndex = 0
@@ -159,5 +163,11 @@ public struct HTTPRequestParser: Sendable {
             buffer.removeSubrange(..<readIndex)
             readIndex = 0
         }
+        return true
+    }
+
+    /// The scan window for a field section with `budget` bytes: the final empty line is not charged.
+    static func sectionWindow(budget: Int) -> Int {
+        min(max(0, budget), Int.max - 2) + 2
     }
 }
