@@ -1,0 +1,31 @@
+/// Errors thrown by ParleyCrypto's primitives.
+///
+/// The cases are deliberately coarse: callers react to "the ciphertext is not authentic"
+/// or "the parameters are wrong", never to which OpenSSL call failed.
+public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A key had the wrong length for the algorithm (AES-256-GCM needs exactly 32 bytes).
+    case invalidKeyLength(expected: Int, actual: Int)
+    /// Sealed data was truncated, tampered with, or sealed under a different key or associated data.
+    case authenticationFailed
+    /// Key-derivation parameters were outside the accepted limits.
+    case invalidParameters(String)
+    /// OpenSSL failed to derive a key (usually an allocation failure).
+    case keyDerivationFailed
+    /// OpenSSL failed while encrypting (usually an allocation failure).
+    case encryptionFailed
+
+    public var description: String {
+        switch self {
+        case let .invalidKeyLength(expected, actual):
+            return "invalid key length: expected \(expected) bytes, got \(actual)"
+        case .authenticationFailed:
+            return "authentication failed"
+        case let .invalidParameters(reason):
+            return "invalid parameters: \(reason)"
+        case .keyDerivationFailed:
+            return "key derivation failed"
+        case .encryptionFailed:
+            return "encryption failed"
+        }
+    }
+}
