@@ -1,0 +1,89 @@
+import Foundation
+import ParleyHTTP
+import ParleyNet
+import ParleyObservability
+import ParleyPostgres
+
+/// The composition root: the only place that knows every concrete type. Builds the loops, the
+/// database client, the router and the server from a `Configuration`, and runs them until a signal.
+public final class Application: Sendable {
+    public let configuration: Configuration
+    public let logger: Logger
+    public let metrics: MetricsRegistry
+    public let group: EventLoopGroup
+    public let database: PostgresClient
+    public let server: HTTPServer
+    let logSink: LogSink
+
+    public init(configuration: Configuration, logSink: LogSink? = nil) throws {
+        self.configuration = configuration
+        let sink = logSink ?? (configuration.logFile.map { LogSink.file(path: $0, level: configuration.logLevel) }
+            ?? LogSink(fd: 1, level: configuration.logLevel))
+        self.logSink = sink
+        logger = Logger(sink: sink, metadata: [("service", "parley")])
+        metrics = MetricsRegistry()
+        group = try EventLoopGroup(threads: configuration.eventLoops)
+        var dbConfig = PostgresConfiguration(conninfo: configuration.databaseURL)
+        dbConfig.poolSize = configuration.databasePoolSize
+        dbConfig.acquireTimeout = configuration.databaseAcquireTimeout
+        database = PostgresClient(configuration: dbConfig, group: group, logger: logger, metrics: metrics)
+        OperationsController.registerProcessMetrics(metrics)
+        let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics)
+        server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
+                            metrics: metrics)
+    }
+
+    static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry) -> HTTPResponder {
+        var router = Router()
+        OperationsController(database: database, metrics: metrics).register(on: &router)
+        if configuration.devRoutes {
+            DevelopmentController(database: database).register(on: &router)
+        }
+        return HTTPResponder(router: router, middleware: [
+            RequestIDMiddleware(),
+            AccessLogMiddleware(metrics: metrics, logAccess: configuration.accessLog),
+            ErrorMiddleware(),
+        ])
+    }
+
+    /// Checks migrations, starts serving, and returns after a graceful shutdown.
+    public func run(applyMigrations: Bool, until stop: @Sendable () async -> Void) async throws {
+        let flusher = Task.detached { [logSink] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                logSink.flush()
+            }
+        }
+        defer {
+            flusher.cancel()
+            logSink.flush()
+        }
+        try await prepareSchema(apply: applyMigrations)
+        try await server.start()
+        await stop()
+        logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
+        await server.shutdown()
+        await database.shutdown()
+        group.shutdown()
+        logger.info("stopped")
+    }
+
+    /// `serve` refuses to start with pending migrations unless asked to apply them.
+    func prepareSchema(apply: Bool) async throws {
+        let migrator = Migrator(client: database, directory: configuration.migrationsDirectory, logger: logger)
+        if apply {
+            let applied = try await migrator.migrate()
+            if !applied.isEmpty { logger.info("migrations applied", ["count": .int(applied.count)]) }
+            return
+        }
+        let status = try await migrator.status()
+        if !status.pending.isEmpty {
+            throw StartupError(description: "\(status.pending.count) migration(s) pending (\(status.pending.joined(separator: ", "))): "
+                + "run `parley migrate` first, or start with `parley serve --migrate`")
+        }
+    }
+
+    public struct StartupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+}

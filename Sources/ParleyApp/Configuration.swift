@@ -1,0 +1,109 @@
+import Foundation
+import ParleyHTTP
+import ParleyObservability
+
+/// Every setting Parley reads, from the environment. `Setting.all` is the single list that
+/// `parley --help` prints and the README's settings table mirrors.
+public struct Configuration: Sendable {
+    public var databaseURL: String
+    public var httpHost: String
+    public var httpPort: UInt16
+    public var eventLoops: Int
+    public var databasePoolSize: Int
+    public var databaseAcquireTimeout: Duration
+    public var headerTimeout: Duration
+    public var idleTimeout: Duration
+    public var shutdownGrace: Duration
+    public var maxBodyBytes: Int
+    public var maxConnections: Int
+    public var migrationsDirectory: String
+    public var logLevel: LogLevel
+    public var logFile: String?
+    public var accessLog: Bool
+    public var devRoutes: Bool
+
+    public struct Setting: Sendable {
+        public let name: String
+        public let defaultValue: String
+        public let help: String
+    }
+
+    public static let settings: [Setting] = [
+        Setting(name: "DATABASE_URL", defaultValue: "postgresql://parley@127.0.0.1:5432/parley",
+                help: "PostgreSQL connection URI or libpq key=value string"),
+        Setting(name: "PARLEY_HTTP_HOST", defaultValue: "127.0.0.1", help: "address to listen on (the Docker image sets 0.0.0.0)"),
+        Setting(name: "PARLEY_HTTP_PORT", defaultValue: "8080", help: "TCP port to listen on (0 picks a free one)"),
+        Setting(name: "PARLEY_EVENT_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),
+        Setting(name: "PARLEY_DB_POOL_SIZE", defaultValue: "16", help: "PostgreSQL connections in the pool (split across loops)"),
+        Setting(name: "PARLEY_DB_ACQUIRE_TIMEOUT_MS", defaultValue: "5000", help: "wait for a pooled connection before answering 503"),
+        Setting(name: "PARLEY_HEADER_TIMEOUT_SECONDS", defaultValue: "10", help: "a request's headers must arrive within this time"),
+        Setting(name: "PARLEY_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "idle keep-alive connections close after this time"),
+        Setting(name: "PARLEY_SHUTDOWN_GRACE_SECONDS", defaultValue: "10", help: "on SIGTERM, in-flight requests get this long to finish"),
+        Setting(name: "PARLEY_MAX_BODY_BYTES", defaultValue: "1048576", help: "default request body limit (routes may raise it)"),
+        Setting(name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000", help: "open connections beyond this are refused with 503"),
+        Setting(name: "PARLEY_MIGRATIONS_DIR", defaultValue: "./migrations", help: "directory of NNNN_name.sql migration files"),
+        Setting(name: "PARLEY_LOG_LEVEL", defaultValue: "info", help: "debug, info, warning or error"),
+        Setting(name: "PARLEY_LOG_FILE", defaultValue: "(stdout)", help: "write JSON log lines to this file instead of stdout"),
+        Setting(name: "PARLEY_ACCESS_LOG", defaultValue: "1", help: "one JSON line per request (1) or none (0)"),
+        Setting(name: "PARLEY_DEV_ROUTES", defaultValue: "0", help: "enable benchmark and test-only routes (never in production)"),
+    ]
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads the environment; a malformed value is an error naming the variable, never a silent default.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        func value(_ name: String) -> String? {
+            guard let v = environment[name]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        func integer(_ name: String, _ fallback: Int, range: ClosedRange<Int>) throws -> Int {
+            guard let raw = value(name) else { return fallback }
+            guard let parsed = Int(raw), range.contains(parsed) else {
+                throw Invalid(description: "\(name)=\(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return parsed
+        }
+        func flag(_ name: String, _ fallback: Bool) throws -> Bool {
+            guard let raw = value(name)?.lowercased() else { return fallback }
+            switch raw {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw Invalid(description: "\(name)=\(raw) is not a boolean (use 1 or 0)")
+            }
+        }
+        databaseURL = value("DATABASE_URL") ?? Configuration.settings[0].defaultValue
+        httpHost = value("PARLEY_HTTP_HOST") ?? "127.0.0.1"
+        httpPort = UInt16(try integer("PARLEY_HTTP_PORT", 8080, range: 0...65535))
+        eventLoops = try integer("PARLEY_EVENT_LOOPS", ProcessInfo.processInfo.activeProcessorCount, range: 1...256)
+        databasePoolSize = try integer("PARLEY_DB_POOL_SIZE", 16, range: 1...1000)
+        databaseAcquireTimeout = .milliseconds(try integer("PARLEY_DB_ACQUIRE_TIMEOUT_MS", 5000, range: 1...600_000))
+        headerTimeout = .seconds(try integer("PARLEY_HEADER_TIMEOUT_SECONDS", 10, range: 1...3600))
+        idleTimeout = .seconds(try integer("PARLEY_IDLE_TIMEOUT_SECONDS", 60, range: 1...86400))
+        shutdownGrace = .seconds(try integer("PARLEY_SHUTDOWN_GRACE_SECONDS", 10, range: 0...3600))
+        maxBodyBytes = try integer("PARLEY_MAX_BODY_BYTES", 1 << 20, range: 1024...(1 << 30))
+        maxConnections = try integer("PARLEY_MAX_CONNECTIONS", 100_000, range: 1...10_000_000)
+        migrationsDirectory = value("PARLEY_MIGRATIONS_DIR") ?? "./migrations"
+        let levelName = value("PARLEY_LOG_LEVEL") ?? "info"
+        guard let level = LogLevel(name: levelName) else {
+            throw Invalid(description: "PARLEY_LOG_LEVEL=\(levelName) is not one of debug, info, warning, error")
+        }
+        logLevel = level
+        logFile = value("PARLEY_LOG_FILE")
+        accessLog = try flag("PARLEY_ACCESS_LOG", true)
+        devRoutes = try flag("PARLEY_DEV_ROUTES", false)
+    }
+
+    var httpServer: HTTPServerConfiguration {
+        var config = HTTPServerConfiguration()
+        config.host = httpHost
+        config.port = httpPort
+        config.headerTimeout = headerTimeout
+        config.idleTimeout = idleTimeout
+        config.shutdownGracePeriod = shutdownGrace
+        config.defaultBodyLimit = maxBodyBytes
+        config.maxConnections = maxConnections
+        return config
+    }
+}

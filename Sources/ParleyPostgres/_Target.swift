@@ -1,1 +1,0 @@
-// placeholder so the target builds while the layer is written

@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import ParleyApp
+import ParleyNet
+import ParleyObservability
+import ParleyPostgres
+
+/// `parley <command>`: parses arguments, reads the configuration, runs the command, returns the exit code.
+enum CommandLineInterface {
+    static let usage = """
+    parley — a self-hosted instant-messaging server
+
+    USAGE
+      parley serve [--migrate]   serve HTTP and WebSocket; --migrate applies pending migrations first
+      parley migrate             apply pending migrations and exit
+      parley migrate status      list applied and pending migrations
+      parley --help              this text
+
+    SETTINGS (environment variables)
+    """
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        guard let command = arguments.first, !["-h", "--help", "help"].contains(command) else {
+            printUsage()
+            return arguments.isEmpty ? 2 : 0
+        }
+        let configuration: Configuration
+        do {
+            configuration = try Configuration()
+        } catch {
+            printError("configuration error: \(error)")
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "serve":
+                let unknown = rest.filter { $0 != "--migrate" }
+                guard unknown.isEmpty else { return usageError("unknown option for serve: \(unknown[0])") }
+                return try await serve(configuration, applyMigrations: rest.contains("--migrate"))
+            case "migrate":
+                return try await migrate(configuration, statusOnly: rest == ["status"], extra: rest)
+            default:
+                return usageError("unknown command: \(command)")
+            }
+        } catch {
+            printError("parley \(command): \(error)")
+            return 1
+        }
+    }
+
+    static func serve(_ configuration: Configuration, applyMigrations: Bool) async throws -> Int32 {
+        let app = try Application(configuration: configuration)
+        try await app.run(applyMigrations: applyMigrations) {
+            let signal = await TerminationSignals.next()
+            app.logger.info("signal received", ["signal": .int(Int(signal))])
+        }
+        return 0
+    }
+
+    static func migrate(_ configuration: Configuration, statusOnly: Bool, extra: [String]) async throws -> Int32 {
+        guard extra.isEmpty || statusOnly else { return usageError("unknown option for migrate: \(extra[0])") }
+        var quiet = configuration
+        quiet.accessLog = false
+        let app = try Application(configuration: quiet)
+        defer { app.group.shutdown() }
+        let migrator = Migrator(client: app.database, directory: configuration.migrationsDirectory, logger: app.logger)
+        if statusOnly {
+            let status = try await migrator.status()
+            for name in status.applied { print("applied  \(name)") }
+            for name in status.pending { print("pending  \(name)") }
+        } else {
+            let applied = try await migrator.migrate()
+            print(applied.isEmpty ? "nothing to apply" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))")
+        }
+        await app.database.shutdown()
+        return 0
+    }
+
+    static func printUsage() {
+        var text = usage + "\n"
+        for setting in Configuration.settings {
+            let name = setting.name.padding(toLength: 32, withPad: " ", startingAt: 0)
+            text += "  \(name)\(setting.help) (default: \(setting.defaultValue))\n"
+        }
+        print(text, terminator: "")
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        printError("\(message)\nrun `parley --help` for usage")
+        return 2
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
