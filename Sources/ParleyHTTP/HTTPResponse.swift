@@ -36,7 +36,7 @@ public struct HTTPResponse: Sendable {
 
     public static func json(status: Int, body: [UInt8]) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.appendLowercased(name: "content-type", value: "application/json; charset=utf-8")
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 }

@@ -67,15 +67,26 @@ public struct RequestIDMiddleware: HTTPMiddleware {
         var seed = UInt64(0)
         var rng = SystemRandomNumberGenerator()
         seed = rng.next()
-        return String(seed & 0xFFFF_FFFF, radix: 16)
+        return String(seed & 0xFFFF_FFFF, radix: 16) + "-"
     }()
     private static let counter = Atomic<UInt64>(0)
 
     public init() {}
 
+    /// `<process prefix>-<counter in hex>`: unique per process run, cheap (no formatting machinery).
     public static func generate() -> String {
-        let n = counter.add(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(n, radix: 16)
+        var n = counter.add(1, ordering: .relaxed).newValue
+        var digits: (UInt64, UInt64) = (0, 0)
+        return withUnsafeMutableBytes(of: &digits) { raw -> String in
+            let hex: StaticString = "0123456789abcdef"
+            var index = raw.count
+            repeat {
+                index -= 1
+                raw[index] = hex.utf8Start[Int(n & 0xF)]
+                n >>= 4
+            } while n != 0 && index > 0
+            return prefix + String(decoding: UnsafeRawBufferPointer(rebasing: raw[index...]), as: UTF8.self)
+        }
     }
 
     static func isAcceptable(_ id: String) -> Bool {
@@ -93,7 +104,7 @@ public struct RequestIDMiddleware: HTTPMiddleware {
             context.requestID = RequestIDMiddleware.generate()
         }
         var response = try await next(request, context)
-        response.headers.add(name: "x-request-id", value: context.requestID)
+        response.headers.appendLowercased(name: "x-request-id", value: context.requestID)
         return response
     }
 }

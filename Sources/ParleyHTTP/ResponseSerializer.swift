@@ -43,7 +43,11 @@ public struct ResponseSerializer: Sendable {
         out.append(contentsOf: name.utf8)
         out.append(contentsOf: ": ".utf8)
         // Response splitting guard: CR and LF never reach the wire inside a value.
-        for byte in value.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+            for byte in value.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
+        } else {
+            out.append(contentsOf: value.utf8)
+        }
         out.append(contentsOf: "\r\n".utf8)
     }
 

@@ -4,7 +4,7 @@ import ParleyHTTP
 import ParleyTestSupport
 import Testing
 
-@Suite struct HTTPServerLiveTests {
+@Suite(.serialized) struct HTTPServerLiveTests {
     @Test func answersInTheEnvelopeWithRouteParameters() async throws {
         let live = try await LiveServer(routes: standardRoutes)
         defer { Task { await live.stop() } }
@@ -202,17 +202,12 @@ import Testing
         let busy = try RawHTTPClient(port: live.port)
         try busy.send("GET /slower HTTP/1.1\r\nHost: x\r\n\r\n")
         try await Task.sleep(for: .milliseconds(100))
-        let stopping = Task { await live.stop() }
-        // Wait until the listeners are closed, i.e. shutdown has begun, before the slow answer is due.
-        for _ in 0..<100 {
-            if (try? RawHTTPClient(port: live.port)) == nil { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let response = try busy.readResponse()
+        let pending = Task { try await onDedicatedThread { try busy.readResponse() } }
+        await live.stop()
+        let response = try await pending.value
         #expect(response.status == 200)
         #expect(response.header("connection") == "close")
         #expect(idle.waitForClose())
-        await stopping.value
         #expect(throws: (any Error).self) { _ = try RawHTTPClient(port: live.port) }
     }
 }

@@ -41,7 +41,7 @@ private func upgradeRoutes(_ router: inout Router) {
     }
 }
 
-@Suite struct HTTPUpgradeAndStreamingTests {
+@Suite(.serialized) struct HTTPUpgradeAndStreamingTests {
     @Test func upgradeHandsTheByteStreamOverIncludingBytesSentWithTheRequest() async throws {
         let live = try await LiveServer(routes: upgradeRoutes)
         let client = try RawHTTPClient(port: live.port)
@@ -51,14 +51,8 @@ private func upgradeRoutes(_ router: inout Router) {
         #expect(response.header("connection") == "Upgrade")
         #expect(response.header("content-length") == nil)
         try client.send(" and late")
-        var received = [UInt8]()
         let expected = Array("early and late".utf8)
-        while received.count < expected.count {
-            var chunk = [UInt8](repeating: 0, count: 64)
-            let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, 64, 0) }
-            guard n > 0 else { break }
-            received += chunk[0..<n]
-        }
+        let received = try client.readBytes(expected.count)
         #expect(received == expected)
         try client.send("q")
         #expect(client.waitForClose())

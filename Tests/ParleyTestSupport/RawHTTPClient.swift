@@ -3,7 +3,7 @@ import Glibc
 
 /// A deliberately simple blocking HTTP/1.1 client for tests: sends exact bytes (malformed ones too)
 /// and parses answers. Every read has a timeout so a broken server fails the test instead of hanging it.
-public final class RawHTTPClient {
+public final class RawHTTPClient: @unchecked Sendable {
     public struct Response: Sendable {
         public var status: Int
         public var headers: [(String, String)]
@@ -103,6 +103,16 @@ public final class RawHTTPClient {
         return response
     }
 
+    /// Reads exactly `count` raw bytes (those already buffered first), e.g. after a protocol upgrade.
+    public func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count {
+            guard try fill() else { throw Failure(description: "connection closed after \(buffer.count) of \(count) bytes") }
+        }
+        let out = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return out
+    }
+
     /// True when the server closed the connection (EOF) within the timeout.
     public func waitForClose() -> Bool {
         while true {
@@ -123,4 +133,13 @@ public final class RawHTTPClient {
     }
 
     public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
+}
+
+/// Runs blocking work (socket reads in tests) on its own thread, so that it never occupies one of the
+/// few cooperative-pool threads the server's own tasks need.
+public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
 }

@@ -27,7 +27,7 @@ public struct HTTPRequestParser: Sendable {
     /// A consumed prefix at least this large (and at least half the buffer) is dropped on the next append.
     static let compactionThreshold = 4 * 1024
     /// Largest buffer capacity kept once the buffer is empty; idle connections should not hold big buffers.
-    static let retainedCapacity = 64 * 1024
+    static let retainedCapacity = 4 * 1024
 
     let limits: HTTPParserLimits
     var buffer: [UInt8] = []
