@@ -9,7 +9,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 restart_cluster() { pg_cluster_start "$PARLEY_TEST_PG_DIR" >/dev/null; }
 e2e_on_exit restart_cluster
 
-parley_start "$(e2e_fresh_db)"
+db_url=$(e2e_fresh_db)
+# A table shaped like pgbench's, so the DB route (/bench/accounts/{aid}) has a row to read.
+psql -X -q -v ON_ERROR_STOP=1 "$db_url" \
+    -c "CREATE TABLE pgbench_accounts (aid integer PRIMARY KEY, bid integer, abalance integer, filler char(84))" \
+    -c "INSERT INTO pgbench_accounts VALUES (1, 1, 42, '')" >/dev/null
+parley_start "$db_url"
+
+http_get "$PARLEY_BASE/bench/accounts/1"
+[[ $HTTP_STATUS == 200 && $HTTP_BODY == *'"abalance":42'* ]] || fail "DB route before the outage: HTTP $HTTP_STATUS, body: $HTTP_BODY"
 
 http_get "$PARLEY_BASE/readyz"
 [[ $HTTP_STATUS == 200 ]] || fail "/readyz before the outage: HTTP $HTTP_STATUS, body: $HTTP_BODY"
@@ -39,6 +47,8 @@ t0=$(date +%s%N)
 http_get "$PARLEY_BASE/readyz"
 t_ms=$((($(date +%s%N) - t0) / 1000000))
 [[ $HTTP_STATUS == 503 ]] || fail "/readyz during the outage (2nd): HTTP $HTTP_STATUS, body: $HTTP_BODY"
+http_get "$PARLEY_BASE/bench/accounts/1"
+[[ $HTTP_STATUS == 503 && $HTTP_BODY == *'"code":1504'* ]] || fail "DB route during the outage: HTTP $HTTP_STATUS, body: $HTTP_BODY"
 http_get "$PARLEY_BASE/healthz"
 [[ $HTTP_STATUS == 200 ]] || fail "/healthz during the outage: HTTP $HTTP_STATUS, body: $HTTP_BODY"
 
@@ -56,6 +66,8 @@ done
 [[ -n $ok ]] || fail "/readyz not back to 200 within 20 s after PostgreSQL restarted (last: HTTP $HTTP_STATUS $HTTP_BODY)"
 up_ms=$((($(date +%s%N) - restarted_at) / 1000000))
 assert_envelope_ok "$HTTP_BODY"
+http_get "$PARLEY_BASE/bench/accounts/1"
+[[ $HTTP_STATUS == 200 && $HTTP_BODY == *'"abalance":42'* ]] || fail "DB route after the outage: HTTP $HTTP_STATUS, body: $HTTP_BODY"
 kill -0 "$PARLEY_PID" 2>/dev/null || fail "parley died during the outage"
 
 parley_stop_clean 15

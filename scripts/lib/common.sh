@@ -282,3 +282,15 @@ wait_http() {
     log "timed out after ${timeout}s waiting for $url"
     return 1
 }
+
+# ---------------------------------------------------------------------------------------------------------------
+# Secrets for throwaway runs
+
+# Exports a random PARLEY_MASTER_KEY (64 hex chars) unless one is set: for tests and benchmarks only, whose
+# databases are thrown away with the key. Real deployments keep one stable key (scripts/run stores it in .parley/).
+ensure_throwaway_master_key() {
+    if [[ -z ${PARLEY_MASTER_KEY:-} ]]; then
+        PARLEY_MASTER_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+        export PARLEY_MASTER_KEY
+    fi
+}

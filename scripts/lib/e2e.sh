@@ -101,6 +101,7 @@ parley_start() {
         mkdir -p "$migrations"
     fi
     E2E_LOGS+=("$PARLEY_LOG")
+    ensure_throwaway_master_key
     env DATABASE_URL="$url" PARLEY_HTTP_HOST=127.0.0.1 PARLEY_HTTP_PORT="$PARLEY_PORT" PARLEY_DEV_ROUTES=1 \
         PARLEY_MIGRATIONS_DIR="$migrations" "$@" \
         "$PARLEY_BIN" serve --migrate </dev/null >>"$PARLEY_LOG" 2>&1 &
