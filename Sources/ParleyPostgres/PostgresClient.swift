@@ -19,11 +19,12 @@ public final class PostgresClient: Sendable {
         self.group = group
         self.logger = logger
         let loops = group.loops
+        let resolver = HostResolver(conninfo: configuration.conninfo)
         pools = loops.enumerated().map { index, loop in
             LoopPool(loop: loop, maxConnections: configuration.connectionsPerLoop(index: index, loopCount: loops.count),
-                     configuration: configuration, logger: logger)
+                     configuration: configuration, resolver: resolver, logger: logger)
         }
-        listener = PostgresListener(loop: group.next(), configuration: configuration, logger: logger)
+        listener = PostgresListener(loop: group.next(), configuration: configuration, resolver: resolver, logger: logger)
         if let metrics {
             let pools = self.pools
             metrics.gaugeFunction("parley_db_pool_connections", help: "Database connections by state.") {

@@ -28,3 +28,13 @@ public struct PostgresConfiguration: Sendable {
         return max(1, base + extra)
     }
 }
+
+extension PostgresConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Everything but the connection string, which may hold a password.
+    public var description: String {
+        "PostgresConfiguration(conninfo: <redacted>, poolSize: \(poolSize), acquireTimeout: \(acquireTimeout), "
+            + "connectTimeout: \(connectTimeout), statementCacheCapacity: \(statementCacheCapacity))"
+    }
+
+    public var debugDescription: String { description }
+}

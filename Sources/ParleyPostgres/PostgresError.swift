@@ -28,8 +28,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The table the error is about, when the server names one.
     public var table: String?
 
-    /// True when the statement certainly did not run: the server refused the connection while it was idle
-    /// (administrator shutdown) or the query could not even be sent. A pooled query may then be retried.
+    /// True when the statement certainly did not run (it could not be sent, its connection closed while it was
+    /// queued, or the backend was leaving before it read it). A pooled query is then retried elsewhere.
     var safeToRetry = false
 
     public init(kind: Kind, message: String, sqlState: String? = nil, detail: String? = nil,

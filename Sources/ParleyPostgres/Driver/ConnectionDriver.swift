@@ -39,6 +39,14 @@ final class ConnectionDriver: IOHandler {
     private var currentResult: OpaquePointer?
     private var currentError: PostgresError?
 
+    /// The server sent a FATAL error outside any query: it is closing this session.
+    private var serverEndedSession = false
+    /// Set when the connection is taken from the idle list: the next statement's first response byte is
+    /// noted, to tell "the backend died before reading it" from "it died while running it".
+    private var probeNextResponse = false
+    private var firstResponsePending = false
+    private var firstResponseByte: UInt8?
+
     /// Statements prepared on the server so far (for tests and diagnostics).
     private(set) var preparedCount = 0
 
@@ -64,14 +72,50 @@ final class ConnectionDriver: IOHandler {
     // MARK: Connecting
 
     /// Starts connecting; the delegate hears `connectionEstablished` or `failedToConnect`, never synchronously.
-    func connect(conninfo: String, timeout: Duration) {
+    /// `timeout` covers everything: DNS (on `resolver`'s helper thread), TCP, TLS and authentication.
+    func connect(conninfo: String, timeout: Duration, resolver: HostResolver? = nil) {
         loop.preconditionInEventLoop()
         precondition(state == .idle)
         state = .connecting
-        // Entries before `dbname` are defaults the connection string may override (libpq: later entries win).
-        // ISO DateStyle is what timestamp decoding expects; UTF8 is what String decoding expects.
-        let keywords = ["client_encoding", "options", "fallback_application_name", "dbname"]
-        let values = ["UTF8", "-c DateStyle=ISO", "parley", conninfo]
+        connectTimer = loop.scheduleTimer(after: timeout) { [weak self] in
+            guard let self, self.state == .connecting else { return }
+            self.connectTimer = nil
+            self.close(error: PostgresError(kind: .unavailable,
+                                            message: "could not connect: timed out after \(timeout)"))
+        }
+        guard let resolver, resolver.needsResolution else {
+            startConnecting(conninfo: conninfo, overrides: [])
+            return
+        }
+        if let cached = resolver.cachedOverrides() {
+            addressesResolved(cached, conninfo: conninfo)
+            return
+        }
+        let this = UncheckedTransfer(self)
+        let loop = self.loop
+        resolver.resolve { result in
+            loop.execute { this.value.addressesResolved(result, conninfo: conninfo) }
+        }
+    }
+
+    private func addressesResolved(_ result: Result<HostResolver.Overrides, PostgresError>, conninfo: String) {
+        guard state == .connecting, conn == nil else { return } // timed out or closed meanwhile
+        switch result {
+        case .success(let overrides):
+            startConnecting(conninfo: conninfo, overrides: overrides)
+        case .failure(let error):
+            loop.executeInLoop { [self] in close(error: error) }
+        }
+    }
+
+    private func startConnecting(conninfo: String, overrides: HostResolver.Overrides) {
+        // Entries before `dbname` are defaults the connection string may override (libpq: later entries win);
+        // `overrides` (resolved addresses) come after it. ISO DateStyle is what timestamp decoding expects,
+        // UTF8 what String decoding expects. Keepalives and a TCP user timeout bound how long a connection to
+        // a vanished host (no RST, packets dropped) can hang: about a minute instead of the kernel's hours.
+        let keywords = ["client_encoding", "options", "fallback_application_name", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname"] + overrides.map(\.keyword)
+        let values = ["UTF8", "-c DateStyle=ISO", "parley", "30", "10", "3", "60000", conninfo] + overrides.map(\.value)
         conn = withCStringArray(keywords) { keywordPointers in
             withCStringArray(values) { valuePointers in
                 PQconnectStartParams(keywordPointers, valuePointers, 1)
@@ -82,14 +126,16 @@ final class ConnectionDriver: IOHandler {
             loop.executeInLoop { [self] in close(error: error) }
             return
         }
-        // libpq prints server notices to stderr by default; Parley keeps its output JSON-only.
-        PQsetNoticeReceiver(conn, { _, _ in }, nil)
-        connectTimer = loop.scheduleTimer(after: timeout) { [weak self] in
-            guard let self, self.state == .connecting else { return }
-            self.connectTimer = nil
-            self.close(error: PostgresError(kind: .unavailable,
-                                            message: "could not connect: timed out after \(timeout)"))
-        }
+        // libpq prints notices to stderr by default; Parley keeps its output JSON-only. The receiver also
+        // hears errors the server sends while no query runs: a FATAL one (backend terminated, server shutting
+        // down) means this connection is finished even if the socket has not reported EOF yet.
+        PQsetNoticeReceiver(conn, { context, result in
+            guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
+            let level = String(cString: severity)
+            if level == "FATAL" || level == "PANIC" {
+                Unmanaged<ConnectionDriver>.fromOpaque(context).takeUnretainedValue().serverEndedSession = true
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
         // libpq: behave as if PQconnectPoll last returned PGRES_POLLING_WRITING.
         watchConnectingSocket(.writable)
     }
@@ -165,6 +211,10 @@ final class ConnectionDriver: IOHandler {
     private func start(_ operation: ConnectionOperation) {
         current = operation
         currentError = nil
+        firstResponseByte = nil
+        firstResponsePending = false
+        let probe = probeNextResponse
+        probeNextResponse = false
         switch operation.command {
         case .simple(let sql):
             step = .simple
@@ -173,11 +223,13 @@ final class ConnectionDriver: IOHandler {
             if statements.capacity == 0 {
                 step = .executing
                 sendUnnamed(query)
-            } else if let name = statements.lookup(query.sql) {
+            } else if let name = statements.lookup(query.sql, binds: query.binds) {
                 step = .executing
+                // Plain TCP only: with TLS the first byte on the socket says nothing about the protocol.
+                firstResponsePending = probe && !wantsWrite && conn.map { PQsslInUse($0) == 0 } == true
                 sendPrepared(name: name, query)
             } else {
-                let (name, evicted) = statements.insert(query.sql)
+                let (name, evicted) = statements.insert(query.sql, binds: query.binds)
                 if let evicted {
                     step = .deallocating(thenPrepare: name)
                     send { conn in "DEALLOCATE \(evicted)".withCString { PQsendQuery(conn, $0) } }
@@ -273,6 +325,11 @@ final class ConnectionDriver: IOHandler {
             return
         }
         guard readable || hangup else { return }
+        if firstResponsePending {
+            firstResponsePending = false
+            var byte: UInt8 = 0
+            if recv(PQsocket(conn), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1 { firstResponseByte = byte }
+        }
         guard PQconsumeInput(conn) == 1 else {
             connectionLost()
             return
@@ -305,7 +362,7 @@ final class ConnectionDriver: IOHandler {
             }
             PQfreemem(notify)
         }
-        if PQstatus(conn) == CONNECTION_BAD { connectionLost() }
+        if PQstatus(conn) == CONNECTION_BAD || (serverEndedSession && current == nil) { connectionLost() }
     }
 
     private func absorb(_ result: OpaquePointer) {
@@ -407,13 +464,62 @@ final class ConnectionDriver: IOHandler {
                                   message: "connection to the server was lost: \(LibPQ.errorMessage(conn))")
         var currentFailure = error
         if var serverError = currentError {
-            // Typically 57P01 "terminating connection due to administrator command": the backend quit
-            // before finishing the statement, so its transaction did not commit.
+            // Typically 57P01 "terminating connection due to administrator command".
             serverError.kind = .unavailable
-            serverError.safeToRetry = serverError.sqlState?.hasPrefix("57P") == true && currentResult == nil
             currentFailure = serverError
         }
+        currentFailure.safeToRetry = currentStatementNeverRan(serverError: currentError)
         close(error: error, currentFailure: currentFailure)
+    }
+
+    /// Whether the statement in flight certainly did not run, so a pooled query may go to another connection.
+    /// Its Execute had not been sent yet (we were still deallocating or preparing), or the server's first
+    /// answer was an ErrorResponse of class 57P (shutdown, terminated) where the extended protocol answers a
+    /// Bind it has read with BindComplete first: the backend was leaving before it read the statement.
+    /// A statement killed while it runs is not retried: it may be the very one an administrator stopped.
+    private func currentStatementNeverRan(serverError: PostgresError?) -> Bool {
+        guard case .extended = current?.command else { return false }
+        switch step {
+        case .deallocating, .preparing:
+            return true
+        case .executing:
+            return firstResponseByte == UInt8(ascii: "E") && serverError?.sqlState?.hasPrefix("57P") == true
+        case .simple:
+            return false
+        }
+    }
+
+    /// Before an idle connection is reused: looks at what arrived while it sat in the pool. A terminated
+    /// backend or a server that shut down leaves an error message and EOF there; the connection is then
+    /// closed here, before a statement is sent into it. Usually one non-blocking `recv(MSG_PEEK)`.
+    func isAliveForReuse() -> Bool {
+        guard state == .ready, current == nil, let conn else { return false }
+        let fd = PQsocket(conn)
+        var byte: UInt8 = 0
+        for _ in 0..<8 {
+            let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if n < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+                    probeNextResponse = true
+                    return true
+                }
+                connectionLost()
+                return false
+            }
+            if n == 0 {
+                connectionLost() // EOF with nothing left to read
+                return false
+            }
+            // Bytes on an idle connection (a notice, a parameter change, a FATAL error): let libpq take them.
+            guard PQconsumeInput(conn) == 1 else {
+                connectionLost()
+                return false
+            }
+            processInput()
+            guard state == .ready else { return false }
+        }
+        probeNextResponse = true
+        return true
     }
 
     /// Closes the connection (unregister, then `PQfinish`) and fails whatever was pending.
@@ -449,6 +555,12 @@ final class ConnectionDriver: IOHandler {
 
 @available(*, unavailable)
 extension ConnectionDriver: Sendable {}
+
+/// Carries a loop-confined object through a `@Sendable` closure that runs on that same loop.
+struct UncheckedTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
 
 /// Calls `body` with a NULL-terminated array of C strings.
 private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {

@@ -19,6 +19,7 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
 
     let loop: EventLoop
     private let configuration: PostgresConfiguration
+    private let resolver: HostResolver
     private let logger: Logger
 
     private var driver: ConnectionDriver?
@@ -35,9 +36,10 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     private var isShutDown = false
     private var nextConnectionID = 0
 
-    init(loop: EventLoop, configuration: PostgresConfiguration, logger: Logger) {
+    init(loop: EventLoop, configuration: PostgresConfiguration, resolver: HostResolver, logger: Logger) {
         self.loop = loop
         self.configuration = configuration
+        self.resolver = resolver
         self.logger = logger.with("component", "listener")
     }
 
@@ -93,6 +95,13 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         }
     }
 
+    /// Channels the server currently LISTENs to for this client.
+    func listeningChannels() async -> Set<String> {
+        await withUnsafeContinuation { continuation in
+            onLoop { [self] in continuation.resume(returning: listening) }
+        }
+    }
+
     /// The listening connection's server process id, or nil while disconnected.
     func backendPID() async -> Int? {
         await withUnsafeContinuation { continuation in
@@ -114,7 +123,7 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
             }
         }
         self.driver = driver
-        driver.connect(conninfo: configuration.conninfo, timeout: configuration.connectTimeout)
+        driver.connect(conninfo: configuration.conninfo, timeout: configuration.connectTimeout, resolver: resolver)
     }
 
     private func listen(_ channels: [String], on driver: ConnectionDriver, thenAnnounceReconnect: Bool = false) {

@@ -17,9 +17,10 @@ struct MigrationFile: Sendable, Equatable {
         guard let underscore = stem.firstIndex(of: UInt8(ascii: "_")) else { return nil }
         let digits = stem[..<underscore]
         let label = stem[stem.index(after: underscore)...]
-        guard digits.count >= 4, digits.count <= 9, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              !label.isEmpty,
-              label.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F })
+        func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+        func isLetter(_ c: UInt8) -> Bool { (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") }
+        guard digits.count >= 4, digits.count <= 9, digits.allSatisfy(isDigit),
+              !label.isEmpty, label.allSatisfy({ isDigit($0) || isLetter($0) || $0 == UInt8(ascii: "_") })
         else { return nil }
         guard let version = Int(String(decoding: digits, as: UTF8.self)), version > 0 else { return nil }
         return version

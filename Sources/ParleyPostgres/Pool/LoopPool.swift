@@ -13,6 +13,7 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
 
     let loop: EventLoop
     private let configuration: PostgresConfiguration
+    private let resolver: HostResolver
     private let logger: Logger
     private var machine: PoolStateMachine<ConnectionDriver, Request>
     let counters = PoolCounters()
@@ -23,12 +24,14 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
     private var drainedWaiters: [() -> Void] = []
     private let maxAttempts: Int
 
-    init(loop: EventLoop, maxConnections: Int, configuration: PostgresConfiguration, logger: Logger) {
+    init(loop: EventLoop, maxConnections: Int, configuration: PostgresConfiguration, resolver: HostResolver, logger: Logger) {
         self.loop = loop
         self.configuration = configuration
+        self.resolver = resolver
         self.logger = logger.with("event_loop", .int(loop.index))
         self.machine = PoolStateMachine(maxConnections: maxConnections, acquireTimeout: configuration.acquireTimeout)
-        // Each dead idle connection can fail a retried query once; one more attempt gets a fresh one.
+        // A query is retried only when it never reached the server (its connection was found closed);
+        // each dead connection can cause that once, so this bound is never the limiting factor in practice.
         self.maxAttempts = maxConnections + 1
     }
 
@@ -43,6 +46,11 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
     func submit(_ request: Request) {
         switch machine.requestArrived(request, now: .now()) {
         case .run(let request, let connection):
+            guard connection.isAliveForReuse() else {
+                // Its close was reported to the machine; nothing was sent, so try again.
+                submit(request)
+                return
+            }
             publish()
             run(request, on: connection)
         case .wait(let startConnect, let armTimer):
@@ -125,7 +133,7 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
         let driver = ConnectionDriver(loop: loop, id: nextConnectionID,
                                       statementCacheCapacity: configuration.statementCacheCapacity, delegate: self)
         drivers[ObjectIdentifier(driver)] = driver
-        driver.connect(conninfo: configuration.conninfo, timeout: configuration.connectTimeout)
+        driver.connect(conninfo: configuration.conninfo, timeout: configuration.connectTimeout, resolver: resolver)
     }
 
     func connectionEstablished(_ connection: ConnectionDriver) {
