@@ -77,7 +77,7 @@ import Testing
             }.value
             let elapsed = ContinuousClock.now - started
             #expect(outcome?.kind == .timeout)
-            #expect(elapsed >= .milliseconds(190) && elapsed < .milliseconds(1000), "\(elapsed)")
+            #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(10), "\(elapsed)")
             try await holder.value
             // Once released, the connection serves again.
             _ = try await Task(executorPreference: loop) { try await client.query("SELECT 1") }.value
@@ -86,14 +86,17 @@ import Testing
 
     @Test func refusedConnectionFailsFastAsUnavailable() async throws {
         // Port 1 on loopback: nothing listens, connect() is refused at once.
-        let configuration = PostgresConfiguration(conninfo: "postgresql://parley@127.0.0.1:1/postgres", poolSize: 4)
+        // A long acquire timeout, so "fails fast" cannot be mistaken for "timed out waiting".
+        var configuration = PostgresConfiguration(conninfo: "postgresql://parley@127.0.0.1:1/postgres", poolSize: 4)
+        configuration.acquireTimeout = .seconds(60)
         let (logger, sink) = TestEnvironment.capturingLogger()
         let client = PostgresClient(configuration: configuration, group: TestEnvironment.eventLoopGroup, logger: logger)
         for _ in 0..<3 {
             let started = ContinuousClock.now
             let error = await #expect(throws: PostgresError.self) { try await client.ping() }
             #expect(error?.kind == .unavailable)
-            #expect(ContinuousClock.now - started < .milliseconds(500))
+            // Functional bound, not a speed target: far below the 60 s acquire timeout even on a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(10))
         }
         let concurrent = await withTaskGroup(of: PostgresError.Kind?.self) { group in
             for _ in 0..<20 {
