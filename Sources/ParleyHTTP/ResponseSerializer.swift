@@ -40,15 +40,21 @@ public struct ResponseSerializer: Sendable {
     }
 
     private func appendHeader(_ name: String, _ value: String, to out: inout [UInt8]) {
-        out.append(contentsOf: name.utf8)
-        out.append(contentsOf: ": ".utf8)
-        // Response splitting guard: CR and LF never reach the wire inside a value.
-        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
-            for byte in value.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
-        } else {
-            out.append(contentsOf: value.utf8)
+        var name = name
+        name.withUTF8 { out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: ":"))
+        out.append(UInt8(ascii: " "))
+        var value = value
+        value.withUTF8 { bytes in
+            // Response splitting guard: CR and LF never reach the wire inside a value.
+            if bytes.contains(0x0D) || bytes.contains(0x0A) {
+                for byte in bytes where byte != 0x0D && byte != 0x0A { out.append(byte) }
+            } else {
+                out.append(contentsOf: bytes)
+            }
         }
-        out.append(contentsOf: "\r\n".utf8)
+        out.append(UInt8(ascii: "\r"))
+        out.append(UInt8(ascii: "\n"))
     }
 
     /// `content-type` -> `Content-Type` (header names are stored lowercased).

@@ -125,16 +125,16 @@ public struct JSONLine {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// Zero-padded decimal without allocating (timestamps are formatted on every log line).
     private mutating func appendDigits(_ value: Int, width: Int) {
-        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
         var v = value
-        var i = width - 1
-        while i >= 0 {
-            digits[i] = UInt8(ascii: "0") + UInt8(v % 10)
-            v /= 10
-            i -= 1
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (v / divisor) % 10))
+            v %= divisor
+            divisor /= 10
         }
-        bytes.append(contentsOf: digits)
     }
 
     /// JSON string escaping per RFC 8259 §7. Runs of plain bytes are copied in one go: almost every

@@ -211,3 +211,29 @@ import Testing
         #expect(throws: (any Error).self) { _ = try RawHTTPClient(port: live.port) }
     }
 }
+
+@Suite struct ResponseSerializerTests {
+    @Test func headerValuesCannotSplitTheResponse() {
+        var headers = HTTPHeaders()
+        headers.add(name: "X-Note", value: "a\r\nSet-Cookie: evil=1")
+        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers, body: Array("ok".utf8)),
+                                                   requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
+                                                   date: Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8))
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("X-Note: aSet-Cookie: evil=1\r\n"))
+        #expect(!text.contains("\r\nSet-Cookie"))
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.contains("Content-Length: 2\r\n"))
+        #expect(text.hasSuffix("\r\n\r\nok"))
+    }
+
+    @Test func noBodyForHeadAnd304() {
+        let response = HTTPResponse(status: 200, body: Array("hello".utf8))
+        let head = ResponseSerializer().serialize(response, requestMethod: .HEAD, requestVersion: .http1_1, keepAlive: true,
+                                                  date: [])
+        #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: 5\r\nDate: \r\n\r\n"))
+        let notModified = ResponseSerializer().serialize(HTTPResponse(status: 304), requestMethod: .GET,
+                                                         requestVersion: .http1_1, keepAlive: true, date: [])
+        #expect(!String(decoding: notModified, as: UTF8.self).contains("Content-Length"))
+    }
+}
