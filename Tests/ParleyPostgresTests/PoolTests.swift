@@ -58,11 +58,13 @@ import Testing
                 await Task(executorPreference: loop) { (try? await client.query("SELECT 1")) != nil }.value
             })
             let holding = SharedCounter()
+            let released = SharedCounter()
+            // Holds the only connection until the test says so (bounded at 30 s), whatever the machine's load.
             let holder = Task(executorPreference: loop) {
                 try await client.withConnection { connection in
                     _ = try await connection.query("SELECT 1")
                     holding.increment()
-                    try await Task.sleep(for: .milliseconds(1200))
+                    for _ in 0..<3000 where released.value == 0 { try await Task.sleep(for: .milliseconds(10)) }
                 }
             }
             #expect(try await eventually { holding.value == 1 })
@@ -78,6 +80,7 @@ import Testing
             let elapsed = ContinuousClock.now - started
             #expect(outcome?.kind == .timeout)
             #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(10), "\(elapsed)")
+            released.increment()
             try await holder.value
             // Once released, the connection serves again.
             _ = try await Task(executorPreference: loop) { try await client.query("SELECT 1") }.value
