@@ -27,10 +27,14 @@ let package = Package(
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // Features.
+        .target(name: "ParleyAuth", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
+                                                   "ParleyNet"], swiftSettings: swiftSettings),
+
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
-                                                  "ParleyObservability"], swiftSettings: swiftSettings),
-        .executableTarget(name: "parley", dependencies: ["ParleyApp"], swiftSettings: swiftSettings),
+                                                  "ParleyObservability", "ParleyAuth"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
 
         // Test support: shared by the test targets only.
         .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
@@ -41,6 +45,9 @@ let package = Package(
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyAuthTests", dependencies: ["ParleyAuth", "ParleyApp", "ParleyHTTP", "ParleyPostgres",
+                                                           "ParleyCrypto", "ParleyNet", "ParleyObservability",
+                                                           "ParleyTestSupport"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

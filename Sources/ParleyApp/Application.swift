@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 import ParleyHTTP
 import ParleyNet
 import ParleyObservability
@@ -13,6 +14,8 @@ public final class Application: Sendable {
     public let group: EventLoopGroup
     public let database: PostgresClient
     public let server: HTTPServer
+    /// Auth and tenancy; nil without PARLEY_MASTER_KEY (then `run` refuses to serve, `migrate` still works).
+    public let auth: AuthModule?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -28,16 +31,22 @@ public final class Application: Sendable {
         dbConfig.acquireTimeout = configuration.databaseAcquireTimeout
         database = PostgresClient(configuration: dbConfig, group: group, logger: logger, metrics: metrics)
         OperationsController.registerProcessMetrics(metrics)
-        let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics)
+        auth = configuration.masterKey == nil ? nil
+            : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
+        let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
+                                                   auth: auth)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
-    static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry) -> HTTPResponder {
+    static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
+                               auth: AuthModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
+        auth?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
+            auth?.registerBenchmarkRoutes(on: &router)
         }
         return HTTPResponder(router: router, middleware: [
             RequestIDMiddleware(),
@@ -58,11 +67,15 @@ public final class Application: Sendable {
             flusher.cancel()
             logSink.flush()
         }
+        // Refuse before touching anything: without the master key no token can be signed or app secret read.
+        guard let auth else { throw StartupError(description: Configuration.missingMasterKey) }
         try await prepareSchema(apply: applyMigrations)
+        try await auth.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
+        await auth.stop()
         await database.shutdown()
         group.shutdown()
         logger.info("stopped")

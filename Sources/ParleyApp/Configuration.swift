@@ -1,4 +1,6 @@
 import Foundation
+import ParleyAuth
+import ParleyCrypto
 import ParleyHTTP
 import ParleyObservability
 
@@ -21,6 +23,18 @@ public struct Configuration: Sendable {
     public var logFile: String?
     public var accessLog: Bool
     public var devRoutes: Bool
+    /// Auth: required by `serve` (and `parley app ...`); nil when PARLEY_MASTER_KEY is unset.
+    public var masterKey: MasterKey?
+    public var tokenKeys: TokenKeyRing?
+    public var tokenLifetimes: TokenLifetimes
+    public var authRatePerMinute: Int
+    public var authAccountRatePerMinute: Int
+    public var loginMaxFailures: Int
+    public var loginFailureWindowSeconds: Int
+    public var trustedProxies: TrustedProxies
+    public var passwordHashThreads: Int
+    /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
+    public var passwordParameters: PasswordHasher.Parameters = .default
 
     public struct Setting: Sendable {
         public let name: String
@@ -46,6 +60,24 @@ public struct Configuration: Sendable {
         Setting(name: "PARLEY_LOG_FILE", defaultValue: "(stdout)", help: "write JSON log lines to this file instead of stdout"),
         Setting(name: "PARLEY_ACCESS_LOG", defaultValue: "1", help: "one JSON line per request (1) or none (0)"),
         Setting(name: "PARLEY_DEV_ROUTES", defaultValue: "0", help: "enable benchmark and test-only routes (never in production)"),
+        Setting(name: "PARLEY_MASTER_KEY", defaultValue: "(required)",
+                help: "32 random bytes as 64 hex digits or base64: encrypts app secrets, derives the token key"),
+        Setting(name: "PARLEY_TOKEN_KEYS", defaultValue: "(derived from the master key)",
+                help: "token signing keys `kid:base64key,...` (32+ bytes each); the first signs, all verify"),
+        Setting(name: "PARLEY_ACCESS_TOKEN_TTL_SECONDS", defaultValue: "900", help: "access token lifetime (apps may override)"),
+        Setting(name: "PARLEY_REFRESH_TOKEN_TTL_SECONDS", defaultValue: "2592000", help: "refresh token lifetime (30 days)"),
+        Setting(name: "PARLEY_IM_TOKEN_TTL_SECONDS", defaultValue: "86400", help: "IM (WebSocket) token lifetime (24 h)"),
+        Setting(name: "PARLEY_AUTH_RATE_PER_MINUTE", defaultValue: "120",
+                help: "auth requests per minute per client address (0: unlimited)"),
+        Setting(name: "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", defaultValue: "30",
+                help: "auth requests per minute per account: logins per username, renewals per user (0: unlimited)"),
+        Setting(name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
+                help: "failed logins per account within the window that lock it (code 1036 + Retry-After)"),
+        Setting(name: "PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", defaultValue: "900", help: "the failed-login window (15 min)"),
+        Setting(name: "PARLEY_TRUSTED_PROXIES", defaultValue: "(none)",
+                help: "proxy IPs/CIDRs whose X-Forwarded-For names the client address, comma-separated"),
+        Setting(name: "PARLEY_PASSWORD_HASH_THREADS", defaultValue: "number of cores",
+                help: "threads hashing passwords (scrypt), off the event loops"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -93,6 +125,42 @@ public struct Configuration: Sendable {
         logFile = value("PARLEY_LOG_FILE")
         accessLog = try flag("PARLEY_ACCESS_LOG", true)
         devRoutes = try flag("PARLEY_DEV_ROUTES", false)
+        do {
+            masterKey = try value("PARLEY_MASTER_KEY").map { try MasterKey(parsing: $0) }
+            tokenKeys = try value("PARLEY_TOKEN_KEYS").map { try TokenKeyRing(parsing: $0) }
+            trustedProxies = try value("PARLEY_TRUSTED_PROXIES").map { try TrustedProxies(parsing: $0) } ?? .none
+        } catch {
+            throw Invalid(description: String(describing: error)) // the parsers' messages never quote a key
+        }
+        tokenLifetimes = TokenLifetimes(
+            access: try integer("PARLEY_ACCESS_TOKEN_TTL_SECONDS", 900, range: 30...86400),
+            refresh: try integer("PARLEY_REFRESH_TOKEN_TTL_SECONDS", 30 * 86400, range: 60...(366 * 86400)),
+            im: try integer("PARLEY_IM_TOKEN_TTL_SECONDS", 86400, range: 60...(30 * 86400)))
+        authRatePerMinute = try integer("PARLEY_AUTH_RATE_PER_MINUTE", 120, range: 0...10_000_000)
+        authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
+        loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
+        loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
+        passwordHashThreads = try integer("PARLEY_PASSWORD_HASH_THREADS", ProcessInfo.processInfo.activeProcessorCount,
+                                          range: 1...64)
+    }
+
+    public static let missingMasterKey = "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "
+        + "app secrets and sign tokens. Generate one with `openssl rand -hex 32` and keep it secret and stable (a new key "
+        + "makes stored app secrets unreadable); scripts/run creates .parley/master.key for local use"
+
+    /// The auth feature's configuration, or an error saying how to provide the master key.
+    public func authConfiguration() throws -> AuthConfiguration {
+        guard let masterKey else { throw Invalid(description: Self.missingMasterKey) }
+        var auth = AuthConfiguration(masterKey: masterKey, tokenKeys: tokenKeys)
+        auth.lifetimes = tokenLifetimes
+        auth.addressRatePerMinute = authRatePerMinute
+        auth.accountRatePerMinute = authAccountRatePerMinute
+        auth.maxLoginFailures = loginMaxFailures
+        auth.loginFailureWindow = loginFailureWindowSeconds
+        auth.trustedProxies = trustedProxies
+        auth.passwordHashThreads = passwordHashThreads
+        auth.passwordParameters = passwordParameters
+        return auth
     }
 
     var httpServer: HTTPServerConfiguration {

@@ -14,6 +14,7 @@ enum CommandLineInterface {
       parley serve [--migrate]   serve HTTP and WebSocket; --migrate applies pending migrations first
       parley migrate             apply pending migrations and exit
       parley migrate status      list applied and pending migrations
+    \(AppCommand.usage)
       parley --help              this text
 
     SETTINGS (environment variables)
@@ -40,6 +41,13 @@ enum CommandLineInterface {
                 return try await serve(configuration, applyMigrations: rest.contains("--migrate"))
             case "migrate":
                 return try await migrate(configuration, statusOnly: rest == ["status"], extra: rest)
+            case "app":
+                do {
+                    try await AppCommand.run(rest, configuration: configuration) { print($0) }
+                } catch let error as AppCommand.UsageError {
+                    return usageError(error.description)
+                }
+                return 0
             default:
                 return usageError("unknown command: \(command)")
             }
@@ -79,8 +87,9 @@ enum CommandLineInterface {
 
     static func printUsage() {
         var text = usage + "\n"
+        let width = max(32, (Configuration.settings.map(\.name.count).max() ?? 0) + 2) // long names must not be cut
         for setting in Configuration.settings {
-            let name = setting.name.padding(toLength: 32, withPad: " ", startingAt: 0)
+            let name = setting.name.padding(toLength: width, withPad: " ", startingAt: 0)
             text += "  \(name)\(setting.help) (default: \(setting.defaultValue))\n"
         }
         print(text, terminator: "")

@@ -1,0 +1,31 @@
+import ParleyCrypto
+
+/// Everything the auth feature is configured with; `ParleyApp` builds it from the environment.
+public struct AuthConfiguration: Sendable {
+    public var masterKey: MasterKey
+    public var tokenKeys: TokenKeyRing
+    /// Server-wide token lifetimes in seconds (apps may override them).
+    public var lifetimes = TokenLifetimes(access: 15 * 60, refresh: 30 * 24 * 3600, im: 24 * 3600)
+    /// Auth requests per minute per client address (0: unlimited).
+    public var addressRatePerMinute = 120
+    /// Auth requests per minute per account (login attempts by username, token renewals by user; 0: unlimited).
+    public var accountRatePerMinute = 30
+    /// Failed logins per account within `loginFailureWindow` seconds that lock it until the window slides.
+    public var maxLoginFailures = 10
+    public var loginFailureWindow = 15 * 60
+    public var trustedProxies = TrustedProxies.none
+    /// Threads hashing passwords (scrypt) off the event loops.
+    public var passwordHashThreads = 2
+    public var passwordParameters = PasswordHasher.Parameters.default
+    /// Signed server-to-server requests: allowed clock difference (the "within 5 minutes").
+    public var signatureWindow = 300
+    /// How often each instance polls for ended sessions and changed apps (a missed NOTIFY costs at most this).
+    public var pollInterval: Duration = .seconds(1)
+    /// How long the previous app secret keeps verifying after `rotate-secret` (seconds).
+    public var secretRotationGrace = 3600
+
+    public init(masterKey: MasterKey, tokenKeys: TokenKeyRing? = nil) {
+        self.masterKey = masterKey
+        self.tokenKeys = tokenKeys ?? TokenKeyRing(derivedFrom: masterKey)
+    }
+}

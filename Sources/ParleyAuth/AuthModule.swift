@@ -1,0 +1,85 @@
+import ParleyHTTP
+import ParleyObservability
+import ParleyPostgres
+
+/// The auth and tenancy feature, assembled: what `ParleyApp` registers and runs.
+///
+/// - `register(on:)` adds the routes; `registerBenchmarkRoutes(on:)` the dev-only ones.
+/// - `start()` loads apps and recently ended sessions, starts the sync service and the password-hashing threads;
+///   `stop()` ends them.
+/// - `authenticator` protects routes of later features; `events` tells the realtime gateway which sessions
+///   ended (and why).
+public final class AuthModule: Sendable {
+    public let configuration: AuthConfiguration
+    public let authenticator: Authenticator
+    public let events: SessionEvents
+    public let revocations: SessionRevocations
+    public let directory: AppDirectory
+    public let appRepository: AppRepository
+    public let secrets: AppSecretBox
+    let services: AuthServices
+    let sync: AuthSyncService
+
+    public init(configuration: AuthConfiguration, database: PostgresClient, logger: Logger) {
+        self.configuration = configuration
+        let logger = logger.with("component", "auth")
+        let directory = AppDirectory()
+        let revocations = SessionRevocations()
+        let events = SessionEvents()
+        let consents = ConsentCache()
+        let appRepository = AppRepository(database: database)
+        let users = UserRepository(database: database)
+        let tokens = TokenService(keys: configuration.tokenKeys)
+        let apps = AppResolver(directory: directory, repository: appRepository)
+        let sessions = SessionService(sessions: SessionRepository(database: database), users: users, tokens: tokens,
+                                      revocations: revocations, events: events, defaults: configuration.lifetimes,
+                                      logger: logger)
+        let authenticator = Authenticator(tokens: tokens, directory: directory, revocations: revocations,
+                                          consents: consents, users: users, apps: apps)
+        let secrets = AppSecretBox(masterKey: configuration.masterKey)
+        services = AuthServices(
+            configuration: configuration, apps: apps, users: users, sessions: sessions, authenticator: authenticator,
+            consents: consents,
+            limits: AuthRateLimits(addressPerMinute: configuration.addressRatePerMinute,
+                                   accountPerMinute: configuration.accountRatePerMinute,
+                                   proxies: configuration.trustedProxies),
+            passwords: PasswordHashingPool(threads: configuration.passwordHashThreads),
+            dummyHash: DummyPasswordHash(),
+            signatures: SignedRequestVerifier(apps: apps, secrets: secrets, nonces: NonceRepository(database: database),
+                                              window: configuration.signatureWindow),
+            logger: logger)
+        sync = AuthSyncService(apps: appRepository, directory: directory, sessions: sessions, revocations: revocations,
+                               configuration: configuration, logger: logger)
+        self.authenticator = authenticator
+        self.events = events
+        self.revocations = revocations
+        self.directory = directory
+        self.appRepository = appRepository
+        self.secrets = secrets
+    }
+
+    public func register(on router: inout Router) {
+        AuthController(services: services).register(on: &router)
+        SessionController(services: services).register(on: &router)
+        IMAuthController(services: services).register(on: &router)
+        UserController(services: services).register(on: &router)
+        PrivacyController(services: services).register(on: &router)
+    }
+
+    /// `/bench/auth-echo` and `/bench/echo` (PARLEY_DEV_ROUTES=1 only).
+    public func registerBenchmarkRoutes(on router: inout Router) {
+        AuthBenchController(services: services).register(on: &router)
+    }
+
+    public func start() async throws {
+        services.passwords.start()
+        try await services.dummyHash.prepare(parameters: configuration.passwordParameters, pool: services.passwords)
+        try await sync.start()
+    }
+
+    public func stop() async {
+        await sync.stop()
+        services.passwords.shutdown()
+        events.finish()
+    }
+}

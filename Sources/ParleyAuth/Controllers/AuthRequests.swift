@@ -1,0 +1,123 @@
+import Foundation
+import ParleyHTTP
+
+/// Request bodies of the auth routes, each with its validation (1002 naming the field).
+
+struct RegisterRequest: Decodable {
+    var username: String
+    var password: String
+    var nickname: String?
+    var avatar: String?
+    var platform: String?
+    var deviceId: String?
+    var deviceModel: String?
+}
+
+struct LoginRequest: Decodable {
+    var username: String
+    var password: String
+    var platform: String
+    var deviceId: String?
+    var deviceModel: String?
+}
+
+struct RefreshRequest: Decodable {
+    var refreshToken: String
+}
+
+struct IMLoginRequest: Decodable {
+    var appKey: String
+    var userId: String
+    var platform: String?
+    var deviceId: String?
+    var deviceModel: String?
+}
+
+struct ConsentRequest: Decodable {
+    var version: Int
+}
+
+struct LookupRequest: Decodable {
+    var ids: [String]
+}
+
+/// `PATCH /api/users/me`: an absent field is left alone; `"avatar": null` removes the avatar.
+struct UpdateProfileRequest: Decodable {
+    var nickname: String?
+    /// nil: absent; .some(nil): clear; .some(key): set.
+    var avatar: String??
+
+    enum CodingKeys: String, CodingKey { case nickname, avatar }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nickname = try container.decodeIfPresent(String.self, forKey: .nickname)
+        if container.contains(.avatar) {
+            avatar = .some(try container.decodeNil(forKey: .avatar) ? nil : try container.decode(String.self, forKey: .avatar))
+        } else {
+            avatar = nil
+        }
+    }
+}
+
+enum AuthInput {
+    static let maxPasswordBytes = 1024
+    static let maxNicknameCharacters = 64
+    static let maxAvatarBytes = 512
+
+    static func username(_ raw: String) throws(APIError) -> String {
+        guard let name = Validation.normalizedUsername(raw) else {
+            throw APIError.validationFailed.with(message: "`username` must be 3-64 of [A-Za-z0-9_.@-]")
+        }
+        return name
+    }
+
+    static func newPassword(_ password: String) throws(APIError) {
+        guard password.count >= 8, password.utf8.count <= maxPasswordBytes else {
+            throw APIError.validationFailed.with(message: "`password` must be at least 8 characters (at most 1024 bytes)")
+        }
+    }
+
+    static func nickname(_ raw: String?) throws(APIError) -> String? {
+        guard let raw else { return nil }
+        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, Validation.isValidText(trimmed, maxCharacters: maxNicknameCharacters) else {
+            throw APIError.validationFailed.with(message: "`nickname` must be 1-64 characters without control characters")
+        }
+        return trimmed
+    }
+
+    static func avatar(_ raw: String?) throws(APIError) -> String? {
+        guard let raw else { return nil }
+        guard !raw.isEmpty, raw.utf8.count <= maxAvatarBytes, Validation.isValidText(raw, maxCharacters: maxAvatarBytes)
+        else { throw APIError.validationFailed.with(message: "`avatar` must be an object key of 1-512 bytes") }
+        return raw
+    }
+
+    static func userID(_ raw: String, field: String = "userId") throws(APIError) -> String {
+        guard Validation.isValidUserID(raw) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be 1-64 of [A-Za-z0-9_.@-]")
+        }
+        return raw
+    }
+
+    static func device(platform: String?, deviceId: String?, deviceModel: String?, ipAddress: String,
+                       defaultPlatform: String? = nil) throws(APIError) -> DeviceInfo {
+        guard let rawPlatform = platform ?? defaultPlatform else {
+            throw APIError.validationFailed.with(message: "missing field `platform`")
+        }
+        guard let platform = Validation.normalizedPlatform(rawPlatform) else {
+            throw APIError.validationFailed.with(message: "`platform` must be 1-32 of [a-z0-9_-] (ios, android, web, ...)")
+        }
+        let deviceId = deviceId ?? ""
+        guard deviceId.utf8.count <= 128, Validation.isValidText(deviceId, maxCharacters: 128) else {
+            throw APIError.validationFailed.with(message: "`deviceId` must be at most 128 bytes")
+        }
+        let deviceModel = deviceModel ?? ""
+        guard Validation.isValidText(deviceModel, maxCharacters: 128) else {
+            throw APIError.validationFailed.with(message: "`deviceModel` must be at most 128 characters")
+        }
+        return DeviceInfo(platform: platform, deviceId: deviceId, deviceModel: deviceModel, ipAddress: ipAddress)
+    }
+}
+

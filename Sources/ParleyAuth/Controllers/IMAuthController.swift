@@ -1,0 +1,47 @@
+import ParleyHTTP
+
+/// IM tokens: the signed login of an app's own backend (apps with their own user base) and the silent renewal
+/// for a logged-in client.
+struct IMAuthController: Sendable {
+    let services: AuthServices
+
+    func register(on router: inout Router) {
+        router.post("/api/im/auth/login", options: AuthController.bodyLimit) { request, _ in
+            try await signedLogin(request)
+        }
+        router.post("/api/im/auth/token") { request, _ in
+            try await renew(request)
+        }
+    }
+
+    /// `{appKey, userId, platform?, deviceId?, deviceModel?}`, signed; creates the user on first use.
+    func signedLogin(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let address = try services.limits.admit(request)
+        let app = try await services.signatures.verify(request)
+        let body = try request.decodeJSON(IMLoginRequest.self)
+        guard body.appKey == app.appKey else {
+            throw APIError.forbidden.with(message: "`appKey` in the body differs from the signed X-App-Key")
+        }
+        let userId = try AuthInput.userID(body.userId)
+        let device = try AuthInput.device(platform: body.platform, deviceId: body.deviceId,
+                                          deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
+        try services.limits.admit(account: "id:" + userId, appId: app.id)
+        let token = try await services.sessions.externalLogin(app: app, userId: userId, device: device)
+        services.logger.info("signed login", ["app_id": .int(Int(app.id)), "user_id": .string(userId),
+                                              "platform": .string(device.platform)])
+        return .ok(token)
+    }
+
+    /// A fresh IM token for the session of the access token presented.
+    func renew(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let address = try services.limits.admit(request)
+        let verified = try await services.authenticator.authenticate(request, audience: .api, consent: .required)
+        let principal = verified.principal
+        try services.limits.admit(account: "id:" + principal.userId, appId: principal.appId)
+        try await services.sessions.sessions.touch(appId: principal.appId, sessionId: principal.sessionId,
+                                                   ipAddress: address)
+        // Consent was just checked against the app's current version.
+        let version = max(verified.claims.pv, verified.app.privacyVersion)
+        return .ok(try services.sessions.issueIMToken(app: verified.app, principal: principal, consentedVersion: version))
+    }
+}

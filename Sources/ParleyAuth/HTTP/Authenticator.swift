@@ -1,0 +1,163 @@
+import Foundation
+import ParleyHTTP
+
+/// A handler of a protected route: the request, its context and the verified caller.
+public typealias AuthenticatedHandler = @Sendable (HTTPRequest, RequestContext, Principal) async throws -> HTTPResponse
+
+/// Whether a route answers 1033 while the user has not accepted the app's current privacy policy.
+public enum ConsentRequirement: Sendable, Hashable {
+    case required
+    /// Consent itself, logout and profile reads stay usable, so the client can show and accept the policy.
+    case exempt
+}
+
+/// A verified token: who calls, through which app, with which claims.
+public struct VerifiedToken: Sendable {
+    public var principal: Principal
+    public var claims: TokenClaims
+    public var app: AppSettings
+}
+
+/// Verifies bearer tokens for routes and for the WebSocket upgrade. The common path does no I/O: lookups in
+/// memory (the token's already-checked signature, app settings, ended sessions); a token seen for the first
+/// time costs an HMAC and a JSON decode. Only a user whose token predates an app's privacy-policy bump costs a
+/// database read (once; then `ConsentCache` knows).
+///
+/// ```swift
+/// router.get("/api/things", auth.protect { request, context, principal in ... })
+/// router.get("/api/other", auth.protect(consent: .exempt) { request, context, _ in
+///     let principal = try context.requirePrincipal() ...
+/// })
+/// ```
+public final class Authenticator: Sendable {
+    let tokens: TokenService
+    let directory: AppDirectory
+    let revocations: SessionRevocations
+    let consents: ConsentCache
+    let users: UserRepository
+    /// Database fallback for apps not yet in the directory.
+    let apps: AppResolver?
+    let verified = VerifiedTokenCache()
+
+    init(tokens: TokenService, directory: AppDirectory, revocations: SessionRevocations, consents: ConsentCache,
+         users: UserRepository, apps: AppResolver? = nil) {
+        self.tokens = tokens
+        self.directory = directory
+        self.revocations = revocations
+        self.consents = consents
+        self.users = users
+        self.apps = apps
+    }
+
+    /// Wraps `handler` so it runs only for a valid, unrevoked token of `audience`; the principal is also put in
+    /// the context (`context.requirePrincipal()`).
+    public func protect(audience: TokenAudience = .api, consent: ConsentRequirement = .required,
+                        _ handler: @escaping AuthenticatedHandler) -> HTTPHandler {
+        { [self] request, context in
+            let verified = try await authenticate(request, audience: audience, consent: consent)
+            var context = context
+            context[PrincipalKey.self] = verified.principal
+            return try await handler(request, context, verified.principal)
+        }
+    }
+
+    /// The same check as a middleware, for a group of routes built with their own router.
+    public func middleware(audience: TokenAudience = .api, consent: ConsentRequirement = .required) -> any HTTPMiddleware {
+        AuthenticationMiddleware(authenticator: self, audience: audience, consent: consent)
+    }
+
+    /// Verifies the request's `Authorization: Bearer` token; an `X-App-Key` header, when present, must name the
+    /// token's app.
+    public func authenticate(_ request: HTTPRequest, audience: TokenAudience = .api,
+                             consent: ConsentRequirement = .required) async throws -> VerifiedToken {
+        guard let token = Self.bearerToken(request.headers["authorization"]) else { throw APIError.tokenMissing }
+        let claims = try verifiedClaims(token, audience: audience)
+        var app = directory.app(id: claims.app)
+        if app == nil {
+            // An app created on another instance a moment ago (before NOTIFY or the poll brought it here).
+            app = try await apps?.app(id: claims.app)
+        }
+        let verified = try accept(claims, app: app, appKey: request.headers["x-app-key"])
+        if consent == .required { try await requireConsent(verified) }
+        return verified
+    }
+
+    /// For the WebSocket upgrade: an IM token's principal (signature, audience, expiry, app, revocation). The
+    /// privacy-consent check needs the database on its rare path; call `requireConsent` after this.
+    public func verifyIMToken(_ token: String) throws(APIError) -> Principal {
+        try verify(token, audience: .im, appKey: nil).principal
+    }
+
+    /// Token checks without I/O.
+    public func verify(_ token: String, audience: TokenAudience, appKey: String?) throws(APIError) -> VerifiedToken {
+        let claims = try verifiedClaims(token, audience: audience)
+        return try accept(claims, app: directory.app(id: claims.app), appKey: appKey)
+    }
+
+    /// Signature (cached per token), issuer, audience, expiry.
+    private func verifiedClaims(_ token: String, audience: TokenAudience) throws(APIError) -> TokenClaims {
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims: TokenClaims
+        if let cached = verified.claims(for: token) {
+            claims = cached
+        } else {
+            claims = try tokens.authenticate(token)
+            if claims.exp > now { verified.insert(claims, for: token, now: now) }
+        }
+        try tokens.check(claims, audience: audience, now: now)
+        return claims
+    }
+
+    /// The app still exists, is the one `X-App-Key` names (when sent), and the session has not ended.
+    private func accept(_ claims: TokenClaims, app: AppSettings?, appKey: String?) throws(APIError) -> VerifiedToken {
+        guard let app else { throw APIError.tokenInvalid }
+        if let appKey, appKey != app.appKey {
+            throw APIError.forbidden.with(message: "the token belongs to another app than X-App-Key names")
+        }
+        guard !revocations.contains(claims.sid) else { throw APIError.sessionEnded }
+        return VerifiedToken(principal: claims.principal, claims: claims, app: app)
+    }
+
+    /// 1033 unless the user accepted the app's current privacy version.
+    public func requireConsent(_ verified: VerifiedToken) async throws {
+        let required = verified.app.privacyVersion
+        guard verified.claims.pv < required else { return }
+        let principal = verified.principal
+        if consents.covers(appId: principal.appId, userId: principal.userId, version: required) { return }
+        let accepted = try await users.consentedVersion(appId: principal.appId, userId: principal.userId) ?? -1
+        consents.record(appId: principal.appId, userId: principal.userId, version: accepted)
+        guard accepted >= required else { throw APIError.consentRequired }
+    }
+
+    /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1).
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header else { return nil }
+        // Byte loops, not Foundation's trimming: this runs on every authenticated request.
+        let bytes = header.utf8
+        guard bytes.count > 7 else { return nil }
+        var index = bytes.startIndex
+        for expected in "bearer ".utf8 {
+            guard bytes[index] | 0x20 == expected else { return nil } // | 0x20 lower-cases letters, keeps the space
+            index = bytes.index(after: index)
+        }
+        var end = bytes.endIndex
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while index < end, isBlank(bytes[index]) { index = bytes.index(after: index) }
+        while index < end, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return index < end ? String(header[index..<end]) : nil
+    }
+}
+
+/// `Authenticator` as a middleware: fills `context[PrincipalKey.self]` or answers the token error.
+struct AuthenticationMiddleware: HTTPMiddleware {
+    let authenticator: Authenticator
+    let audience: TokenAudience
+    let consent: ConsentRequirement
+
+    func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse {
+        let verified = try await authenticator.authenticate(request, audience: audience, consent: consent)
+        var context = context
+        context[PrincipalKey.self] = verified.principal
+        return try await next(request, context)
+    }
+}

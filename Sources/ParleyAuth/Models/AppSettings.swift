@@ -1,0 +1,20 @@
+import Foundation
+
+/// One app (tenant) as the server keeps it in memory: settings read on every authenticated request, and the
+/// secret, still encrypted, for verifying signed server-to-server calls.
+public struct AppSettings: Sendable, Hashable {
+    public var id: Int64
+    public var appKey: String
+    public var name: String
+    public var privacyVersion: Int
+    public var sessionPolicy: SessionPolicy
+    /// Per-app overrides of the server-wide token lifetimes (seconds); nil = the default.
+    public var accessTokenTTL: Int?
+    public var refreshTokenTTL: Int?
+    public var imTokenTTL: Int?
+    public var secretCiphertext: [UInt8]
+    public var previousSecretCiphertext: [UInt8]?
+    public var previousSecretExpiresAt: Date?
+    public var createdAt: Date
+    public var updatedAt: Date
+}

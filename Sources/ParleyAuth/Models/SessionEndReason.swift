@@ -1,0 +1,12 @@
+/// Why a session ended; stored in `sessions.end_reason` and published on `SessionEvents`.
+public enum SessionEndReason: String, Sendable, Hashable, Codable {
+    case logout
+    /// Ended from another device with `DELETE /api/auth/sessions/{id}`.
+    case revoked
+    /// Displaced by a login on another device under the app's session policy.
+    case accountConflict = "account_conflict"
+    /// Displaced by a new login from the same device (same device id): no conflict notice is due.
+    case relogin
+    /// A refresh token was presented twice: the session is presumed stolen.
+    case tokenReuse = "token_reuse"
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What other users of the same app may see about a user.
+public struct PublicProfile: Sendable, Hashable, Codable {
+    public var id: String
+    public var nickname: String
+    /// Object key of the avatar image (files feature); null when unset.
+    public var avatar: String?
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(nickname, forKey: .nickname)
+        try container.encode(avatar, forKey: .avatar) // explicit null: clients see every field
+    }
+}
+
+/// The signed-in user's own profile.
+public struct UserProfile: Sendable, Hashable, Codable {
+    public var id: String
+    /// Null for users created by the app's own backend (signed login).
+    public var username: String?
+    public var nickname: String
+    public var avatar: String?
+    /// The privacy-policy version the user last agreed to.
+    public var privacyVersion: Int
+    public var createdAt: Date
+
+    public var publicProfile: PublicProfile { PublicProfile(id: id, nickname: nickname, avatar: avatar) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(username, forKey: .username)
+        try container.encode(nickname, forKey: .nickname)
+        try container.encode(avatar, forKey: .avatar)
+        try container.encode(privacyVersion, forKey: .privacyVersion)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+}

@@ -1,0 +1,23 @@
+import ParleyPostgres
+
+/// A text[] literal (`{"a","b"}`) bound as one parameter, for `= ANY($1::text[])`.
+struct PostgresTextArray: PostgresEncodable {
+    static var postgresTypeOID: UInt32 { 0 }
+    let values: [String]
+
+    init(_ values: [String]) {
+        self.values = values
+    }
+
+    var postgresValue: PostgresValue {
+        let quoted = values.map { value -> String in
+            var escaped = "\""
+            for character in value {
+                if character == "\"" || character == "\\" { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return escaped + "\""
+        }
+        return .text("{" + quoted.joined(separator: ",") + "}")
+    }
+}

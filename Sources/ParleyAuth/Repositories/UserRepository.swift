@@ -1,0 +1,166 @@
+import Foundation
+import ParleyHTTP
+import ParleyPostgres
+
+/// A user row with the password hash (never leaves this feature).
+struct StoredUser: Sendable {
+    var profile: UserProfile
+    var passwordHash: String?
+}
+
+/// Users, always addressed by (app id, user id): there is no query without the tenant.
+struct UserRepository: Sendable {
+    let database: PostgresClient
+
+    static let columns = "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at"
+
+    static func decode(_ row: PostgresRow) throws -> StoredUser {
+        StoredUser(
+            profile: UserProfile(id: try row.decode("id"), username: try row.decode("username"),
+                                 nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
+                                 privacyVersion: try row.decode("privacy_version_consented"),
+                                 createdAt: try row.decode("created_at")),
+            passwordHash: try row.decode("password_hash"))
+    }
+
+    /// The account for a login, together with the number of failed logins within the window, in one round trip.
+    func loginCandidate(appId: Int64, username: String, failureWindowSeconds: Int) async throws
+        -> (user: StoredUser?, recentFailures: Int, oldestFailure: Date?) {
+        let rows = try await database.query("""
+            SELECT f.failures, f.oldest, u.*
+            FROM (SELECT count(*) AS failures, min(failed_at) AS oldest FROM login_failures
+                  WHERE app_id = \(appId) AND username = \(username)
+                    AND failed_at > now() - make_interval(secs => \(failureWindowSeconds))) f
+            LEFT JOIN (SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND username = \(username)) u
+              ON true
+            """)
+        let row = rows[0]
+        let failures = try row.decode("failures", as: Int.self)
+        let oldest = try row.decode("oldest", as: Date?.self)
+        let user = row.isNull("id") ? nil : try Self.decode(row)
+        return (user, failures, oldest)
+    }
+
+    func recordLoginFailure(appId: Int64, username: String) async throws {
+        _ = try await database.query("INSERT INTO login_failures (app_id, username) VALUES (\(appId), \(username))")
+    }
+
+    func clearLoginFailures(appId: Int64, username: String) async throws {
+        _ = try await database.query("DELETE FROM login_failures WHERE app_id = \(appId) AND username = \(username)")
+    }
+
+    /// Inserts a built-in account on `connection` (inside the registration transaction); throws 1040 when the
+    /// username is taken (the failed statement has aborted the transaction, which must roll back).
+    func insertAccount(on connection: PostgresConnection, appId: Int64, username: String, passwordHash: String,
+                       nickname: String, avatar: String?, consentedVersion: Int) async throws -> StoredUser {
+        do {
+            let rows = try await connection.query("""
+                INSERT INTO users (app_id, id, username, password_hash, nickname, avatar, privacy_version_consented,
+                                   consented_at)
+                VALUES (\(appId), \(Identifiers.newUserID()), \(username), \(passwordHash), \(nickname), \(avatar),
+                        \(consentedVersion), now())
+                RETURNING \(unescaped: Self.columns)
+                """)
+            return try Self.decode(rows[0])
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "users_app_username" {
+            throw APIError.usernameTaken
+        }
+    }
+
+    /// The user with this external id, created on first use (signed logins of apps with their own user base).
+    /// The app's backend vouches for the user, so a new user starts with the app's current privacy version.
+    func findOrCreateExternal(on connection: PostgresConnection, appId: Int64, userId: String,
+                              consentedVersion: Int) async throws -> StoredUser {
+        // Two attempts: when a concurrent transaction inserts the same user first, our INSERT does nothing and
+        // our statement's snapshot predates their row; the second statement sees it.
+        for _ in 0..<2 {
+            if let user = try await insertOrSelectExternal(on: connection, appId: appId, userId: userId,
+                                                           consentedVersion: consentedVersion) {
+                return user
+            }
+        }
+        throw PostgresError(kind: .server, message: "external user vanished during login")
+    }
+
+    private func insertOrSelectExternal(on connection: PostgresConnection, appId: Int64, userId: String,
+                                        consentedVersion: Int) async throws -> StoredUser? {
+        let rows = try await connection.query("""
+            WITH created AS (
+                INSERT INTO users (app_id, id, nickname, privacy_version_consented, consented_at)
+                VALUES (\(appId), \(userId), \(userId), \(consentedVersion), now())
+                ON CONFLICT (app_id, id) DO NOTHING
+                RETURNING \(unescaped: Self.columns))
+            SELECT * FROM created
+            UNION ALL
+            SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND id = \(userId)
+            LIMIT 1
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    /// Locks the user row for the rest of the transaction: logins of one user then run one after another, so
+    /// the session policy sees every concurrent login.
+    func lockForLogin(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> StoredUser? {
+        let rows = try await connection.query("""
+            SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND id = \(userId) FOR UPDATE
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    func find(appId: Int64, userId: String) async throws -> StoredUser? {
+        let rows = try await database.query("""
+            SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND id = \(userId)
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    /// Public profiles of those of `ids` that exist in the app, in the order asked.
+    func publicProfiles(appId: Int64, ids: [String]) async throws -> [PublicProfile] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try await database.query("""
+            SELECT id, nickname, avatar FROM users
+            WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(ids))::text[])
+            """)
+        var byID: [String: PublicProfile] = [:]
+        for row in rows {
+            let profile = PublicProfile(id: try row.decode("id"), nickname: try row.decode("nickname"),
+                                        avatar: try row.decode("avatar"))
+            byID[profile.id] = profile
+        }
+        var seen = Set<String>()
+        return ids.compactMap { id in seen.insert(id).inserted ? byID[id] : nil }
+    }
+
+    /// Updates nickname and/or avatar (`.some(nil)` clears the avatar).
+    func updateProfile(appId: Int64, userId: String, nickname: String?, avatar: String??) async throws -> StoredUser? {
+        let setAvatar = avatar != nil
+        let newAvatar: String? = avatar ?? nil
+        let rows = try await database.query("""
+            UPDATE users SET nickname = coalesce(\(nickname), nickname),
+                             avatar = CASE WHEN \(setAvatar) THEN \(newAvatar) ELSE avatar END,
+                             updated_at = now()
+            WHERE app_id = \(appId) AND id = \(userId)
+            RETURNING \(unescaped: Self.columns)
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    /// The privacy version the user accepted, from the database (the rare path after a policy bump).
+    func consentedVersion(appId: Int64, userId: String) async throws -> Int? {
+        let rows = try await database.query("""
+            SELECT privacy_version_consented FROM users WHERE app_id = \(appId) AND id = \(userId)
+            """)
+        return try rows.first?.decode(0, as: Int.self)
+    }
+
+    /// Records consent to `version` (never lowers an earlier, higher consent).
+    func recordConsent(appId: Int64, userId: String, version: Int) async throws -> Int? {
+        let rows = try await database.query("""
+            UPDATE users SET privacy_version_consented = greatest(privacy_version_consented, \(version)),
+                             consented_at = now(), updated_at = now()
+            WHERE app_id = \(appId) AND id = \(userId)
+            RETURNING privacy_version_consented
+            """)
+        return try rows.first?.decode(0, as: Int.self)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import ParleyNet
+import ParleyObservability
+import ParleyPostgres
+import Synchronization
+
+/// Keeps this instance's in-memory auth state in step with the database and the other instances:
+///
+/// - at start: every app, and the sessions ended within the longest token lifetime;
+/// - LISTEN `parley_session_ended` (payload: session id) and `parley_app_changed` (payload: app id), acted on
+///   at once;
+/// - a poll every `pollInterval` of sessions ended and apps changed since the previous poll (with a lookback
+///   for transactions that committed late), which also covers notifications missed while the listening
+///   connection was down;
+/// - housekeeping every minute (forgetting sessions whose tokens have all expired; deleting expired refresh
+///   tokens, nonces and failed-login rows).
+///
+/// So a session ended anywhere has its tokens refused here within about a second.
+public final class AuthSyncService: Sendable {
+    private struct State {
+        var task: Task<Void, Never>?
+        var watermark: Date?
+        var lastPurge: Instant?
+    }
+
+    /// Re-read rows this far behind the previous poll: `now()` is a transaction's start time, so a row can
+    /// become visible after a poll that should have seen it.
+    static let lookback: TimeInterval = 10
+    static let purgeInterval: Duration = .seconds(60)
+
+    let apps: AppRepository
+    let directory: AppDirectory
+    let sessions: SessionService
+    let revocations: SessionRevocations
+    let configuration: AuthConfiguration
+    let logger: Logger
+    private let state = Mutex(State())
+
+    init(apps: AppRepository, directory: AppDirectory, sessions: SessionService, revocations: SessionRevocations,
+         configuration: AuthConfiguration, logger: Logger) {
+        self.apps = apps
+        self.directory = directory
+        self.sessions = sessions
+        self.revocations = revocations
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    var database: PostgresClient { apps.database }
+
+    /// Loads the initial state (throws when the database cannot be read), then keeps it current until `stop`.
+    public func start() async throws {
+        let startedAt = try await databaseNow()
+        for app in try await apps.list() { directory.upsert(app) }
+        for row in try await sessions.sessions.endedWithin(seconds: retentionSeconds()) {
+            revocations.insert(row.session.sessionId, endedAt: Int64(row.endedAt.timeIntervalSince1970))
+        }
+        state.withLock { $0.watermark = startedAt }
+        logger.info("auth state loaded", ["apps": .int(directory.all.count), "ended_sessions": .int(revocations.count)])
+        let task = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.listenForEndedSessions() }
+                group.addTask { await self.listenForAppChanges() }
+                group.addTask { await self.pollUntilCancelled() }
+            }
+        }
+        state.withLock { $0.task = task }
+    }
+
+    public func stop() async {
+        let task = state.withLock { state in
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+        await task?.value
+    }
+
+    // MARK: Notifications
+
+    private func listenForEndedSessions() async {
+        for await event in database.listen(SessionRepository.endedChannel) {
+            switch event {
+            case .notification(_, let sessionId):
+                await sessionEnded(sessionId)
+            case .reconnected:
+                await poll()
+            }
+        }
+    }
+
+    private func listenForAppChanges() async {
+        for await event in database.listen(AppRepository.changeChannel) {
+            switch event {
+            case .notification(_, let payload):
+                guard let id = Int64(payload) else { continue }
+                do {
+                    if let app = try await apps.find(id: id) { directory.upsert(app) } else { directory.remove(id: id) }
+                } catch {
+                    logger.warning("could not reload a changed app", ["app_id": .int(Int(id)),
+                                                                      "error": .string(String(describing: error))])
+                }
+            case .reconnected:
+                await poll()
+            }
+        }
+    }
+
+    /// Another instance (or this one) ended a session: refuse its tokens, and publish the event with the
+    /// details the database has (who, why, which device displaced it).
+    func sessionEnded(_ sessionId: String) async {
+        if revocations.contains(sessionId) { return }
+        do {
+            if let row = try await sessions.sessions.ended(id: sessionId) {
+                sessions.announce([row])
+                return
+            }
+        } catch {
+            logger.warning("could not read an ended session", ["error": .string(String(describing: error))])
+        }
+        // Without details still refuse the tokens; the event is lost only while the database is unreadable.
+        revocations.insert(sessionId, endedAt: Int64(Date().timeIntervalSince1970))
+    }
+
+    // MARK: Poll
+
+    private func pollUntilCancelled() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: configuration.pollInterval)
+            } catch {
+                return
+            }
+            await poll()
+        }
+    }
+
+    /// One poll: ended sessions and changed apps since the previous poll, then pruning and housekeeping.
+    func poll() async {
+        do {
+            let polledAt = try await databaseNow()
+            let since = (state.withLock { $0.watermark } ?? polledAt).addingTimeInterval(-Self.lookback)
+            sessions.announce(try await sessions.sessions.endedSince(since))
+            for app in try await apps.changed(since: since) { directory.upsert(app) }
+            state.withLock { state in
+                if state.watermark.map({ $0 < polledAt }) ?? true { state.watermark = polledAt }
+            }
+            try await maintainIfDue()
+        } catch {
+            logger.warning("auth state poll failed", ["error": .string(String(describing: error))])
+        }
+    }
+
+    /// Once a minute: forget ended sessions whose tokens have all expired, delete expired rows.
+    private func maintainIfDue() async throws {
+        let now = Instant.now()
+        let due = state.withLock { state -> Bool in
+            if let last = state.lastPurge, now.since(last) < Self.purgeInterval { return false }
+            state.lastPurge = now
+            return true
+        }
+        guard due else { return }
+        revocations.prune(endedBefore: Int64(Date().timeIntervalSince1970) - Int64(retentionSeconds()))
+        try await sessions.sessions.purgeExpired(loginFailureWindowSeconds: configuration.loginFailureWindow)
+    }
+
+    /// The longest an access or IM token can live: an ended session is remembered this long.
+    func retentionSeconds() -> Int {
+        let defaults = configuration.lifetimes
+        var longest = max(defaults.access, defaults.im)
+        for app in directory.all {
+            longest = max(longest, app.accessTokenTTL ?? 0, app.imTokenTTL ?? 0)
+        }
+        return longest
+    }
+
+    private func databaseNow() async throws -> Date {
+        try await database.query("SELECT now()")[0].decode(0, as: Date.self)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import ParleyHTTP
+import ParleyObservability
+import ParleyPostgres
+
+/// Opens, refreshes and ends device sessions and issues their tokens. Every session that ends here is at once
+/// refused locally (`SessionRevocations`), announced in-process (`SessionEvents`) and, through the NOTIFY sent
+/// by the same statement, on every other instance.
+final class SessionService: Sendable {
+    let sessions: SessionRepository
+    let users: UserRepository
+    let tokens: TokenService
+    let revocations: SessionRevocations
+    let events: SessionEvents
+    let defaults: TokenLifetimes
+    let logger: Logger
+
+    init(sessions: SessionRepository, users: UserRepository, tokens: TokenService, revocations: SessionRevocations,
+         events: SessionEvents, defaults: TokenLifetimes, logger: Logger) {
+        self.sessions = sessions
+        self.users = users
+        self.tokens = tokens
+        self.revocations = revocations
+        self.events = events
+        self.defaults = defaults
+        self.logger = logger
+    }
+
+    var database: PostgresClient { sessions.database }
+
+    // MARK: Opening
+
+    /// A login of an existing (already authenticated) user: applies the app's session policy and opens a session.
+    func login(app: AppSettings, userId: String, device: DeviceInfo) async throws -> AuthTokens {
+        let refresh = newRefreshToken(app: app)
+        let (user, sessionId, displaced) = try await database.withTransaction { connection in
+            guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
+                throw APIError.invalidCredentials
+            }
+            let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
+                                                            policy: app.sessionPolicy, device: device)
+            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
+                                                      refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
+            return (user, sessionId, displaced)
+        }
+        announce(displaced)
+        return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
+    }
+
+    /// Registers a built-in account and opens its first session; 1040 when the username is taken.
+    func register(app: AppSettings, username: String, passwordHash: String, nickname: String, avatar: String?,
+                  device: DeviceInfo) async throws -> AuthTokens {
+        let refresh = newRefreshToken(app: app)
+        let (user, sessionId) = try await database.withTransaction { connection in
+            // Registering accepts the privacy policy in force.
+            let user = try await users.insertAccount(on: connection, appId: app.id, username: username,
+                                                     passwordHash: passwordHash, nickname: nickname, avatar: avatar,
+                                                     consentedVersion: app.privacyVersion)
+            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: user.profile.id,
+                                                      device: device, refreshTokenHash: refresh.hash,
+                                                      refreshExpiresAt: refresh.expiresAt)
+            return (user, sessionId)
+        }
+        return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
+    }
+
+    /// A signed login from the app's backend: the user is created on first use; answers an IM token.
+    func externalLogin(app: AppSettings, userId: String, device: DeviceInfo) async throws -> IMTokenResponse {
+        let refresh = newRefreshToken(app: app)
+        let (user, sessionId, displaced) = try await database.withTransaction { connection in
+            _ = try await users.findOrCreateExternal(on: connection, appId: app.id, userId: userId,
+                                                     consentedVersion: app.privacyVersion)
+            guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
+                throw APIError.invalidCredentials
+            }
+            let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
+                                                            policy: app.sessionPolicy, device: device)
+            // The session gets a refresh token like any other, but it is not handed out: this caller is a server
+            // that can always sign a new login.
+            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
+                                                      refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
+            return (user, sessionId, displaced)
+        }
+        announce(displaced)
+        let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
+        let im = try tokens.issue(.im, for: principal, consentedVersion: user.profile.privacyVersion,
+                                  lifetime: lifetimes(app).im)
+        return IMTokenResponse(token: im.token, expiresAt: im.expiresAt)
+    }
+
+    // MARK: Refreshing
+
+    func refresh(app: AppSettings?, apps: AppResolver, refreshToken: String, ipAddress: String) async throws
+        -> AuthTokens {
+        guard RefreshTokenHash.isWellFormed(refreshToken) else { throw APIError.refreshTokenInvalid }
+        let newToken = Identifiers.newRefreshToken()
+        let outcome = try await sessions.rotate(tokenHash: RefreshTokenHash.of(refreshToken), appId: app?.id,
+                                                newTokenHash: RefreshTokenHash.of(newToken),
+                                                defaultLifetime: defaults.refresh, ipAddress: ipAddress)
+        switch outcome {
+        case .unknown, .expired:
+            throw APIError.refreshTokenInvalid
+        case .sessionEnded:
+            throw APIError.sessionEnded
+        case .reused(let ended):
+            announce(ended)
+            logger.warning("refresh token reused; session ended",
+                           ["session_id": .string(ended.first?.session.sessionId ?? "")])
+            throw APIError.refreshTokenInvalid.with(message: "refresh token already used; the session was ended, log in again")
+        case .rotated(let user, let appId, let sessionId, let expiresAt):
+            guard let owner = try await resolveOwner(app, apps: apps, id: appId) else { throw APIError.refreshTokenInvalid }
+            return try bundle(app: owner, user: user, sessionId: sessionId,
+                              refresh: (newToken, RefreshTokenHash.of(newToken), expiresAt))
+        }
+    }
+
+    private func resolveOwner(_ app: AppSettings?, apps: AppResolver, id: Int64) async throws -> AppSettings? {
+        if let app { return app }
+        return try await apps.app(id: id)
+    }
+
+    // MARK: Ending
+
+    /// Ends one session or every session of a user; returns how many ended.
+    @discardableResult
+    func end(appId: Int64, userId: String, sessionId: String?, reason: SessionEndReason) async throws -> Int {
+        let ended = try await sessions.end(appId: appId, userId: userId, sessionId: sessionId, reason: reason)
+        announce(ended)
+        return ended.count
+    }
+
+    /// Refuses the sessions' tokens on this instance at once and publishes each newly learnt end once.
+    func announce(_ ended: [EndedSessionRow]) {
+        for row in ended {
+            if revocations.insert(row.session.sessionId, endedAt: Int64(row.endedAt.timeIntervalSince1970)) {
+                events.publish(.sessionEnded(row.session))
+            }
+        }
+    }
+
+    // MARK: Tokens
+
+    func lifetimes(_ app: AppSettings) -> TokenLifetimes { defaults.applying(app) }
+
+    func issueIMToken(app: AppSettings, principal: Principal, consentedVersion: Int) throws -> IMTokenResponse {
+        let im = try tokens.issue(.im, for: principal, consentedVersion: consentedVersion, lifetime: lifetimes(app).im)
+        return IMTokenResponse(token: im.token, expiresAt: im.expiresAt)
+    }
+
+    private func newRefreshExpiry(_ app: AppSettings) -> Date {
+        Date().addingTimeInterval(TimeInterval(lifetimes(app).refresh))
+    }
+
+    private func newRefreshToken(app: AppSettings) -> (token: String, hash: [UInt8], expiresAt: Date) {
+        let token = Identifiers.newRefreshToken()
+        return (token, RefreshTokenHash.of(token), newRefreshExpiry(app))
+    }
+
+    private func bundle(app: AppSettings, user: StoredUser, sessionId: String,
+                        refresh: (token: String, hash: [UInt8], expiresAt: Date)) throws -> AuthTokens {
+        let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
+        let lifetimes = lifetimes(app)
+        let version = user.profile.privacyVersion
+        let access = try tokens.issue(.api, for: principal, consentedVersion: version, lifetime: lifetimes.access)
+        let im = try tokens.issue(.im, for: principal, consentedVersion: version, lifetime: lifetimes.im)
+        return AuthTokens(user: user.profile, sessionId: sessionId, accessToken: access.token,
+                          accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token,
+                          refreshTokenExpiresAt: refresh.expiresAt, imToken: im.token, imTokenExpiresAt: im.expiresAt)
+    }
+}

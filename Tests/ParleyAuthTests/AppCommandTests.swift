@@ -1,0 +1,93 @@
+import Foundation
+import ParleyApp
+@testable import ParleyAuth
+import Synchronization
+import Testing
+
+/// `parley app create|list|rotate-secret|update` through `AppCommand`, against a migrated database.
+@Suite("parley app commands")
+struct AppCommandTests {
+    static func run(_ arguments: [String], _ configuration: Configuration) async throws -> [String] {
+        let lines = Mutex<[String]>([])
+        try await AppCommand.run(arguments, configuration: configuration) { line in lines.withLock { $0.append(line) } }
+        return lines.withLock { $0 }
+    }
+
+    static func field(_ name: String, in lines: [String]) -> String? {
+        lines.first { $0.hasPrefix(name + " ") }.map { $0.dropFirst(name.count).trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test func createListRotate() async throws {
+        try await withDatabase { url in
+            // The live server applies the migrations (and is used below to check the printed secret works).
+            let live = try await LiveApp(databaseURL: url)
+            let configuration = try LiveApp.configuration(databaseURL: url, masterKeyHex: live.masterKeyHex)
+            do {
+                let created = try await Self.run(["create", "--name", "Chat Demo", "--privacy-version", "3"], configuration)
+                let key = try #require(Self.field("appKey", in: created))
+                let secret = try #require(Self.field("appSecret", in: created))
+                #expect(key.hasPrefix("ak_"))
+                #expect(secret.hasPrefix("as_") && secret.count == 46)
+                #expect(created.filter { $0.contains(secret) }.count == 1) // printed once
+                #expect(Self.field("privacyVersion", in: created) == "3")
+
+                let stored = try await live.app.database.query(
+                    "SELECT secret_ciphertext FROM apps WHERE app_key = \(key)")[0].decode(0, as: [UInt8].self)
+                #expect(!String(decoding: stored, as: UTF8.self).contains(secret)) // encrypted at rest
+                #expect(stored.count == 12 + secret.utf8.count + 16)
+
+                let listed = try await Self.run(["list"], configuration)
+                #expect(listed.contains { $0.contains(key) && $0.contains("Chat Demo") })
+                #expect(!listed.joined().contains("as_"))
+
+                // The printed secret signs requests the server accepts.
+                _ = try await eventually { live.auth.directory.app(key: key) != nil }
+                let ok = try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: secret, userId: "x")
+                #expect(ok.status == 200)
+
+                let rotated = try await Self.run(["rotate-secret", key, "--grace-seconds", "0"], configuration)
+                let newSecret = try #require(Self.field("appSecret", in: rotated))
+                #expect(newSecret != secret)
+                #expect(try await eventually {
+                    try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: secret, userId: "x").code == 1038
+                } != nil)
+                #expect(try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: newSecret,
+                                                                 userId: "x").status == 200)
+
+                let updated = try await Self.run(["update", key, "--session-policy", "single", "--privacy-version", "4"],
+                                                 configuration)
+                #expect(Self.field("sessionPolicy", in: updated) == "single")
+                #expect(Self.field("privacyVersion", in: updated) == "4")
+
+                await #expect(throws: AppCommand.UsageError.self) { try await Self.run(["create"], configuration) }
+                await #expect(throws: AppCommand.UsageError.self) {
+                    try await Self.run(["rotate-secret", "ak_nope"], configuration)
+                }
+                await #expect(throws: AppCommand.UsageError.self) {
+                    try await Self.run(["create", "--name", "x", "--session-policy", "many"], configuration)
+                }
+            } catch {
+                await live.stop()
+                throw error
+            }
+            await live.stop()
+        }
+    }
+
+    @Test func serveAndAppCommandsRefuseWithoutMasterKey() async throws {
+        var environment = ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"]
+        let configuration = try Configuration(environment: environment)
+        #expect(configuration.masterKey == nil)
+        await #expect(throws: (any Error).self) { try await Self.run(["list"], configuration) }
+        let app = try Application(configuration: configuration)
+        do {
+            try await app.run(applyMigrations: false) {}
+            Issue.record("serve started without a master key")
+        } catch {
+            #expect(String(describing: error).contains("PARLEY_MASTER_KEY is not set"))
+        }
+        app.group.shutdown()
+        environment["PARLEY_MASTER_KEY"] = "too short"
+        #expect(throws: Configuration.Invalid.self) { try Configuration(environment: environment) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+@testable import ParleyAuth
+import ParleyNet
+import Testing
+
+/// Per-address buckets, per-account login lock, client addresses behind trusted proxies.
+@Suite("Rate limits and lockout")
+struct RateLimitTests {
+    @Test func addressBucketAnswers429WithRetryAfter() async throws {
+        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "5"]) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            for attempt in 1...5 {
+                let answer = try await client.login(appKey: app.appKey, username: "user\(attempt)", password: "whatever1")
+                #expect(answer.code == 1035)
+            }
+            let limited = try await client.login(appKey: app.appKey, username: "user6", password: "whatever1")
+            #expect(limited.status == 429)
+            #expect(limited.code == 1010)
+            let retryAfter = try #require(limited.header("Retry-After").flatMap(Int.init))
+            #expect((1...12).contains(retryAfter)) // 5/min refills one token every 12 s
+            // Routes outside auth are not limited.
+            #expect(try await client.get("/healthz").status == 200)
+        }
+    }
+
+    @Test func repeatedFailuresLockTheAccount() async throws {
+        try await withLiveApp(environment: ["PARLEY_LOGIN_MAX_FAILURES": "3"]) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            _ = try Session(try await client.register(appKey: app.appKey, username: "alice"))
+            for _ in 1...3 {
+                #expect(try await client.login(appKey: app.appKey, username: "alice", password: "guess1234").code == 1035)
+            }
+            // Locked: even the right password is refused, with a Retry-After up to the window (15 min).
+            let locked = try await client.login(appKey: app.appKey, username: "alice")
+            #expect(locked.status == 429)
+            #expect(locked.code == 1036)
+            let retryAfter = try #require(locked.header("Retry-After").flatMap(Int.init))
+            #expect((1...900).contains(retryAfter))
+            // Unknown accounts lock the same way: the lock reveals nothing about existence.
+            for _ in 1...3 { _ = try await client.login(appKey: app.appKey, username: "ghost", password: "guess1234") }
+            #expect(try await client.login(appKey: app.appKey, username: "ghost", password: "guess1234").code == 1036)
+            // Other accounts are unaffected.
+            _ = try Session(try await client.register(appKey: app.appKey, username: "bob"))
+            #expect(try await client.login(appKey: app.appKey, username: "bob").status == 200)
+        }
+    }
+
+    @Test func successfulLoginClearsEarlierFailures() async throws {
+        try await withLiveApp(environment: ["PARLEY_LOGIN_MAX_FAILURES": "3"]) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            _ = try Session(try await client.register(appKey: app.appKey, username: "carol"))
+            for _ in 1...2 { _ = try await client.login(appKey: app.appKey, username: "carol", password: "guess1234") }
+            #expect(try await client.login(appKey: app.appKey, username: "carol").status == 200)
+            for _ in 1...2 { _ = try await client.login(appKey: app.appKey, username: "carol", password: "guess1234") }
+            #expect(try await client.login(appKey: app.appKey, username: "carol").status == 200)
+        }
+    }
+
+    @Test func tokenBucketRefills() {
+        let limiter = TokenBucketLimiter(ratePerMinute: 60)
+        let start = Instant(nanoseconds: 1_000_000_000_000)
+        for _ in 0..<60 { #expect(limiter.acquire("a", now: start) == nil) }
+        #expect(limiter.acquire("a", now: start) == 1)
+        #expect(limiter.acquire("b", now: start) == nil) // buckets are per key
+        #expect(limiter.acquire("a", now: start + .milliseconds(1001)) == nil)
+        #expect(TokenBucketLimiter(ratePerMinute: 0).acquire("x") == nil) // 0 = off
+    }
+
+    @Test func clientAddressBehindTrustedProxies() throws {
+        let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 192.168.1.10, ::1")
+        // Not from a proxy: X-Forwarded-For is ignored (anyone can send it).
+        #expect(proxies.clientAddress(peer: "203.0.113.5", forwardedFor: ["1.2.3.4"]) == "203.0.113.5")
+        // From a proxy: the right-most untrusted hop.
+        #expect(proxies.clientAddress(peer: "10.1.2.3", forwardedFor: ["6.6.6.6, 198.51.100.7, 10.9.9.9"]) == "198.51.100.7")
+        #expect(proxies.clientAddress(peer: "::1", forwardedFor: ["198.51.100.7"]) == "198.51.100.7")
+        #expect(proxies.clientAddress(peer: "192.168.1.10", forwardedFor: ["garbage"]) == "192.168.1.10")
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: []) == "10.0.0.1")
+        #expect(proxies.isTrusted("::ffff:10.2.3.4"))
+        #expect(!proxies.isTrusted("192.168.1.11"))
+        #expect(throws: TrustedProxies.Invalid.self) { try TrustedProxies(parsing: "10.0.0.0/33") }
+        #expect(throws: TrustedProxies.Invalid.self) { try TrustedProxies(parsing: "not-an-ip") }
+    }
+
+    @Test func trustedProxyHeaderDrivesTheBucket() async throws {
+        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            func login(from address: String) async throws -> TestResponse {
+                try await client.post("/api/auth/login", json: ["username": "u", "password": "p", "platform": "web"],
+                                      headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+            }
+            #expect(try await login(from: "198.51.100.1").code == 1035)
+            #expect(try await login(from: "198.51.100.1").code == 1035)
+            #expect(try await login(from: "198.51.100.1").code == 1010)
+            #expect(try await login(from: "198.51.100.2").code == 1035) // another client behind the same proxy
+        }
+    }
+}

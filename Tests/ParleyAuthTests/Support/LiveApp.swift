@@ -1,0 +1,139 @@
+import Foundation
+import ParleyApp
+import ParleyAuth
+import ParleyCrypto
+import ParleyObservability
+import ParleyPostgres
+import ParleyTestSupport
+import Synchronization
+
+/// A real Parley server (ParleyApp's `Application`, migrations applied, auth started) on 127.0.0.1:<free port>,
+/// against a database of the test cluster.
+final class LiveApp: Sendable {
+    let app: Application
+    let port: UInt16
+    let sink: LogSink
+    let masterKeyHex: String
+    private let stopSignal: AsyncStream<Void>.Continuation
+    private let runTask: Task<Void, any Error>
+
+    static let migrationsDirectory: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("migrations").path
+    }()
+
+    /// Settings of every test server: few threads, cheap password hashing, generous rate limits.
+    static func configuration(databaseURL: String, masterKeyHex: String, environment: [String: String] = [:])
+        throws -> Configuration {
+        var env = [
+            "DATABASE_URL": databaseURL,
+            "PARLEY_HTTP_HOST": "127.0.0.1",
+            "PARLEY_HTTP_PORT": "0",
+            "PARLEY_EVENT_LOOPS": "2",
+            "PARLEY_DB_POOL_SIZE": "4",
+            "PARLEY_MIGRATIONS_DIR": migrationsDirectory,
+            "PARLEY_MASTER_KEY": masterKeyHex,
+            "PARLEY_AUTH_RATE_PER_MINUTE": "10000",
+            "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE": "10000",
+            "PARLEY_PASSWORD_HASH_THREADS": "2",
+            "PARLEY_DEV_ROUTES": "1",
+            "PARLEY_SHUTDOWN_GRACE_SECONDS": "1",
+        ]
+        env.merge(environment) { _, new in new }
+        var configuration = try Configuration(environment: env)
+        configuration.passwordParameters = .testing
+        return configuration
+    }
+
+    init(databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
+         logLevel: LogLevel = .info) async throws {
+        self.masterKeyHex = masterKeyHex
+        let configuration = try Self.configuration(databaseURL: databaseURL, masterKeyHex: masterKeyHex,
+                                                   environment: environment)
+        sink = LogSink(capturingAt: logLevel)
+        let app = try Application(configuration: configuration, logSink: sink)
+        self.app = app
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        stopSignal = continuation
+        runTask = Task {
+            try await app.run(applyMigrations: true) {
+                for await _ in stream {}
+            }
+        }
+        // Wait for the server to listen (or for `run` to fail).
+        let deadline = Date().addingTimeInterval(20)
+        while app.server.port == 0 {
+            if Date() > deadline { throw TestFailure("server did not start; log:\n\(sink.capturedText)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        port = app.server.port
+    }
+
+    var auth: AuthModule { app.auth! }
+
+    func stop() async {
+        stopSignal.finish()
+        _ = try? await runTask.value
+    }
+
+    // MARK: Helpers
+
+    /// Creates an app directly through the repository (as `parley app create` does).
+    func createApp(name: String = "Test", privacyVersion: Int = 0, policy: SessionPolicy = .onePerPlatform) async throws
+        -> (app: AppSettings, secret: String) {
+        let created = try await auth.appRepository.create(name: name, privacyVersion: privacyVersion,
+                                                          sessionPolicy: policy, secrets: auth.secrets)
+        auth.directory.upsert(created.app)
+        return created
+    }
+
+    func client() -> TestClient { TestClient(port: port) }
+
+    /// The keys this server signs with (derived from the master key).
+    var tokenKeys: TokenKeyRing { TokenKeyRing(derivedFrom: try! MasterKey(parsing: masterKeyHex)) }
+}
+
+/// A fresh database for one test, dropped afterwards.
+func withDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
+    let (url, drop) = try await TestDatabase.create()
+    do {
+        let result = try await body(url)
+        await drop()
+        return result
+    } catch {
+        await drop()
+        throw error
+    }
+}
+
+/// A fresh database and a server on it, both gone afterwards.
+func withLiveApp<T>(environment: [String: String] = [:], logLevel: LogLevel = .info,
+                    _ body: (LiveApp) async throws -> T) async throws -> T {
+    try await withDatabase { url in
+        let live = try await LiveApp(databaseURL: url, environment: environment, logLevel: logLevel)
+        do {
+            let result = try await body(live)
+            await live.stop()
+            return result
+        } catch {
+            await live.stop()
+            throw error
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns the time it took, or nil.
+func eventually(timeout: Duration = .seconds(2), _ condition: () async throws -> Bool) async throws -> Duration? {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while clock.now - start < timeout {
+        if try await condition() { return clock.now - start }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return nil
+}
