@@ -157,15 +157,18 @@ public struct AccessLogMiddleware: HTTPMiddleware {
         }()
         histogram.observe(seconds)
         if logAccess {
-            context.logger.info("request", [
-                "method": .string(request.method.rawValue),
-                "path": .string(request.path),
-                "route": .string(route),
-                "status": .int(response.status),
-                "duration_us": .int(Int(elapsed.nanosecondsClamped / 1000)),
-                "remote": .string(request.remoteAddress),
-                "bytes": .int(response.body.count),
-            ])
+            let requestID = context.requestID
+            let remote = request.remoteAddress
+            context.baseLogger.log(.info, "request") { line in
+                if !requestID.isEmpty { line.field("request_id", string: requestID) }
+                line.field("method", string: request.method.rawValue)
+                line.field("path", string: request.path)
+                line.field("route", string: route)
+                line.field("status", int: response.status)
+                line.field("duration_us", int: Int(elapsed.nanosecondsClamped / 1000))
+                line.field("remote", string: remote)
+                line.field("bytes", int: response.body.count)
+            }
         }
         return response
     }

@@ -11,18 +11,20 @@ public struct ResponseSerializer: Sendable {
         let bodyAllowed = requestMethod != .HEAD && status >= 200 && status != 204 && status != 304
         var out: [UInt8] = []
         out.reserveCapacity(160 + (bodyAllowed ? response.body.count : 0))
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
-        out.append(contentsOf: String(status).utf8)
-        out.append(UInt8(ascii: " "))
-        out.append(contentsOf: HTTPStatusText.reason(status).utf8)
-        out.append(contentsOf: "\r\n".utf8)
+        if status >= 100 && status < 600 {
+            out.append(contentsOf: ResponseSerializer.statusLines[status])
+        } else {
+            out.append(contentsOf: "HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
+        }
         for (name, value) in response.headers {
             // Framing headers are the serializer's job, never the handler's.
             if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" { continue }
             appendHeader(canonicalName(name), value, to: &out)
         }
-        if status >= 200 && status != 204 && !(status == 304) {
-            appendHeader("Content-Length", String(response.body.count), to: &out)
+        if status >= 200 && status != 204 && status != 304 {
+            out.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(response.body.count, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
         }
         out.append(contentsOf: "Date: ".utf8)
         out.append(contentsOf: date)
@@ -57,8 +59,32 @@ public struct ResponseSerializer: Sendable {
         out.append(UInt8(ascii: "\n"))
     }
 
+    private func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { raw in
+            var index = raw.count
+            repeat {
+                index -= 1
+                raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
+        }
+    }
+
+    /// `HTTP/1.1 200 OK\r\n` for every status, built once.
+    private static let statusLines: [[UInt8]] = (0..<600).map {
+        Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
+    }
+
     /// `content-type` -> `Content-Type` (header names are stored lowercased).
     func canonicalName(_ name: String) -> String {
+        switch name {
+        case "content-type": return "Content-Type"
+        case "x-request-id": return "X-Request-Id"
+        default: break
+        }
         if let known = ResponseSerializer.knownNames[name] { return known }
         var result = ""
         result.reserveCapacity(name.utf8.count)

@@ -63,6 +63,19 @@ public struct Logger: Sendable {
         sink.write(line.finish(), urgent: level >= .error)
     }
 
+    /// The hot-path form: the caller appends fields straight into the line (no `LogValue` boxing, no
+    /// field list), e.g. the access log, which writes one line per request.
+    public func log(_ level: LogLevel, _ message: StaticString, fields: (inout JSONLine) -> Void) {
+        guard level >= sink.level else { return }
+        var line = JSONLine()
+        line.field("ts", timestamp: sink.clock())
+        line.field("level", .string(level.name))
+        line.rawField("msg", message)
+        for (key, value) in metadata { line.field(key, value) }
+        fields(&line)
+        sink.write(line.finish(), urgent: level >= .error)
+    }
+
     public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, message, fields) }
     public func info(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.info, message, fields) }
     public func warning(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.warning, message, fields) }
@@ -88,6 +101,45 @@ public struct JSONLine {
         case .double(let d): bytes.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
         case .bool(let b): bytes.append(contentsOf: (b ? "true" : "false").utf8)
         }
+    }
+
+    /// A string field whose key is a literal that needs no escaping.
+    public mutating func field(_ key: StaticString, string value: String) {
+        rawKey(key)
+        JSONLine.appendQuoted(value, to: &bytes)
+    }
+
+    public mutating func field(_ key: StaticString, int value: Int) {
+        rawKey(key)
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { raw in
+            var index = raw.count
+            repeat {
+                index -= 1
+                raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
+        }
+    }
+
+    /// A string field whose key and value are both literals that need no escaping.
+    mutating func rawField(_ key: StaticString, _ value: StaticString) {
+        rawKey(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func rawKey(_ key: StaticString) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// Appends an ISO 8601 UTC timestamp with milliseconds.

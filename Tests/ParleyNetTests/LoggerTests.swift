@@ -46,3 +46,22 @@ import Testing
         #expect(text.contains("latency_seconds_count 3"))
     }
 }
+
+@Suite struct LoggerFastPathTests {
+    @Test func directFieldsProduceTheSameJSON() throws {
+        let sink = LogSink(capturingAt: .debug)
+        Logger(sink: sink, metadata: [("service", "parley")]).log(.info, "request") { line in
+            line.field("path", string: "/a\"b")
+            line.field("status", int: 200)
+            line.field("negative", int: -12)
+            line.field("max", int: Int.max)
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(sink.capturedText.utf8)) as? [String: Any])
+        #expect(object["msg"] as? String == "request")
+        #expect(object["path"] as? String == "/a\"b")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["negative"] as? Int == -12)
+        #expect(object["max"] as? Int == Int.max)
+        #expect(object["service"] as? String == "parley")
+    }
+}
