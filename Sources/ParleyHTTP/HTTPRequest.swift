@@ -1,10 +1,12 @@
 import Foundation
 
 /// A request as handlers see it: the parsed head, the body, and where it came from.
-public struct HTTPRequest: Sendable {
-    public var head: HTTPRequestHead
-    public var body: RequestBody
-    public var remoteAddress: String
+/// A class, immutable: it passes through every middleware layer, and a reference costs one retain
+/// per layer where a struct of strings and arrays costs one per field.
+public final class HTTPRequest: Sendable {
+    public let head: HTTPRequestHead
+    public let body: RequestBody
+    public let remoteAddress: String
 
     public init(head: HTTPRequestHead, body: RequestBody = .buffered([]), remoteAddress: String = "127.0.0.1") {
         self.head = head
