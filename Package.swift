@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
+        .target(name: "ParleyWebSocket", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
+                swiftSettings: swiftSettings),
 
         // Features.
         .target(name: "ParleyAuth", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
@@ -38,7 +40,8 @@ let package = Package(
 
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
-                                                  "ParleyObservability", "ParleyAuth"], swiftSettings: swiftSettings),
+                                                  "ParleyObservability", "ParleyAuth", "ParleyWebSocket"],
+                swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
 
         // Test support: shared by the test targets only.
@@ -50,6 +53,8 @@ let package = Package(
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyWebSocketTests", dependencies: ["ParleyWebSocket", "ParleyHTTP", "ParleyNet", "ParleyCrypto",
+                                                                "ParleyObservability", "ParleyTestSupport"]),
         .testTarget(name: "ParleyAuthTests", dependencies: ["ParleyAuth", "ParleyApp", "ParleyHTTP", "ParleyPostgres",
                                                            "ParleyCrypto", "ParleyNet", "ParleyObservability",
                                                            "ParleyTestSupport"]),

@@ -3,6 +3,7 @@ import Glibc
 import ParleyHTTP
 import ParleyObservability
 import ParleyPostgres
+import ParleyWebSocket
 
 /// Health, readiness and metrics: the routes orchestrators and Prometheus call.
 struct OperationsController {
@@ -64,6 +65,11 @@ struct DevelopmentController {
             guard let row = rows.first else { throw APIError.notFound.with(message: "no account \(aid)") }
             let balance = try row.decode(0, as: Int.self)
             return .ok(BenchAccount(aid: aid, abalance: balance))
+        }
+        // RFC 6455 echo for the Autobahn suite (scripts/e2e/40-autobahn.sh) and WebSocket benchmarks.
+        router.get("/ws/echo") { request, context in
+            try WebSocketServer.upgrade(request, configuration: WebSocketEchoHandler.configuration,
+                                        logger: context.logger) { _ in WebSocketEchoHandler() }
         }
     }
 
