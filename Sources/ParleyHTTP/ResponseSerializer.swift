@@ -1,4 +1,5 @@
 import Glibc
+import ParleyObservability
 
 /// Turns a response into wire bytes (RFC 9112 §4, §6). Pure apart from the date it is given.
 public struct ResponseSerializer: Sendable {
@@ -23,7 +24,7 @@ public struct ResponseSerializer: Sendable {
         }
         if status >= 200 && status != 204 && status != 304 {
             out.append(contentsOf: "Content-Length: ".utf8)
-            appendDecimal(response.body.count, to: &out)
+            DecimalASCII.append(response.body.count, to: &out)
             out.append(contentsOf: "\r\n".utf8)
         }
         out.append(contentsOf: "Date: ".utf8)
@@ -57,20 +58,6 @@ public struct ResponseSerializer: Sendable {
         }
         out.append(UInt8(ascii: "\r"))
         out.append(UInt8(ascii: "\n"))
-    }
-
-    private func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var index = raw.count
-            repeat {
-                index -= 1
-                raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude != 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
-        }
     }
 
     /// `HTTP/1.1 200 OK\r\n` for every status, built once.

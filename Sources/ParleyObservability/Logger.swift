@@ -111,18 +111,7 @@ public struct JSONLine {
 
     public mutating func field(_ key: StaticString, int value: Int) {
         rawKey(key)
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var index = raw.count
-            repeat {
-                index -= 1
-                raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude != 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
-        }
+        DecimalASCII.append(value, to: &bytes)
     }
 
     /// A string field whose key and value are both literals that need no escaping.

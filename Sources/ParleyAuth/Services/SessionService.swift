@@ -34,17 +34,25 @@ final class SessionService: Sendable {
     func login(app: AppSettings, userId: String, device: DeviceInfo) async throws -> AuthTokens {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId, displaced) = try await database.withTransaction { connection in
-            guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
-                throw APIError.invalidCredentials
-            }
-            let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
-                                                            policy: app.sessionPolicy, device: device)
-            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
-                                                      refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
-            return (user, sessionId, displaced)
+            try await openSession(on: connection, app: app, userId: userId, device: device, refresh: refresh)
         }
         announce(displaced)
         return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
+    }
+
+    /// Locks the user, ends the sessions the app's policy displaces and opens the new one, all in the caller's
+    /// transaction (login and external login share it).
+    private func openSession(on connection: PostgresConnection, app: AppSettings, userId: String, device: DeviceInfo,
+                             refresh: (token: String, hash: [UInt8], expiresAt: Date)) async throws
+        -> (StoredUser, String, [EndedSessionRow]) {
+        guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
+            throw APIError.invalidCredentials
+        }
+        let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
+                                                        policy: app.sessionPolicy, device: device)
+        let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
+                                                  refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
+        return (user, sessionId, displaced)
     }
 
     /// Registers a built-in account and opens its first session; 1040 when the username is taken.
@@ -70,16 +78,9 @@ final class SessionService: Sendable {
         let (user, sessionId, displaced) = try await database.withTransaction { connection in
             _ = try await users.findOrCreateExternal(on: connection, appId: app.id, userId: userId,
                                                      consentedVersion: app.privacyVersion)
-            guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
-                throw APIError.invalidCredentials
-            }
-            let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
-                                                            policy: app.sessionPolicy, device: device)
             // The session gets a refresh token like any other, but it is not handed out: this caller is a server
             // that can always sign a new login.
-            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
-                                                      refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
-            return (user, sessionId, displaced)
+            return try await openSession(on: connection, app: app, userId: userId, device: device, refresh: refresh)
         }
         announce(displaced)
         let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
