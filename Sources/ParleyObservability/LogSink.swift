@@ -6,6 +6,7 @@ import Synchronization
 /// background flusher every `flushInterval`, at once for errors, and on `flush()` at shutdown.
 public final class LogSink: Sendable {
     public let level: LogLevel
+    let timestampCache = TimestampCache()
     let clock: @Sendable () -> timespec
     private let fd: Int32
     private let ownsFD: Bool

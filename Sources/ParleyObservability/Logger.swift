@@ -14,6 +14,15 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
         }
     }
 
+    var staticName: StaticString {
+        switch self {
+        case .debug: "debug"
+        case .info: "info"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+
     public init?(name: String) {
         guard let level = LogLevel.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
         self = level
@@ -68,8 +77,8 @@ public struct Logger: Sendable {
     public func log(_ level: LogLevel, _ message: StaticString, fields: (inout JSONLine) -> Void) {
         guard level >= sink.level else { return }
         var line = JSONLine()
-        line.field("ts", timestamp: sink.clock())
-        line.field("level", .string(level.name))
+        line.appendTimestamp(sink.clock(), cache: sink.timestampCache)
+        line.rawField("level", level.staticName)
         line.rawField("msg", message)
         for (key, value) in metadata { line.field(key, value) }
         fields(&line)
@@ -89,8 +98,21 @@ public struct JSONLine {
 
     public init() {
         bytes = []
-        bytes.reserveCapacity(256)
+        bytes.reserveCapacity(320)
         bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// `"ts":"2026-12-01T02:03:04.123Z"` with the part up to the seconds formatted once per second.
+    mutating func appendTimestamp(_ timestamp: timespec, cache: TimestampCache) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.append(contentsOf: cache.prefix(forSecond: timestamp.tv_sec))
+        let millis = Int(timestamp.tv_nsec) / 1_000_000
+        bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millis / 100))
+        bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (millis / 10) % 10))
+        bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millis % 10))
+        bytes.append(UInt8(ascii: "Z"))
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func field(_ key: String, _ value: LogValue) {
@@ -209,5 +231,22 @@ public struct JSONLine {
             let hex: [UInt8] = Array("0123456789abcdef".utf8)
             bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
         }
+    }
+}
+
+/// `"ts":"YYYY-MM-DDTHH:MM:SS.` for the current second, so a busy log formats the date once a second
+/// instead of once a line (gmtime_r takes glibc's time-zone lock).
+final class TimestampCache: Sendable {
+    private let cached = Mutex<(second: Int, prefix: [UInt8])>((-1, []))
+
+    func prefix(forSecond second: Int) -> [UInt8] {
+        if let hit = cached.withLock({ $0.second == second ? $0.prefix : nil }) { return hit }
+        var line = JSONLine()
+        line.field("ts", timestamp: timespec(tv_sec: second, tv_nsec: 0))
+        var bytes = line.finish()
+        // `{"ts":"…:SS.000Z"}\n` -> `"ts":"…:SS.`
+        bytes = Array(bytes[1..<(bytes.count - 7)])
+        cached.withLock { $0 = (second, bytes) }
+        return bytes
     }
 }

@@ -63,5 +63,13 @@ import Testing
         #expect(object["negative"] as? Int == -12)
         #expect(object["max"] as? Int == Int.max)
         #expect(object["service"] as? String == "parley")
+        #expect(object["level"] as? String == "info")
+        // The cached-prefix timestamp has the same shape as the slow path's, and is now.
+        let ts = try #require(object["ts"] as? String)
+        #expect(ts.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression) != nil)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = try #require(formatter.date(from: ts))
+        #expect(abs(date.timeIntervalSinceNow) < 60)
     }
 }
