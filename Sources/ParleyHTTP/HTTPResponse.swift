@@ -36,6 +36,7 @@ public struct HTTPResponse: Sendable {
 
     public static func json(status: Int, body: [UInt8]) -> HTTPResponse {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(4) // content-type, x-request-id and a couple more without regrowing
         headers.appendLowercased(name: "content-type", value: "application/json; charset=utf-8")
         return HTTPResponse(status: status, headers: headers, body: body)
     }
