@@ -43,6 +43,9 @@ let package = Package(
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
+        // Profiling harness for the HTTP request path (scripts/profile-http).
+        .executableTarget(name: "parley-http-profile", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyObservability"],
+                          swiftSettings: swiftSettings),
 
         // Test support: shared by the test targets only.
         .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
