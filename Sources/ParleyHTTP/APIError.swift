@@ -37,7 +37,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     public static let payloadTooLarge = APIError(code: 1006, status: 413, message: "request body too large")
     public static let headersTooLarge = APIError(code: 1007, status: 431, message: "request header fields too large")
-    public static let notImplemented = APIError(code: 1008, status: 501, message: "method not implemented")
+    public static let unknownMethod = APIError(code: 1008, status: 501, message: "method not implemented")
     public static let unsupportedMediaType = APIError(code: 1009, status: 415, message: "unsupported media type")
     public static let requestTimeout = APIError(code: 1011, status: 408, message: "request timeout")
     public static let versionNotSupported = APIError(code: 1012, status: 505, message: "HTTP version not supported")
@@ -55,7 +55,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         switch status {
         case 413: return .payloadTooLarge
         case 431: return .headersTooLarge
-        case 501: return .notImplemented
+        case 501: return .unknownMethod
         case 505: return .versionNotSupported
         case 408: return .requestTimeout
         default: return APIError.badRequest.with(message: "bad request: \(reason)")
