@@ -1,3 +1,4 @@
+import ParleyNet
 import ParleyObservability
 
 /// Per-request values handlers need besides the request: the request id, a logger carrying it, the
@@ -14,6 +15,8 @@ public struct RequestContext: Sendable {
     /// The matched route's pattern, e.g. `/api/users/{id}` (used for metrics and logs).
     public var routePattern: String
     public var remoteAddress: String
+    /// When the request started being handled (the access log's clock).
+    public var startedAt = Instant.now()
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
     public init(requestID: String, logger: Logger, parameters: [String: String] = [:], routePattern: String = "",
