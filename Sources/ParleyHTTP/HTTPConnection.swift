@@ -359,7 +359,7 @@ final class HTTPConnection: IOHandler {
 
     // MARK: Timeouts and shutdown
 
-    /// Called by the loop's sweep. Returns true when the connection was closed.
+    /// Called by the loop's sweep: answers 408 or closes when a deadline has passed.
     func checkTimeouts(now: Instant) {
         let config = host.configuration
         if pendingOutputBytes > 0 {

@@ -42,8 +42,6 @@ public final class HTTPServer: Sendable {
         let protocolErrors = metrics.counter("parley_http_protocol_errors_total",
                                              help: "Requests refused before routing (parse errors, timeouts).",
                                              labels: ["status"])
-        let total = Atomic<Int>(0)
-        _ = total
         let shared = SharedServerState(maxConnections: configuration.maxConnections)
         loopServers = group.loops.map {
             LoopServer(loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,

@@ -95,11 +95,9 @@ public final class RequestBodyStream: AsyncSequence, Sendable {
                         return .success(chunk)
                     }
                     if s.finished { return .success(nil) }
+                    // Nothing buffered: make sure the connection is reading, then wait for the next push.
                     s.waiter = continuation
-                    if s.readingPaused {
-                        s.readingPaused = false
-                        return nil
-                    }
+                    s.readingPaused = false
                     return nil
                 }
                 if let immediate { continuation.resume(with: immediate) }

@@ -122,24 +122,11 @@ extension HTTPHeaders {
     }
 
     static func listContains(_ bytes: UnsafeBufferPointer<UInt8>, token: UnsafeBufferPointer<UInt8>) -> Bool {
-        var start = 0
-        while start <= bytes.count {
-            var end = start
-            while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
-            var lo = start
-            var hi = end
-            while lo < hi && (bytes[lo] == 0x20 || bytes[lo] == 0x09) { lo += 1 }
-            while hi > lo && (bytes[hi - 1] == 0x20 || bytes[hi - 1] == 0x09) { hi -= 1 }
-            if hi - lo == token.count {
-                var equal = true
-                for k in 0..<token.count where lowerASCII(bytes[lo + k]) != lowerASCII(token[k]) {
-                    equal = false
-                    break
-                }
-                if equal { return true }
-            }
-            start = end + 1
+        var found = false
+        HTTPRequestParser.forEachListElement(bytes) { element in
+            guard !found, element.count == token.count else { return }
+            found = zip(element, token).allSatisfy { lowerASCII($0) == lowerASCII($1) }
         }
-        return false
+        return found
     }
 }
