@@ -26,6 +26,7 @@ let package = Package(
 
         // Core layers.
         .target(name: "ParleyObservability", swiftSettings: swiftSettings),
+        .target(name: "ParleyJSON", swiftSettings: swiftSettings),
         .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability"], swiftSettings: swiftSettings),
@@ -55,6 +56,7 @@ let package = Package(
         .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyTestSupport"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
+        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
         .testTarget(name: "ParleyWebSocketTests", dependencies: ["ParleyWebSocket", "ParleyHTTP", "ParleyNet", "ParleyCrypto",
                                                                 "ParleyObservability", "ParleyTestSupport"]),
