@@ -38,10 +38,14 @@ let package = Package(
         // Features.
         .target(name: "ParleyAuth", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
                                                    "ParleyNet"], swiftSettings: swiftSettings),
+        .target(name: "ParleyMessaging", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
+                                                        "ParleyCrypto", "ParleyObservability"],
+                swiftSettings: swiftSettings),
 
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
-                                                  "ParleyObservability", "ParleyAuth", "ParleyWebSocket"],
+                                                  "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
+                                                  "ParleyMessaging"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
@@ -51,6 +55,10 @@ let package = Package(
         // Test support: shared by the test targets only.
         .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
                 path: "Tests/ParleyTestSupport"),
+        // A whole Parley server on a fresh database, and an HTTP client for it (feature tests).
+        .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyCrypto", "ParleyObservability",
+                                                          "ParleyPostgres", "ParleyTestSupport"],
+                path: "Tests/ParleyLiveSupport"),
 
         // Tests.
         .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyTestSupport"]),
@@ -62,7 +70,10 @@ let package = Package(
                                                                 "ParleyObservability", "ParleyTestSupport"]),
         .testTarget(name: "ParleyAuthTests", dependencies: ["ParleyAuth", "ParleyApp", "ParleyHTTP", "ParleyPostgres",
                                                            "ParleyCrypto", "ParleyNet", "ParleyObservability",
-                                                           "ParleyTestSupport"]),
+                                                           "ParleyTestSupport", "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyMessagingTests", dependencies: ["ParleyMessaging", "ParleyApp", "ParleyAuth", "ParleyHTTP",
+                                                                "ParleyJSON", "ParleyPostgres", "ParleyTestSupport",
+                                                                "ParleyLiveSupport"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

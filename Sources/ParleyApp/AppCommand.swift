@@ -13,8 +13,9 @@ public enum AppCommand {
       parley app list            list apps (never their secrets)
       parley app rotate-secret APP_KEY [--grace-seconds N]
                                  new secret, printed once; the old one keeps verifying for N seconds (default 3600)
-      parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P]
-                                 change settings; raising --privacy-version makes users consent again (code 1033)
+      parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P] [--revoke-window SECONDS]
+                                 change settings; raising --privacy-version makes users consent again (code 1033);
+                                 --revoke-window sets how long senders may revoke their messages
     """
 
     public struct UsageError: Error, CustomStringConvertible {
@@ -75,9 +76,14 @@ public enum AppCommand {
                 let name = options.take("--name")
                 let version = try options.takeInt("--privacy-version")
                 let policy = try options.takePolicy()
+                let revokeWindow = try options.takeInt("--revoke-window")
+                if let revokeWindow, !(0...(30 * 86400)).contains(revokeWindow) {
+                    throw UsageError(description: "--revoke-window must be 0 to 2592000 seconds")
+                }
                 try options.finish()
                 guard let updated = try await repository.update(appKey: key, name: name, privacyVersion: version,
-                                                                sessionPolicy: policy) else {
+                                                                sessionPolicy: policy,
+                                                                revokeWindowSeconds: revokeWindow) else {
                     throw UsageError(description: "no app with key \(key)")
                 }
                 describe(updated, output: output)
@@ -97,6 +103,7 @@ public enum AppCommand {
         output("appKey          \(app.appKey)")
         output("privacyVersion  \(app.privacyVersion)")
         output("sessionPolicy   \(app.sessionPolicy.rawValue)")
+        if let window = app.revokeWindowSeconds { output("revokeWindow    \(window)s") }
     }
 
     private static func requireSchema(_ app: Application) async throws {

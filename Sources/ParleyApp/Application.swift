@@ -1,6 +1,7 @@
 import Foundation
 import ParleyAuth
 import ParleyHTTP
+import ParleyMessaging
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
@@ -16,6 +17,8 @@ public final class Application: Sendable {
     public let server: HTTPServer
     /// Auth and tenancy; nil without PARLEY_MASTER_KEY (then `run` refuses to serve, `migrate` still works).
     public let auth: AuthModule?
+    /// Conversations and messages; nil when `auth` is.
+    public let messaging: MessagingModule?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -33,17 +36,24 @@ public final class Application: Sendable {
         OperationsController.registerProcessMetrics(metrics)
         auth = configuration.masterKey == nil ? nil
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
+        let database = database
+        messaging = auth.map { auth in
+            MessagingModule(configuration: configuration.messaging, database: database,
+                            authenticator: auth.authenticator,
+                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds })
+        }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth)
+                                                   auth: auth, messaging: messaging)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
-                               auth: AuthModule? = nil) -> HTTPResponder {
+                               auth: AuthModule? = nil, messaging: MessagingModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
+        messaging?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -75,6 +85,7 @@ public final class Application: Sendable {
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
+        messaging?.stop()
         await auth.stop()
         await database.shutdown()
         group.shutdown()

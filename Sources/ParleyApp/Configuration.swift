@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
+import ParleyMessaging
 import ParleyObservability
 
 /// Every setting Parley reads, from the environment. `Setting.all` is the single list that
@@ -33,6 +34,7 @@ public struct Configuration: Sendable {
     public var loginFailureWindowSeconds: Int
     public var trustedProxies: TrustedProxies
     public var passwordHashThreads: Int
+    public var messaging = MessagingConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
 
@@ -78,6 +80,15 @@ public struct Configuration: Sendable {
                 help: "proxy IPs/CIDRs whose X-Forwarded-For names the client address, comma-separated"),
         Setting(name: "PARLEY_PASSWORD_HASH_THREADS", defaultValue: "number of cores",
                 help: "threads hashing passwords (scrypt), off the event loops"),
+        Setting(name: "PARLEY_IM_MAX_TEXT_CHARS", defaultValue: "10000", help: "longest text message, richText text and draft"),
+        Setting(name: "PARLEY_IM_MAX_EXTRA_BYTES", defaultValue: "4096", help: "largest `extra` of a message (JSON bytes)"),
+        Setting(name: "PARLEY_IM_MAX_CUSTOM_BYTES", defaultValue: "16384",
+                help: "largest content of custom, structured and call messages (JSON bytes)"),
+        Setting(name: "PARLEY_IM_MAX_FORWARD_MESSAGES", defaultValue: "50", help: "most messages in one forward message"),
+        Setting(name: "PARLEY_IM_GROUP_MEMBER_LIMIT", defaultValue: "2000", help: "most members in a group"),
+        Setting(name: "PARLEY_IM_REVOKE_WINDOW_SECONDS", defaultValue: "120",
+                help: "senders may revoke for this long (`parley app update --revoke-window` overrides per app)"),
+        Setting(name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -142,6 +153,13 @@ public struct Configuration: Sendable {
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
         passwordHashThreads = try integer("PARLEY_PASSWORD_HASH_THREADS", ProcessInfo.processInfo.activeProcessorCount,
                                           range: 1...64)
+        messaging.maxTextCharacters = try integer("PARLEY_IM_MAX_TEXT_CHARS", 10_000, range: 1...1_000_000)
+        messaging.maxExtraBytes = try integer("PARLEY_IM_MAX_EXTRA_BYTES", 4096, range: 0...1_048_576)
+        messaging.maxCustomBytes = try integer("PARLEY_IM_MAX_CUSTOM_BYTES", 16_384, range: 64...1_048_576)
+        messaging.maxForwardMessages = try integer("PARLEY_IM_MAX_FORWARD_MESSAGES", 50, range: 1...500)
+        messaging.groupMemberLimit = try integer("PARLEY_IM_GROUP_MEMBER_LIMIT", 2000, range: 2...100_000)
+        messaging.revokeWindowSeconds = try integer("PARLEY_IM_REVOKE_WINDOW_SECONDS", 120, range: 0...(30 * 86400))
+        messaging.editWindowSeconds = try integer("PARLEY_IM_EDIT_WINDOW_SECONDS", 86400, range: 0...(365 * 86400))
     }
 
     public static let missingMasterKey = "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "

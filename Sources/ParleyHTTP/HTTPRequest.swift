@@ -43,6 +43,9 @@ public final class HTTPRequest: Sendable {
         guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(bytes))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // Not JSON at all (as opposed to JSON of the wrong shape).
+            throw APIError.invalidJSON
         } catch let error as DecodingError {
             throw APIError.validationFailed.with(message: DecodingErrorText.describe(error))
         } catch {

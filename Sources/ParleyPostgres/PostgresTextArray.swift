@@ -1,15 +1,13 @@
-import ParleyPostgres
-
 /// A text[] literal (`{"a","b"}`) bound as one parameter, for `= ANY($1::text[])`.
-struct PostgresTextArray: PostgresEncodable {
-    static var postgresTypeOID: UInt32 { 0 }
-    let values: [String]
+public struct PostgresTextArray: PostgresEncodable {
+    public static var postgresTypeOID: UInt32 { 0 }
+    public let values: [String]
 
-    init(_ values: [String]) {
+    public init(_ values: [String]) {
         self.values = values
     }
 
-    var postgresValue: PostgresValue {
+    public var postgresValue: PostgresValue {
         let quoted = values.map { value -> String in
             var escaped = "\""
             for character in value {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLiveSupport
 import ParleyApp
 @testable import ParleyAuth
 import Synchronization

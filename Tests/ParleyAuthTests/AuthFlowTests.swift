@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLiveSupport
 import Testing
 
 /// Register, login, refresh (rotation and reuse detection), logout, sessions, against a live server and a real

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLiveSupport
 @testable import ParleyAuth
 import Testing
 

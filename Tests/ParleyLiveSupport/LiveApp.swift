@@ -9,21 +9,21 @@ import Synchronization
 
 /// A real Parley server (ParleyApp's `Application`, migrations applied, auth started) on 127.0.0.1:<free port>,
 /// against a database of the test cluster.
-final class LiveApp: Sendable {
-    let app: Application
-    let port: UInt16
-    let sink: LogSink
-    let masterKeyHex: String
+public final class LiveApp: Sendable {
+    public let app: Application
+    public let port: UInt16
+    public let sink: LogSink
+    public let masterKeyHex: String
     private let stopSignal: AsyncStream<Void>.Continuation
     private let runTask: Task<Void, any Error>
 
-    static let migrationsDirectory: String = {
+    public static let migrationsDirectory: String = {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("migrations").path
+            .deletingLastPathComponent().appendingPathComponent("migrations").path
     }()
 
     /// Settings of every test server: few threads, cheap password hashing, generous rate limits.
-    static func configuration(databaseURL: String, masterKeyHex: String, environment: [String: String] = [:])
+    public static func configuration(databaseURL: String, masterKeyHex: String, environment: [String: String] = [:])
         throws -> Configuration {
         var env = [
             "DATABASE_URL": databaseURL,
@@ -45,7 +45,7 @@ final class LiveApp: Sendable {
         return configuration
     }
 
-    init(databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
+    public init(databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
          logLevel: LogLevel = .info) async throws {
         self.masterKeyHex = masterKeyHex
         let configuration = try Self.configuration(databaseURL: databaseURL, masterKeyHex: masterKeyHex,
@@ -69,9 +69,9 @@ final class LiveApp: Sendable {
         port = app.server.port
     }
 
-    var auth: AuthModule { app.auth! }
+    public var auth: AuthModule { app.auth! }
 
-    func stop() async {
+    public func stop() async {
         stopSignal.finish()
         _ = try? await runTask.value
     }
@@ -79,7 +79,7 @@ final class LiveApp: Sendable {
     // MARK: Helpers
 
     /// Creates an app directly through the repository (as `parley app create` does).
-    func createApp(name: String = "Test", privacyVersion: Int = 0, policy: SessionPolicy = .onePerPlatform) async throws
+    public func createApp(name: String = "Test", privacyVersion: Int = 0, policy: SessionPolicy = .onePerPlatform) async throws
         -> (app: AppSettings, secret: String) {
         let created = try await auth.appRepository.create(name: name, privacyVersion: privacyVersion,
                                                           sessionPolicy: policy, secrets: auth.secrets)
@@ -87,14 +87,14 @@ final class LiveApp: Sendable {
         return created
     }
 
-    func client() -> TestClient { TestClient(port: port) }
+    public func client() -> TestClient { TestClient(port: port) }
 
     /// The keys this server signs with (derived from the master key).
-    var tokenKeys: TokenKeyRing { TokenKeyRing(derivedFrom: try! MasterKey(parsing: masterKeyHex)) }
+    public var tokenKeys: TokenKeyRing { TokenKeyRing(derivedFrom: try! MasterKey(parsing: masterKeyHex)) }
 }
 
 /// A fresh database for one test, dropped afterwards.
-func withDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
+public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
     let (url, drop) = try await TestDatabase.create()
     do {
         let result = try await body(url)
@@ -107,7 +107,7 @@ func withDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
 }
 
 /// A fresh database and a server on it, both gone afterwards.
-func withLiveApp<T>(environment: [String: String] = [:], logLevel: LogLevel = .info,
+public func withLiveApp<T>(environment: [String: String] = [:], logLevel: LogLevel = .info,
                     _ body: (LiveApp) async throws -> T) async throws -> T {
     try await withDatabase { url in
         let live = try await LiveApp(databaseURL: url, environment: environment, logLevel: logLevel)
@@ -122,13 +122,13 @@ func withLiveApp<T>(environment: [String: String] = [:], logLevel: LogLevel = .i
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes; returns the time it took, or nil.
-func eventually(timeout: Duration = .seconds(2), _ condition: () async throws -> Bool) async throws -> Duration? {
+public func eventually(timeout: Duration = .seconds(2), _ condition: () async throws -> Bool) async throws -> Duration? {
     let clock = ContinuousClock()
     let start = clock.now
     while clock.now - start < timeout {

@@ -2,26 +2,28 @@ import Foundation
 import ParleyTestSupport
 
 /// One HTTP exchange's answer, with the Parley envelope decoded.
-struct TestResponse: @unchecked Sendable {
-    let status: Int
-    let headers: [(String, String)]
-    let body: [UInt8]
+public struct TestResponse: @unchecked Sendable {
+    public let status: Int
+    public let headers: [(String, String)]
+    public let body: [UInt8]
 
-    func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
-    var code: Int? { json["code"] as? Int }
-    var message: String? { json["message"] as? String }
-    var data: [String: Any] { json["data"] as? [String: Any] ?? [:] }
-    func string(_ key: String) -> String? { data[key] as? String }
+    public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    public var code: Int? { json["code"] as? Int }
+    public var message: String? { json["message"] as? String }
+    public var data: [String: Any] { json["data"] as? [String: Any] ?? [:] }
+    public func string(_ key: String) -> String? { data[key] as? String }
 }
 
 /// A client for the live server: each request runs the blocking `RawHTTPClient` on its own thread, so that tests
 /// never block Swift's cooperative pool (the server's background tasks share it).
-struct TestClient: Sendable {
-    let port: UInt16
+public struct TestClient: Sendable {
+    public init(port: UInt16) { self.port = port }
 
-    func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [])
+    public let port: UInt16
+
+    public func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [])
         async throws -> TestResponse {
         let port = self.port
         return try await withCheckedThrowingContinuation { continuation in
@@ -44,13 +46,13 @@ struct TestClient: Sendable {
         }
     }
 
-    func get(_ target: String, token: String? = nil, headers: [String: String] = [:]) async throws -> TestResponse {
+    public func get(_ target: String, token: String? = nil, headers: [String: String] = [:]) async throws -> TestResponse {
         var headers = headers
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try await send("GET", target, headers: headers)
     }
 
-    func post(_ target: String, json: [String: Any] = [:], token: String? = nil, headers: [String: String] = [:])
+    public func post(_ target: String, json: [String: Any] = [:], token: String? = nil, headers: [String: String] = [:])
         async throws -> TestResponse {
         var headers = headers
         if let token { headers["Authorization"] = "Bearer \(token)" }
@@ -58,45 +60,45 @@ struct TestClient: Sendable {
         return try await send("POST", target, headers: headers, body: Array(body))
     }
 
-    func patch(_ target: String, json: [String: Any], token: String) async throws -> TestResponse {
+    public func patch(_ target: String, json: [String: Any], token: String) async throws -> TestResponse {
         let body = try JSONSerialization.data(withJSONObject: json)
         return try await send("PATCH", target, headers: ["Authorization": "Bearer \(token)"], body: Array(body))
     }
 
-    func delete(_ target: String, token: String) async throws -> TestResponse {
+    public func delete(_ target: String, token: String) async throws -> TestResponse {
         try await send("DELETE", target, headers: ["Authorization": "Bearer \(token)"])
     }
 
     // MARK: Flows
 
-    func register(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
+    public func register(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
                   deviceModel: String = "iPhone 15") async throws -> TestResponse {
         try await post("/api/auth/register", json: ["username": username, "password": password, "platform": platform,
                                                     "deviceModel": deviceModel], headers: ["X-App-Key": appKey])
     }
 
-    func login(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
+    public func login(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
                deviceId: String = "", deviceModel: String = "Pixel 8") async throws -> TestResponse {
         try await post("/api/auth/login", json: ["username": username, "password": password, "platform": platform,
                                                  "deviceId": deviceId, "deviceModel": deviceModel],
                        headers: ["X-App-Key": appKey])
     }
 
-    func refresh(_ refreshToken: String, appKey: String? = nil) async throws -> TestResponse {
+    public func refresh(_ refreshToken: String, appKey: String? = nil) async throws -> TestResponse {
         try await post("/api/auth/refresh", json: ["refreshToken": refreshToken],
                        headers: appKey.map { ["X-App-Key": $0] } ?? [:])
     }
 }
 
 /// Tokens out of a register/login/refresh answer.
-struct Session {
-    let userId: String
-    let sessionId: String
-    let accessToken: String
-    let refreshToken: String
-    let imToken: String
+public struct Session: Sendable {
+    public let userId: String
+    public let sessionId: String
+    public let accessToken: String
+    public let refreshToken: String
+    public let imToken: String
 
-    init(_ response: TestResponse) throws {
+    public init(_ response: TestResponse) throws {
         let data = response.data
         guard response.status == 200, let access = data["accessToken"] as? String,
               let refresh = data["refreshToken"] as? String, let im = data["imToken"] as? String,

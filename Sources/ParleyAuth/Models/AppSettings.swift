@@ -12,6 +12,8 @@ public struct AppSettings: Sendable, Hashable {
     public var accessTokenTTL: Int?
     public var refreshTokenTTL: Int?
     public var imTokenTTL: Int?
+    /// The app's own revoke window for messages (seconds); nil = the server default.
+    public var revokeWindowSeconds: Int?
     public var secretCiphertext: [UInt8]
     public var previousSecretCiphertext: [UInt8]?
     public var previousSecretExpiresAt: Date?

@@ -15,7 +15,8 @@ public struct AppRepository: Sendable {
 
     static let columns = """
         id, app_key, name, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, privacy_version,
-        session_policy, access_token_ttl_seconds, refresh_token_ttl_seconds, im_token_ttl_seconds, created_at, updated_at
+        session_policy, access_token_ttl_seconds, refresh_token_ttl_seconds, im_token_ttl_seconds, revoke_window_seconds,
+        created_at, updated_at
         """
 
     static func decode(_ row: PostgresRow) throws -> AppSettings {
@@ -27,6 +28,7 @@ public struct AppRepository: Sendable {
             accessTokenTTL: try row.decode("access_token_ttl_seconds"),
             refreshTokenTTL: try row.decode("refresh_token_ttl_seconds"),
             imTokenTTL: try row.decode("im_token_ttl_seconds"),
+            revokeWindowSeconds: try row.decode("revoke_window_seconds"),
             secretCiphertext: try row.decode("secret_ciphertext"),
             previousSecretCiphertext: try row.decode("previous_secret_ciphertext"),
             previousSecretExpiresAt: try row.decode("previous_secret_expires_at"),
@@ -89,7 +91,8 @@ public struct AppRepository: Sendable {
 
     /// Changes settings; nil arguments keep the current value. `clearTTLs` resets the lifetimes to the defaults.
     public func update(appKey: String, name: String? = nil, privacyVersion: Int? = nil,
-                       sessionPolicy: SessionPolicy? = nil, lifetimes: TokenLifetimeOverrides? = nil) async throws
+                       sessionPolicy: SessionPolicy? = nil, lifetimes: TokenLifetimeOverrides? = nil,
+                       revokeWindowSeconds: Int? = nil) async throws
         -> AppSettings? {
         let rows = try await database.query("""
             WITH changed AS (
@@ -102,6 +105,7 @@ public struct AppRepository: Sendable {
                                     THEN \(lifetimes?.refresh)::integer ELSE refresh_token_ttl_seconds END,
                                 im_token_ttl_seconds = CASE WHEN \(lifetimes != nil)
                                     THEN \(lifetimes?.im)::integer ELSE im_token_ttl_seconds END,
+                                revoke_window_seconds = coalesce(\(revokeWindowSeconds)::integer, revoke_window_seconds),
                                 updated_at = now()
                 WHERE app_key = \(appKey)
                 RETURNING \(unescaped: Self.columns))

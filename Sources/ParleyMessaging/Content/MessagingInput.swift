@@ -1,0 +1,81 @@
+import Foundation
+import ParleyHTTP
+
+/// Validation of ids and small fields, each failure answering 1002 with the field named.
+enum MessagingInput {
+    /// User and group ids: 1-64 of `[A-Za-z0-9_.@-]` (the users table's rule).
+    static func isIdentifier(_ raw: some StringProtocol) -> Bool {
+        let bytes = raw.utf8
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
+                || byte == UInt8(ascii: "-")
+        }
+    }
+
+    static func userID(_ raw: String, field: String) throws(APIError) -> String {
+        guard isIdentifier(raw) else { throw APIError.validationFailed.with(message: "`\(field)` must be 1-64 of [A-Za-z0-9_.@-]") }
+        return raw
+    }
+
+    static func groupID(_ raw: String, field: String = "id") throws(APIError) -> String {
+        guard isIdentifier(raw) else { throw APIError.validationFailed.with(message: "`\(field)` is not a group id") }
+        return raw
+    }
+
+    static func conversationID(_ raw: String) throws(APIError) -> (id: String, chatType: ChatType, parts: [String]) {
+        guard let parsed = ConversationID.parse(raw) else {
+            throw APIError.validationFailed.with(message: "`id` is not a conversation id (si:USER:USER or sg:GROUP)")
+        }
+        return (raw, parsed.chatType, parsed.parts)
+    }
+
+    static func messageID(_ raw: String) throws(APIError) -> Int64 {
+        guard raw.utf8.count <= 19, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let id = Int64(raw), id > 0 else {
+            throw APIError.validationFailed.with(message: "`id` is not a message id")
+        }
+        return id
+    }
+
+    /// Client message ids: 1-128 printable ASCII characters (UUIDs, ULIDs, counters...).
+    static func clientMsgID(_ raw: String) throws(APIError) -> String {
+        let bytes = raw.utf8
+        guard (1...128).contains(bytes.count), bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw APIError.validationFailed.with(message: "`clientMsgId` must be 1-128 printable ASCII characters")
+        }
+        return raw
+    }
+
+    /// A query parameter that must be an integer in `range` when present.
+    static func integer(_ raw: String?, field: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
+        guard let raw else { return nil }
+        guard let value = Int64(raw), range.contains(value) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Names and short texts: trimmed, 1...max characters, no control characters.
+    static func name(_ raw: String, field: String, maxCharacters: Int = 64) throws(APIError) -> String {
+        let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maxCharacters, !containsControl(trimmed, allowingLineBreaks: false) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be 1-\(maxCharacters) characters without control characters")
+        }
+        return trimmed
+    }
+
+    static func objectKey(_ raw: String, field: String) throws(APIError) -> String {
+        guard !raw.isEmpty, raw.utf8.count <= 512, !containsControl(raw) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be an object key of 1-512 bytes")
+        }
+        return raw
+    }
+
+    /// C0 controls and DEL; line breaks and tabs are allowed in message text.
+    static func containsControl(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            if allowingLineBreaks && (scalar == "\n" || scalar == "\t" || scalar == "\r") { return false }
+            return scalar.value < 0x20 || scalar.value == 0x7F
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import ParleyAuth
+import ParleyHTTP
+
+/// `POST /api/im/messages`, revoke and edit.
+struct MessageController: Sendable {
+    let authenticator: Authenticator
+    let service: MessageService
+
+    /// Room for a forward of 50 messages plus extra and envelope.
+    static let bodyLimit = RouteOptions(bodyLimit: 256 * 1024)
+
+    func register(on router: inout Router) {
+        let service = service
+        router.post("/api/im/messages", options: Self.bodyLimit, authenticator.protect { request, _, principal in
+            let body = try request.decodeJSON(MessageService.SendRequest.self)
+            let (message, created) = try await service.send(body, from: principal)
+            return .ok(message, status: created ? 201 : 200)
+        })
+        router.post("/api/im/messages/{id}/revoke", authenticator.protect { _, context, principal in
+            let id = try MessagingInput.messageID(try context.parameter("id"))
+            return .ok(try await service.revoke(messageId: id, by: principal))
+        })
+        router.patch("/api/im/messages/{id}", options: Self.bodyLimit, authenticator.protect { request, context, principal in
+            let id = try MessagingInput.messageID(try context.parameter("id"))
+            let body = try request.decodeJSON(MessageService.EditRequest.self)
+            return .ok(try await service.edit(messageId: id, body, by: principal))
+        })
+    }
+}

@@ -1,0 +1,78 @@
+import ParleyHTTP
+
+/// Request bodies of the messaging routes (validated in the services).
+
+struct ReadRequest: Decodable {
+    var seq: Int64
+}
+
+struct CreateGroupRequest: Decodable {
+    var name: String
+    var avatarKey: String?
+    var memberIds: [String]
+}
+
+struct UpdateGroupRequest: Decodable {
+    var name: String?
+    /// nil: absent; .some(nil): remove the avatar.
+    var avatarKey: String??
+
+    enum CodingKeys: String, CodingKey { case name, avatarKey }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        if container.contains(.avatarKey) {
+            avatarKey = .some(try container.decodeNil(forKey: .avatarKey) ? nil : try container.decode(String.self, forKey: .avatarKey))
+        } else {
+            avatarKey = nil
+        }
+    }
+}
+
+struct MemberIDsRequest: Decodable {
+    var userIds: [String]
+}
+
+struct UpdateMemberRequest: Decodable {
+    var role: String?
+    var blocked: Bool?
+}
+
+struct TransferRequest: Decodable {
+    var userId: String
+}
+
+/// `offset` / `limit` query parameters with bounds.
+struct Paging {
+    var offset: Int
+    var limit: Int
+
+    init(_ request: HTTPRequest, defaultLimit: Int, maxLimit: Int) throws(APIError) {
+        let query = request.queryParameters
+        offset = Int(try MessagingInput.integer(query["offset"], field: "offset", range: 0...1_000_000) ?? 0)
+        limit = Int(try MessagingInput.integer(query["limit"], field: "limit", range: 1...Int64(maxLimit))
+            ?? Int64(defaultLimit))
+    }
+}
+
+/// `{"items": [...], "hasMore": bool}` style pages.
+struct ConversationPage: Encodable {
+    var conversations: [ConversationSummary]
+    var hasMore: Bool
+}
+
+struct MessagePage: Encodable {
+    var messages: [ImMessage]
+    var hasMore: Bool
+}
+
+struct MemberPage: Encodable {
+    var members: [GroupMember]
+    var hasMore: Bool
+}
+
+struct ClearResult: Encodable {
+    var conversationId: String
+    var clearSeq: Int64
+}

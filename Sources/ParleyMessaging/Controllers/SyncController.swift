@@ -1,0 +1,24 @@
+import ParleyAuth
+import ParleyHTTP
+
+/// `GET /api/im/sync?cursor=...&limit=N`.
+struct SyncController: Sendable {
+    let authenticator: Authenticator
+    let service: SyncService
+
+    func register(on router: inout Router) {
+        let service = service
+        router.get("/api/im/sync", authenticator.protect { request, _, principal in
+            let query = request.queryParameters
+            var cursor: SyncCursor?
+            if let raw = query["cursor"], !raw.isEmpty {
+                guard let parsed = SyncCursor(raw) else { throw APIError.invalidCursor }
+                cursor = parsed
+            }
+            let limit = Int(try MessagingInput.integer(query["limit"], field: "limit",
+                                                       range: 1...Int64(SyncService.maxPageSize))
+                ?? Int64(SyncService.defaultPageSize))
+            return .ok(try await service.sync(after: cursor, limit: limit, for: principal))
+        })
+    }
+}

@@ -1,0 +1,19 @@
+/// Limits and windows of the messaging feature; `ParleyApp` builds it from the environment.
+public struct MessagingConfiguration: Sendable {
+    /// `text` messages, the `text` of `richText` and drafts: at most this many characters.
+    public var maxTextCharacters = 10_000
+    /// `extra`, serialized: at most this many bytes.
+    public var maxExtraBytes = 4096
+    /// `custom`, `richText`, `notify`-like and call contents, serialized: at most this many bytes.
+    public var maxCustomBytes = 16 * 1024
+    /// `forward`: at most this many messages, and `maxForwardBytes` serialized.
+    public var maxForwardMessages = 50
+    public var maxForwardBytes = 128 * 1024
+    public var groupMemberLimit = 2000
+    /// Senders may revoke their messages for this long (seconds); apps may override it.
+    public var revokeWindowSeconds = 120
+    /// Senders may edit text and richText messages for this long (seconds).
+    public var editWindowSeconds = 24 * 3600
+
+    public init() {}
+}

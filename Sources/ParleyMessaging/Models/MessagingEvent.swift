@@ -1,0 +1,32 @@
+import ParleyJSON
+
+/// A change other users (or the user's other devices) must see, published on `MessagingEvents` after it committed.
+/// The realtime gateway turns these into frames for every connected device of the audience.
+public struct MessagingEvent: Sendable {
+    public enum Audience: Sendable, Hashable {
+        /// Every member of the conversation (the gateway resolves and caches the member list).
+        case conversationMembers
+        /// Every member plus users who just left it (so that they learn they were removed).
+        case conversationMembersAnd([String])
+        /// One user's devices only.
+        case user(String)
+    }
+
+    public enum Payload: Sendable {
+        case message(ImMessage)
+        case revoke(messageId: String, conversationId: String, operatorId: String, seq: Int64)
+        case edit(ImMessage)
+        case read(conversationId: String, userId: String, seq: Int64)
+        /// A change of the user's own view of a conversation (pin, draft, mute, clear, delete) or of their membership.
+        case conversation(JSONValue)
+    }
+
+    public var appId: Int64
+    public var conversationId: String
+    public var audience: Audience
+    /// The session whose request caused the event: it gets the answer to its request and may skip the echo.
+    public var originSessionId: String?
+    public var payload: Payload
+    /// Group membership changed: caches of the member list must be refreshed.
+    public var membershipChanged: Bool = false
+}

@@ -1,0 +1,190 @@
+import Foundation
+import ParleyJSON
+import ParleyPostgres
+
+/// Conversations and each member's own view of them (pin, draft, mute, read point, clear point, deletion).
+struct ConversationRepository: Sendable {
+    let database: PostgresClient
+
+    func membership(appId: Int64, conversationId: String, userId: String) async throws -> Membership? {
+        try await database.query("""
+            SELECT \(unescaped: Membership.columns(prefix: "")) FROM conversation_members
+            WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(conversationId)
+            """).first.map { try Membership.decode($0) }
+    }
+
+    func exists(appId: Int64, conversationId: String) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM conversations WHERE app_id = \(appId) AND id = \(conversationId)").isEmpty
+    }
+
+    /// Unread = messages after the read point that count (not notify), minus those revoked since. `counted_prefix`
+    /// of the message at the read point makes this two index lookups whatever the number of unread messages.
+    static let unreadExpression = """
+        CASE WHEN c.last_seq <= greatest(cm.read_seq, cm.clear_seq) THEN 0 ELSE greatest(0,
+            c.counted_total
+            - coalesce((SELECT p.counted_prefix FROM messages p WHERE p.app_id = cm.app_id
+                        AND p.conversation_id = cm.conversation_id AND p.seq = greatest(cm.read_seq, cm.clear_seq)), 0)
+            - (SELECT count(*) FROM messages r WHERE r.app_id = cm.app_id AND r.conversation_id = cm.conversation_id
+               AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL)) END
+        """
+
+    static let summarySelect = """
+        SELECT cm.conversation_id, cm.peer_id, cm.is_pinned, cm.draft_text, cm.muted, cm.read_seq, cm.clear_seq,
+               c.chat_type, c.group_id, c.last_seq, c.last_message_at,
+               lm.msg_type AS last_msg_type, lm.content AS last_content, lm.revoked_at IS NOT NULL AS last_revoked,
+               lm.seq AS last_msg_seq, lm.from_id AS last_from_id,
+               u.nickname AS peer_nickname, u.avatar AS peer_avatar,
+               g.name AS group_name, g.avatar_key AS group_avatar, g.member_count,
+               g.dissolved_at IS NOT NULL AS group_dissolved,
+               \(unreadExpression) AS unread_count
+        FROM conversation_members cm
+        JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
+        LEFT JOIN messages lm ON lm.id = c.last_message_id
+        LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.peer_id
+        LEFT JOIN groups g ON g.app_id = c.app_id AND g.id = c.group_id
+        """
+
+    /// The caller's visible conversations: pinned first, then by last activity; `limit + 1` fetched for hasMore.
+    func list(appId: Int64, userId: String, offset: Int, limit: Int) async throws
+        -> (conversations: [ConversationSummary], hasMore: Bool) {
+        let rows = try await database.query("""
+            \(unescaped: Self.summarySelect)
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
+              AND (cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)
+            ORDER BY cm.is_pinned DESC, c.last_message_at DESC NULLS LAST, cm.conversation_id
+            OFFSET \(offset) LIMIT \(limit + 1)
+            """)
+        var list = try rows.map { try Self.decodeSummary($0) }
+        let hasMore = list.count > limit
+        if hasMore { list.removeLast() }
+        return (list, hasMore)
+    }
+
+    func summary(appId: Int64, userId: String, conversationId: String) async throws -> ConversationSummary? {
+        try await database.query("""
+            \(unescaped: Self.summarySelect)
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)
+            """).first.map { try Self.decodeSummary($0) }
+    }
+
+    static func decodeSummary(_ row: PostgresRow) throws -> ConversationSummary {
+        let chatType = ChatType(rawValue: try row.decode("chat_type", as: String.self)) ?? .single
+        let peerId = try row.decode("peer_id", as: String?.self)
+        let clearSeq = try row.decode("clear_seq", as: Int64.self)
+        var preview = ""
+        var senderId: String?
+        if let lastSeq = try row.decode("last_msg_seq", as: Int64?.self), lastSeq > clearSeq,
+           let type = MessageType(rawValue: try row.decode("last_msg_type", as: String.self)) {
+            let content = try row.decode("last_content", as: String?.self).map { try MessageRepository.parseStored($0) }
+            preview = MessagePreview.text(type: type, content: content ?? .null, revoked: try row.decode("last_revoked"))
+            senderId = try row.decode("last_from_id", as: String.self)
+        }
+        let showName: String
+        let face: String?
+        if chatType == .group {
+            showName = try row.decode("group_name", as: String?.self) ?? ""
+            face = try row.decode("group_avatar", as: String?.self)
+        } else {
+            let nickname = try row.decode("peer_nickname", as: String?.self) ?? ""
+            showName = nickname.isEmpty ? (peerId ?? "") : nickname
+            face = try row.decode("peer_avatar", as: String?.self)
+        }
+        return ConversationSummary(
+            conversationId: try row.decode("conversation_id"), chatType: chatType, peerUserId: peerId,
+            groupId: try row.decode("group_id"), showName: showName, faceURL: face,
+            memberCount: try row.decode("member_count"), groupDissolved: chatType == .group ? try row.decode("group_dissolved") : nil,
+            isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"), muted: try row.decode("muted"),
+            unreadCount: try row.decode("unread_count"), readSeq: try row.decode("read_seq"),
+            lastSeq: try row.decode("last_seq"), lastMessagePreview: preview,
+            lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: senderId)
+    }
+
+    struct StateUpdate: Sendable {
+        var isPinned: Bool?
+        var draftText: String?
+        var muted: Bool?
+    }
+
+    /// Pin, draft, mute; records `change` for the user's other devices. False when not a member.
+    func update(appId: Int64, userId: String, conversationId: String, _ update: StateUpdate, change: JSONValue)
+        async throws -> Bool {
+        let rows = try await database.query("""
+            WITH updated AS (
+                UPDATE conversation_members SET
+                    is_pinned = coalesce(\(update.isPinned), is_pinned),
+                    pinned_at = CASE WHEN \(update.isPinned) IS NULL THEN pinned_at
+                                     WHEN \(update.isPinned) THEN now() ELSE NULL END,
+                    draft_text = coalesce(\(update.draftText)::text, draft_text),
+                    draft_updated_at = CASE WHEN \(update.draftText)::text IS NULL THEN draft_updated_at ELSE now() END,
+                    muted = coalesce(\(update.muted), muted)
+                WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(conversationId)
+                RETURNING conversation_id),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
+                SELECT \(appId), conversation_id, \(userId), 'conversation', \(change.serializedString)
+                FROM updated)
+            SELECT 1 FROM updated
+            """)
+        return !rows.isEmpty
+    }
+
+    /// Moves the read point forward to `seq` (clamped to the last message). Returns the read point after the
+    /// call and whether it moved; nil when not a member. 1:1 read marks are visible to both sides (receipts),
+    /// group read marks only to the reader's devices.
+    func markRead(appId: Int64, userId: String, conversationId: String, seq: Int64) async throws
+        -> (readSeq: Int64, moved: Bool)? {
+        let rows = try await database.query("""
+            WITH target AS (
+                SELECT cm.read_seq AS old_seq, least(\(seq), c.last_seq) AS new_seq, c.chat_type
+                FROM conversation_members cm JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
+                WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)),
+            updated AS (
+                UPDATE conversation_members cm SET read_seq = target.new_seq FROM target
+                WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)
+                  AND cm.read_seq < target.new_seq
+                RETURNING cm.read_seq, target.chat_type),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
+                SELECT \(appId), \(conversationId), CASE WHEN chat_type = 'single' THEN NULL ELSE \(userId) END, 'read',
+                       json_build_object('userId', \(userId)::text, 'seq', read_seq)::text
+                FROM updated)
+            SELECT target.old_seq, (SELECT read_seq FROM updated) AS moved_to FROM target
+            """)
+        guard let row = rows.first else { return nil }
+        if let moved = try row.decode("moved_to", as: Int64?.self) { return (moved, true) }
+        return (try row.decode("old_seq"), false)
+    }
+
+    enum Removal: String, Sendable {
+        /// History up to now disappears for the caller; the conversation stays in the list.
+        case clear
+        /// Also leaves the list until a new message arrives; pin and draft are reset.
+        case delete
+    }
+
+    /// Clears or deletes the conversation for this user only; returns the new clear point, nil when not a member.
+    func remove(appId: Int64, userId: String, conversationId: String, _ removal: Removal) async throws -> Int64? {
+        let deleting = removal == .delete
+        let rows = try await database.query("""
+            WITH updated AS (
+                UPDATE conversation_members cm SET
+                    clear_seq = c.last_seq, read_seq = greatest(cm.read_seq, c.last_seq),
+                    hidden_seq = CASE WHEN \(deleting) THEN c.last_seq ELSE cm.hidden_seq END,
+                    is_pinned = CASE WHEN \(deleting) THEN false ELSE cm.is_pinned END,
+                    pinned_at = CASE WHEN \(deleting) THEN NULL ELSE cm.pinned_at END,
+                    draft_text = CASE WHEN \(deleting) THEN '' ELSE cm.draft_text END
+                FROM conversations c
+                WHERE c.app_id = cm.app_id AND c.id = cm.conversation_id
+                  AND cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)
+                RETURNING cm.clear_seq),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
+                SELECT \(appId), \(conversationId), \(userId), 'conversation',
+                       json_build_object('conversationId', \(conversationId)::text, \(removal.rawValue == "clear" ? "cleared" : "deleted")::text, true,
+                                         'clearSeq', clear_seq)::text
+                FROM updated)
+            SELECT clear_seq FROM updated
+            """)
+        return try rows.first.map { try $0.decode("clear_seq", as: Int64.self) }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import ParleyPostgres
+
+/// Groups and their members. Writes run on the caller's transaction connection so that the change and its
+/// notify message commit together.
+struct GroupRepository: Sendable {
+    let database: PostgresClient
+
+    static let columns = "id, name, avatar_key, owner_id, member_count, dissolved_at, created_at"
+
+    static func decode(_ row: PostgresRow) throws -> GroupInfo {
+        let id = try row.decode("id", as: String.self)
+        return GroupInfo(groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
+                         avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
+                         memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
+                         createdAt: try row.decode("created_at"))
+    }
+
+    func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
+        try await database.query("SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)")
+            .first.map { try Self.decode($0) }
+    }
+
+    /// Locks the group row for the rest of the transaction (serializes member changes and the member count).
+    func lock(on connection: PostgresConnection, appId: Int64, groupId: String) async throws -> GroupInfo? {
+        try await connection.query("""
+            SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId) FOR UPDATE
+            """).first.map { try Self.decode($0) }
+    }
+
+    func insert(on connection: PostgresConnection, appId: Int64, groupId: String, name: String, avatarKey: String?,
+                ownerId: String) async throws -> GroupInfo {
+        let conversationId = ConversationID.group(groupId)
+        _ = try await connection.query("""
+            INSERT INTO conversations (app_id, id, chat_type, group_id) VALUES (\(appId), \(conversationId), 'group', \(groupId))
+            """)
+        let rows = try await connection.query("""
+            INSERT INTO groups (app_id, id, name, avatar_key, owner_id) VALUES (\(appId), \(groupId), \(name), \(avatarKey), \(ownerId))
+            RETURNING \(unescaped: Self.columns)
+            """)
+        return try Self.decode(rows[0])
+    }
+
+    /// Of `userIds`, those that exist in the app.
+    func existingUsers(on connection: PostgresConnection, appId: Int64, userIds: [String]) async throws -> Set<String> {
+        let rows = try await connection.query("""
+            SELECT id FROM users WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(userIds))::text[])
+            """)
+        return Set(try rows.map { try $0.decode("id", as: String.self) })
+    }
+
+    /// Adds members who see history from now on; returns the ids actually added (existing members are skipped)
+    /// and updates the member count.
+    func addMembers(on connection: PostgresConnection, appId: Int64, groupId: String, userIds: [String],
+                    role: GroupRole = .member) async throws -> [String] {
+        let conversationId = ConversationID.group(groupId)
+        let rows = try await connection.query("""
+            WITH added AS (
+                INSERT INTO conversation_members (app_id, user_id, conversation_id, role, read_seq, clear_seq)
+                SELECT \(appId), u, \(conversationId), \(role.rawValue), c.last_seq, c.last_seq
+                FROM unnest(\(PostgresTextArray(userIds))::text[]) AS u,
+                     conversations c WHERE c.app_id = \(appId) AND c.id = \(conversationId)
+                ON CONFLICT DO NOTHING
+                RETURNING user_id),
+            counted AS (
+                UPDATE groups SET member_count = member_count + (SELECT count(*) FROM added), updated_at = now()
+                WHERE app_id = \(appId) AND id = \(groupId))
+            SELECT user_id FROM added
+            """)
+        return try rows.map { try $0.decode("user_id", as: String.self) }
+    }
+
+    func removeMember(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String) async throws {
+        _ = try await connection.query("""
+            WITH removed AS (
+                DELETE FROM conversation_members
+                WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
+                RETURNING user_id)
+            UPDATE groups SET member_count = member_count - (SELECT count(*) FROM removed), updated_at = now()
+            WHERE app_id = \(appId) AND id = \(groupId)
+            """)
+    }
+
+    func member(appId: Int64, groupId: String, userId: String) async throws -> Membership? {
+        try await database.withConnection { connection in
+            try await member(on: connection, appId: appId, groupId: groupId, userId: userId)
+        }
+    }
+
+    func member(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String) async throws -> Membership? {
+        try await connection.query("""
+            SELECT \(unescaped: Membership.columns(prefix: "")) FROM conversation_members
+            WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
+            """).first.map { try Membership.decode($0) }
+    }
+
+    func setRole(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String, role: GroupRole)
+        async throws {
+        _ = try await connection.query("""
+            UPDATE conversation_members SET role = \(role.rawValue)
+            WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
+            """)
+        if role == .owner {
+            _ = try await connection.query("""
+                UPDATE groups SET owner_id = \(userId), updated_at = now() WHERE app_id = \(appId) AND id = \(groupId)
+                """)
+        }
+    }
+
+    func setBlocked(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String, blocked: Bool)
+        async throws {
+        _ = try await connection.query("""
+            UPDATE conversation_members SET blocked = \(blocked)
+            WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
+            """)
+    }
+
+    func updateProfile(on connection: PostgresConnection, appId: Int64, groupId: String, name: String?,
+                       avatarKey: String??) async throws {
+        let setAvatar = avatarKey != nil
+        _ = try await connection.query("""
+            UPDATE groups SET name = coalesce(\(name)::text, name),
+                              avatar_key = CASE WHEN \(setAvatar) THEN \(avatarKey ?? nil)::text ELSE avatar_key END,
+                              updated_at = now()
+            WHERE app_id = \(appId) AND id = \(groupId)
+            """)
+    }
+
+    func markDissolved(on connection: PostgresConnection, appId: Int64, groupId: String) async throws {
+        _ = try await connection.query("""
+            UPDATE groups SET dissolved_at = now(), updated_at = now() WHERE app_id = \(appId) AND id = \(groupId)
+            """)
+    }
+
+    /// A change only `userId` sees in sync (they can no longer see the conversation's own changes).
+    func recordMembershipChange(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String,
+                                payload: String) async throws {
+        _ = try await connection.query("""
+            INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
+            VALUES (\(appId), \(ConversationID.group(groupId)), \(userId), 'membership', \(payload))
+            """)
+    }
+
+    func members(appId: Int64, groupId: String, offset: Int, limit: Int) async throws -> (members: [GroupMember], hasMore: Bool) {
+        let rows = try await database.query("""
+            SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, u.nickname, u.avatar
+            FROM conversation_members cm LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.user_id
+            WHERE cm.app_id = \(appId) AND cm.conversation_id = \(ConversationID.group(groupId))
+            ORDER BY CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, cm.joined_at, cm.user_id
+            OFFSET \(offset) LIMIT \(limit + 1)
+            """)
+        var members = try rows.map { row in
+            GroupMember(userId: try row.decode("user_id"),
+                        role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
+                        blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
+                        faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"))
+        }
+        let hasMore = members.count > limit
+        if hasMore { members.removeLast() }
+        return (members, hasMore)
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import ParleyHTTP
+import ParleyJSON
+import ParleyPostgres
+
+/// What `parley_send_message` (migrations/0003) answered.
+enum SendOutcome: Sendable {
+    case stored(ImMessage)
+    case duplicate(ImMessage)
+    case noSuchUser
+    case notMember
+    case blocked
+    case dissolved
+}
+
+/// A message together with the caller's membership of its conversation (nil: not a member).
+struct MessageAccess: Sendable {
+    var message: ImMessage
+    var membership: Membership?
+}
+
+/// Messages, always addressed within one app.
+struct MessageRepository: Sendable {
+    let database: PostgresClient
+
+    static let columns = """
+        id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, extra, client_msg_id, created_at, \
+        edited_at, revoked_at, revoked_by
+        """
+
+    /// The columns as `m.<name>`, for joins with tables that share column names.
+    static let qualifiedColumns = columns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespaces) }
+        .joined(separator: ", ")
+
+    static func decode(_ row: PostgresRow, prefix: String = "") throws -> ImMessage {
+        let contentText = try row.decode(prefix + "content", as: String?.self)
+        let extraText = try row.decode(prefix + "extra", as: String?.self)
+        let chatType = try row.decode(prefix + "chat_type", as: String.self)
+        let msgType = try row.decode(prefix + "msg_type", as: String.self)
+        return ImMessage(
+            id: String(try row.decode(prefix + "id", as: Int64.self)),
+            conversationId: try row.decode(prefix + "conversation_id"),
+            seq: try row.decode(prefix + "seq"),
+            fromId: try row.decode(prefix + "from_id"),
+            toId: try row.decode(prefix + "to_id"),
+            chatType: ChatType(rawValue: chatType) ?? .single,
+            msgType: MessageType(rawValue: msgType) ?? .custom,
+            content: try contentText.map { text throws -> JSONValue in try parseStored(text) } ?? .null,
+            extra: try extraText.map { text throws -> JSONValue in try parseStored(text) },
+            clientMsgId: try row.decode(prefix + "client_msg_id"),
+            revoked: !row.isNull(prefix + "revoked_at"),
+            revokedBy: try row.decode(prefix + "revoked_by"),
+            createdAt: try row.decode(prefix + "created_at"),
+            editedAt: try row.decode(prefix + "edited_at"))
+    }
+
+    /// Stored JSON was serialized by us; a parse failure means the row was edited by hand.
+    static func parseStored(_ text: String) throws -> JSONValue {
+        do {
+            return try JSONValue.parse(text)
+        } catch {
+            throw PostgresError(kind: .decoding, message: "stored message JSON does not parse: \(error.reason)")
+        }
+    }
+
+    struct NewMessage: Sendable {
+        var appId: Int64
+        var conversationId: String
+        var chatType: ChatType
+        var fromId: String
+        var toId: String
+        var msgType: MessageType
+        var content: [UInt8]
+        var extra: [UInt8]?
+        var clientMsgId: String
+        /// Server-written notify messages skip the membership checks.
+        var system = false
+    }
+
+    /// Stores a message in one round trip (outside any transaction: the statement is its own).
+    func send(_ message: NewMessage) async throws -> SendOutcome {
+        do {
+            return try await Self.send(message, query: { try await database.query($0) })
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "messages_client_msg_id" {
+            // A duplicate racing on another conversation (same sender, same clientMsgId) committed first.
+            guard let original = try await findByClientID(appId: message.appId, fromId: message.fromId,
+                                                          clientMsgId: message.clientMsgId) else { throw error }
+            return .duplicate(original)
+        }
+    }
+
+    /// The same inside a caller's transaction (group changes write their notify message this way).
+    func send(_ message: NewMessage, on connection: PostgresConnection) async throws -> SendOutcome {
+        try await Self.send(message, query: { try await connection.query($0) })
+    }
+
+    private static func send(_ message: NewMessage, query: (PostgresQuery) async throws -> PostgresRows) async throws
+        -> SendOutcome {
+        let content = String(decoding: message.content, as: UTF8.self)
+        let extra = message.extra.map { String(decoding: $0, as: UTF8.self) }
+        let rows = try await query("""
+            SELECT r.outcome, (r.message).* FROM parley_send_message(
+                \(message.appId), \(message.conversationId), \(message.chatType.rawValue), \(message.fromId),
+                \(message.toId), \(message.msgType.rawValue), \(content), \(extra), \(message.clientMsgId),
+                \(message.system)) r
+            """)
+        guard let row = rows.first else { throw PostgresError(kind: .decoding, message: "parley_send_message returned no row") }
+        switch try row.decode("outcome", as: String.self) {
+        case "stored": return .stored(try decode(row))
+        case "duplicate": return .duplicate(try decode(row))
+        case "no_user": return .noSuchUser
+        case "not_member": return .notMember
+        case "blocked": return .blocked
+        case "dissolved": return .dissolved
+        case let other: throw PostgresError(kind: .decoding, message: "unknown send outcome \(other)")
+        }
+    }
+
+    func findByClientID(appId: Int64, fromId: String, clientMsgId: String) async throws -> ImMessage? {
+        try await database.query("""
+            SELECT \(unescaped: Self.columns) FROM messages
+            WHERE app_id = \(appId) AND from_id = \(fromId) AND client_msg_id = \(clientMsgId)
+            """).first.map { try Self.decode($0) }
+    }
+
+    /// The message and the caller's membership of its conversation, in one round trip.
+    func findWithAccess(appId: Int64, messageId: Int64, userId: String) async throws -> MessageAccess? {
+        let rows = try await database.query("""
+            SELECT \(unescaped: Self.qualifiedColumns), \(unescaped: Membership.columns(prefix: "cm."))
+            FROM messages m
+            LEFT JOIN conversation_members cm
+              ON cm.app_id = m.app_id AND cm.conversation_id = m.conversation_id AND cm.user_id = \(userId)
+            WHERE m.app_id = \(appId) AND m.id = \(messageId)
+            """)
+        guard let row = rows.first else { return nil }
+        return MessageAccess(message: try Self.decode(row), membership: try Membership.decodeIfPresent(row))
+    }
+
+    /// Wipes content and extra and records the revoke for sync, in one statement; nil when it was already revoked.
+    func revoke(appId: Int64, messageId: Int64, operatorId: String) async throws -> ImMessage? {
+        let payload = JSONValue.object(JSONObject([("operatorId", .string(operatorId))])).serializedString
+        let rows = try await database.query("""
+            WITH revoked AS (
+                UPDATE messages SET content = NULL, extra = NULL, revoked_at = clock_timestamp(),
+                                    revoked_by = \(operatorId)
+                WHERE app_id = \(appId) AND id = \(messageId) AND revoked_at IS NULL
+                RETURNING \(unescaped: Self.columns)),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, kind, message_id, payload)
+                SELECT \(appId), conversation_id, 'revoke', id, \(payload) FROM revoked)
+            SELECT * FROM revoked
+            """)
+        return try rows.first.map { try Self.decode($0) }
+    }
+
+    /// Replaces the content of a message that is not revoked and records the edit; nil when it was revoked.
+    func edit(appId: Int64, messageId: Int64, content: [UInt8], extra: [UInt8]??) async throws -> ImMessage? {
+        let contentText = String(decoding: content, as: UTF8.self)
+        let keepExtra = extra == nil
+        let extraText = (extra ?? nil).map { String(decoding: $0, as: UTF8.self) }
+        let rows = try await database.query("""
+            WITH edited AS (
+                UPDATE messages SET content = \(contentText),
+                                    extra = CASE WHEN \(keepExtra) THEN extra ELSE \(extraText)::text END,
+                                    edited_at = clock_timestamp()
+                WHERE app_id = \(appId) AND id = \(messageId) AND revoked_at IS NULL
+                RETURNING \(unescaped: Self.columns)),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, kind, message_id)
+                SELECT \(appId), conversation_id, 'edit', id FROM edited)
+            SELECT * FROM edited
+            """)
+        return try rows.first.map { try Self.decode($0) }
+    }
+
+    enum HistoryAnchor: Sendable {
+        case latest
+        case before(Int64)
+        case after(Int64)
+    }
+
+    /// Up to `limit` messages around the anchor, in ascending seq, never at or below `visibleAfter`; plus whether
+    /// more exist beyond the page in the direction read.
+    func history(appId: Int64, conversationId: String, anchor: HistoryAnchor, limit: Int, visibleAfter: Int64)
+        async throws -> (messages: [ImMessage], hasMore: Bool) {
+        let fetch = limit + 1
+        let rows: PostgresRows
+        switch anchor {
+        case .latest:
+            rows = try await database.query("""
+                SELECT \(unescaped: Self.columns) FROM messages
+                WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
+                ORDER BY seq DESC LIMIT \(fetch)
+                """)
+        case .before(let seq):
+            rows = try await database.query("""
+                SELECT \(unescaped: Self.columns) FROM messages
+                WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
+                  AND seq < \(seq)
+                ORDER BY seq DESC LIMIT \(fetch)
+                """)
+        case .after(let seq):
+            rows = try await database.query("""
+                SELECT \(unescaped: Self.columns) FROM messages
+                WHERE app_id = \(appId) AND conversation_id = \(conversationId)
+                  AND seq > greatest(\(seq), \(visibleAfter))
+                ORDER BY seq ASC LIMIT \(fetch)
+                """)
+        }
+        var messages = try rows.map { try Self.decode($0) }
+        let hasMore = messages.count > limit
+        if hasMore { messages.removeLast() }
+        if case .after = anchor { return (messages, hasMore) }
+        return (messages.reversed(), hasMore)
+    }
+}

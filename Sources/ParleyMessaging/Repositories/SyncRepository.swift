@@ -1,0 +1,99 @@
+import Foundation
+import ParleyJSON
+import ParleyPostgres
+
+/// One entry of the change stream as stored: a new message, or a row of `changes` with the message it is about.
+struct StreamEntry: Sendable {
+    var cursor: SyncCursor
+    var kind: String
+    var conversationId: String
+    var payload: JSONValue
+    var message: ImMessage?
+}
+
+/// Reads a user's change stream (migrations/0003 explains the ordering). Rows are returned only below the
+/// snapshot's xmin, so a cursor never skips a transaction that commits later.
+struct SyncRepository: Sendable {
+    let database: PostgresClient
+
+    /// The cursor for "now": everything below the current xmin is final.
+    func currentCursor() async throws -> SyncCursor {
+        let rows = try await database.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon")
+        return SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+    }
+
+    /// Up to `limit` entries after `cursor`, in stream order, and the cursor to continue from.
+    func changes(appId: Int64, userId: String, after cursor: SyncCursor, limit: Int) async throws
+        -> (entries: [StreamEntry], next: SyncCursor, hasMore: Bool) {
+        let xid = String(cursor.xid)
+        let position = cursor.position
+        let messageColumns = MessageRepository.columns.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .map { "mm.\($0) AS msg_\($0)" }.joined(separator: ", ")
+        let rows = try await database.query("""
+            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            mine AS (
+                SELECT conversation_id, clear_seq FROM conversation_members
+                WHERE app_id = \(appId) AND user_id = \(userId)),
+            stream AS (
+                SELECT m.xid, m.id AS position, 'message' AS kind, m.conversation_id, m.id AS message_id,
+                       NULL::text AS payload
+                FROM mine JOIN messages m ON m.app_id = \(appId) AND m.conversation_id = mine.conversation_id
+                WHERE (m.xid, m.id) > (\(xid)::xid8, \(position)) AND m.xid < (SELECT xmin FROM horizon)
+                  AND m.seq > mine.clear_seq
+                UNION ALL
+                SELECT c.xid, c.id, c.kind, c.conversation_id, c.message_id, c.payload
+                FROM mine JOIN changes c ON c.app_id = \(appId) AND c.conversation_id = mine.conversation_id
+                                        AND c.user_id IS NULL
+                WHERE (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid < (SELECT xmin FROM horizon)
+                UNION ALL
+                SELECT c.xid, c.id, c.kind, c.conversation_id, c.message_id, c.payload
+                FROM changes c
+                WHERE c.app_id = \(appId) AND c.user_id = \(userId)
+                  AND (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid < (SELECT xmin FROM horizon)
+                ORDER BY 1, 2
+                LIMIT \(limit + 1))
+            SELECT h.xmin::text AS horizon, s.xid::text AS stream_xid, s.position, s.kind, s.conversation_id,
+                   s.payload, mine.clear_seq AS visible_after, \(unescaped: messageColumns)
+            FROM horizon h
+            LEFT JOIN (stream s
+                       LEFT JOIN messages mm ON mm.id = s.message_id
+                       LEFT JOIN mine ON mine.conversation_id = s.conversation_id) ON true
+            ORDER BY s.xid, s.position
+            """)
+        // One row even when nothing changed: the horizon must come from this statement's own snapshot.
+        let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+        var entries: [StreamEntry] = []
+        entries.reserveCapacity(rows.count)
+        var last = cursor
+        var returned = 0
+        for row in rows where !row.isNull("stream_xid") {
+            returned += 1
+            if returned > limit { break }
+            let entryCursor = SyncCursor(xid: UInt64(try row.decode("stream_xid", as: String.self)) ?? 0,
+                                         position: try row.decode("position"))
+            last = entryCursor
+            let message = row.isNull("msg_id") ? nil : try MessageRepository.decode(row, prefix: "msg_")
+            // Revokes and edits of messages the user cleared are not theirs to see any more.
+            if let message, let visibleAfter = try row.decode("visible_after", as: Int64?.self),
+               message.seq <= visibleAfter {
+                continue
+            }
+            let payloadText = try row.decode("payload", as: String?.self)
+            entries.append(StreamEntry(cursor: entryCursor, kind: try row.decode("kind"),
+                                       conversationId: try row.decode("conversation_id"),
+                                       payload: try payloadText.map { try MessageRepository.parseStored($0) } ?? .null,
+                                       message: message))
+        }
+        if returned > limit { return (entries, last, true) }
+        // Everything below the horizon has been returned: continue from it (later transactions get higher xids).
+        return (entries, horizon.atLeast(last).atLeast(cursor), false)
+    }
+}
+
+extension SyncCursor {
+    /// Cursors never move backwards.
+    func atLeast(_ other: SyncCursor) -> SyncCursor {
+        (xid, position) >= (other.xid, other.position) ? self : other
+    }
+}

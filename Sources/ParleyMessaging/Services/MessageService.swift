@@ -1,0 +1,137 @@
+import Foundation
+import ParleyAuth
+import ParleyHTTP
+import ParleyJSON
+
+/// Sending, revoking and editing messages: the one code path behind the REST routes and the WebSocket protocol.
+public struct MessageService: Sendable {
+    let configuration: MessagingConfiguration
+    let messages: MessageRepository
+    let validator: MessageContentValidator
+    let events: MessagingEvents
+    /// The revoke window of an app in seconds (its override or the server default).
+    let revokeWindow: @Sendable (Int64) -> Int
+    let now: @Sendable () -> Date
+
+    /// What a client sends (`POST /api/im/messages`, the WebSocket `send` frame).
+    public struct SendRequest: Sendable, Decodable {
+        public var toId: String
+        public var chatType: String
+        public var msgType: String
+        public var content: JSONValue
+        public var extra: JSONValue?
+        public var clientMsgId: String
+
+        public init(toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
+                    clientMsgId: String) {
+            self.toId = toId
+            self.chatType = chatType
+            self.msgType = msgType
+            self.content = content
+            self.extra = extra
+            self.clientMsgId = clientMsgId
+        }
+    }
+
+    /// Stores the message (or finds the original of a repeated clientMsgId) and publishes it. `created` is false
+    /// for a repeat, which publishes nothing.
+    public func send(_ request: SendRequest, from principal: Principal) async throws -> (message: ImMessage, created: Bool) {
+        guard let chatType = ChatType(rawValue: request.chatType) else {
+            throw APIError.validationFailed.with(message: "`chatType` must be single or group")
+        }
+        guard let msgType = MessageType(rawValue: request.msgType) else {
+            throw APIError.validationFailed.with(message: "`msgType` must be one of "
+                + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
+        }
+        let clientMsgId = try MessagingInput.clientMsgID(request.clientMsgId)
+        let toId = try MessagingInput.userID(request.toId, field: "toId")
+        let content = try validator.validate(msgType, request.content)
+        let extra = try validator.validateExtra(request.extra)
+        let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
+        let outcome = try await messages.send(MessageRepository.NewMessage(
+            appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
+            toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId))
+        switch outcome {
+        case .stored(let message):
+            events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,
+                                          audience: .conversationMembers, originSessionId: principal.sessionId,
+                                          payload: .message(message)))
+            return (message, true)
+        case .duplicate(let message):
+            return (message, false)
+        case .noSuchUser: throw APIError.userNotFound.with(message: "no user `\(toId)` in this app")
+        case .notMember: throw chatType == .group ? APIError.notMember : APIError.userNotFound
+        case .blocked: throw APIError.blockedInGroup
+        case .dissolved: throw APIError.groupDissolved
+        }
+    }
+
+    /// Revokes a message: its sender within the app's window, a group's owner and admins at any time. Content and
+    /// extra are wiped from the row. Revoking a revoked message succeeds again without a second event.
+    public func revoke(messageId: Int64, by principal: Principal) async throws -> ImMessage {
+        guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
+                                                             userId: principal.userId),
+              let membership = access.membership else { throw APIError.messageNotFound }
+        let message = access.message
+        if message.revoked { return message }
+        guard message.msgType != .notify else { throw APIError.revokeNotAllowed }
+        let isManager = message.chatType == .group && membership.role.isManager
+        if !isManager {
+            guard message.fromId == principal.userId else { throw APIError.revokeNotAllowed }
+            let window = TimeInterval(revokeWindow(principal.appId))
+            guard now().timeIntervalSince(message.createdAt) <= window else { throw APIError.revokeWindowPassed }
+        }
+        guard let revoked = try await messages.revoke(appId: principal.appId, messageId: messageId,
+                                                      operatorId: principal.userId) else {
+            // Revoked by someone else in the meantime: same answer, no second event.
+            return try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
+                                                     userId: principal.userId)?.message ?? message
+        }
+        events.publish(MessagingEvent(appId: principal.appId, conversationId: revoked.conversationId,
+                                      audience: .conversationMembers, originSessionId: principal.sessionId,
+                                      payload: .revoke(messageId: revoked.id, conversationId: revoked.conversationId,
+                                                       operatorId: principal.userId, seq: revoked.seq)))
+        return revoked
+    }
+
+    public struct EditRequest: Sendable, Decodable {
+        public var content: JSONValue
+        public var extra: JSONValue??
+
+        enum CodingKeys: String, CodingKey { case content, extra }
+
+        public init(content: JSONValue, extra: JSONValue?? = nil) {
+            self.content = content
+            self.extra = extra
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            content = try container.decode(JSONValue.self, forKey: .content)
+            extra = container.contains(.extra) ? .some(try container.decode(JSONValue.self, forKey: .extra)) : nil
+        }
+    }
+
+    /// Edits a text or richText message: its sender only, within the edit window, not once revoked.
+    public func edit(messageId: Int64, _ request: EditRequest, by principal: Principal) async throws -> ImMessage {
+        guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
+                                                             userId: principal.userId),
+              access.membership != nil else { throw APIError.messageNotFound }
+        let message = access.message
+        guard message.fromId == principal.userId, message.msgType.isEditable else { throw APIError.editNotAllowed }
+        guard !message.revoked else { throw APIError.messageRevoked }
+        guard now().timeIntervalSince(message.createdAt) <= TimeInterval(configuration.editWindowSeconds) else {
+            throw APIError.editWindowPassed
+        }
+        let content = try validator.validate(message.msgType, request.content)
+        // Absent: keep the extra; null: remove it; a value: replace it.
+        var extra: [UInt8]?? = nil
+        if let requested = request.extra { extra = .some(try validator.validateExtra(requested)) }
+        guard let edited = try await messages.edit(appId: principal.appId, messageId: messageId, content: content,
+                                                   extra: extra) else { throw APIError.messageRevoked }
+        events.publish(MessagingEvent(appId: principal.appId, conversationId: edited.conversationId,
+                                      audience: .conversationMembers, originSessionId: principal.sessionId,
+                                      payload: .edit(edited)))
+        return edited
+    }
+}

@@ -1,0 +1,48 @@
+import ParleyAuth
+import ParleyJSON
+
+/// Catch-up after a reconnect: every change the caller may see since their cursor, in commit order, each once.
+public struct SyncService: Sendable {
+    let repository: SyncRepository
+
+    public static let defaultPageSize = 200
+    public static let maxPageSize = 500
+
+    /// Without a cursor: no changes and the cursor for "now" (load the conversation list and history after
+    /// taking it, and nothing that happens meanwhile is missed).
+    public func sync(after cursor: SyncCursor?, limit: Int, for principal: Principal) async throws -> SyncPage {
+        guard let cursor else {
+            return SyncPage(changes: [], cursor: try await repository.currentCursor().description, hasMore: false)
+        }
+        let page = try await repository.changes(appId: principal.appId, userId: principal.userId, after: cursor,
+                                                limit: limit)
+        return SyncPage(changes: page.entries.compactMap(Self.render), cursor: page.next.description, hasMore: page.hasMore)
+    }
+
+    static func render(_ entry: StreamEntry) -> SyncChange? {
+        let payload = entry.payload.objectValue ?? JSONObject()
+        switch entry.kind {
+        case "message":
+            guard let message = entry.message else { return nil }
+            return SyncChange(type: "message", message: message, fields: JSONObject())
+        case "edit":
+            guard let message = entry.message else { return nil }
+            return SyncChange(type: "edit", message: message, fields: JSONObject())
+        case "revoke":
+            guard let message = entry.message else { return nil }
+            return SyncChange(type: "revoke", message: nil, fields: JSONObject([
+                ("msgId", .string(message.id)), ("conversationId", .string(message.conversationId)),
+                ("operatorId", payload["operatorId"] ?? .null), ("seq", .number(JSONNumber(message.seq))),
+            ]))
+        case "read":
+            return SyncChange(type: "read", message: nil, fields: JSONObject([
+                ("conversationId", .string(entry.conversationId)), ("userId", payload["userId"] ?? .null),
+                ("seq", payload["seq"] ?? .null),
+            ]))
+        case "conversation", "membership":
+            return SyncChange(type: entry.kind, message: nil, fields: payload)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ParleyHTTP
+import ParleyJSON
+@testable import ParleyMessaging
+import Testing
+
+/// The content rules of every message type, without a server.
+struct ContentValidatorTests {
+    let validator = MessageContentValidator(configuration: MessagingConfiguration())
+
+    func accepts(_ type: MessageType, _ content: JSONValue) -> Bool {
+        (try? validator.validate(type, content)) != nil
+    }
+
+    @Test func acceptsWellFormedContentOfEveryType() throws {
+        #expect(accepts(.text, "hi"))
+        #expect(accepts(.richText, ["text": "hi", "spans": [["bold": true]]]))
+        #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 480]))
+        #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 480, "thumbnailObjectKey": "t.jpg", "size": 1]))
+        #expect(accepts(.video, ["objectKey": "v.mp4", "durationSec": 12.5, "coverObjectKey": "c.jpg"]))
+        #expect(accepts(.audio, ["objectKey": "a.m4a", "durationSec": 3]))
+        #expect(accepts(.file, ["objectKey": "f", "name": "report.pdf", "size": 0]))
+        #expect(accepts(.location, ["lat": -33.86, "lng": 151.2, "name": "Sydney"]))
+        #expect(accepts(.custom, ["anything": [1, 2, 3]]))
+        #expect(accepts(.custom, "a bare string"))
+        #expect(accepts(.callAudio, ["durationSec": 60, "status": "ended"]))
+        #expect(accepts(.callVideo, [:]))
+        #expect(accepts(.forward, ["messages": [["msgType": "text", "content": "a"],
+                                                ["msgType": "image", "content": ["objectKey": "k", "width": 1, "height": 1]]]]))
+    }
+
+    @Test func refusesMalformedContent() {
+        #expect(!accepts(.text, 5))
+        #expect(!accepts(.text, ""))
+        #expect(!accepts(.text, .string(String(repeating: "é", count: 10_001))))
+        #expect(accepts(.text, .string(String(repeating: "é", count: 10_000))))
+        #expect(!accepts(.richText, "plain"))
+        #expect(!accepts(.image, ["objectKey": "", "width": 1, "height": 1]))
+        #expect(!accepts(.image, ["objectKey": "k", "width": 1.5, "height": 1]))
+        #expect(!accepts(.image, ["objectKey": "k", "width": 1, "height": 100_001]))
+        #expect(!accepts(.video, ["objectKey": "k", "durationSec": "10"]))
+        #expect(!accepts(.audio, ["durationSec": 1]))
+        #expect(!accepts(.file, ["objectKey": "k", "name": "", "size": 1]))
+        #expect(!accepts(.file, ["objectKey": "k", "name": "n", "size": -1]))
+        #expect(!accepts(.location, ["lat": 0, "lng": 180.5]))
+        #expect(!accepts(.location, ["lat": 0]))
+        #expect(!accepts(.location, ["lat": 0, "lng": 0, "name": 7]))
+        #expect(!accepts(.callAudio, ["status": ""]))
+        #expect(!accepts(.forward, ["messages": "no"]))
+        #expect(!accepts(.forward, ["messages": .array(Array(repeating: ["msgType": "text", "content": "a"], count: 51))]))
+        #expect(!accepts(.forward, ["messages": [["msgType": "notify", "content": [:]]]]))
+        #expect(!accepts(.notify, ["event": "x"]))
+        #expect(!accepts(.custom, .string(String(repeating: "x", count: 16 * 1024))))
+    }
+
+    @Test func extraIsBoundedAndNullMeansNone() throws {
+        #expect(try validator.validateExtra(nil) == nil)
+        #expect(try validator.validateExtra(.null) == nil)
+        #expect(try validator.validateExtra(["a": 1]) == Array(#"{"a":1}"#.utf8))
+        #expect(throws: APIError.self) { try validator.validateExtra(.string(String(repeating: "x", count: 4096))) }
+    }
+
+    @Test func previewsAreTypeAware() {
+        #expect(MessagePreview.text(type: .text, content: "  hello\n\n world ", revoked: false) == "hello world")
+        #expect(MessagePreview.text(type: .text, content: "x", revoked: true) == "message revoked")
+        #expect(MessagePreview.text(type: .image, content: [:], revoked: false) == "[image]")
+        #expect(MessagePreview.text(type: .audio, content: [:], revoked: false) == "[voice]")
+        #expect(MessagePreview.text(type: .file, content: [:], revoked: false) == "[file]")
+        #expect(MessagePreview.text(type: .richText, content: ["text": "rich"], revoked: false) == "rich")
+        let long = MessagePreview.text(type: .text, content: .string(String(repeating: "a", count: 500)), revoked: false)
+        #expect(long.count == 101 && long.hasSuffix("…"))
+    }
+
+    @Test func conversationIDsAreStableAndParse() {
+        #expect(ConversationID.single("bob", "alice") == "si:alice:bob")
+        #expect(ConversationID.single("alice", "bob") == "si:alice:bob")
+        #expect(ConversationID.single("a_b", "c") != ConversationID.single("a", "b_c"))
+        #expect(ConversationID.parse("si:alice:bob")?.chatType == .single)
+        #expect(ConversationID.parse("si:bob:alice") == nil) // not the canonical order
+        #expect(ConversationID.parse("sg:g_1")?.parts == ["g_1"])
+        #expect(ConversationID.parse("sg:") == nil)
+        #expect(ConversationID.parse("xx:a:b") == nil)
+        #expect(ConversationID.parse("si:a:b:c") == nil)
+    }
+
+    @Test func cursorsRoundTripAndRejectGarbage() {
+        #expect(SyncCursor("123-45") == SyncCursor(xid: 123, position: 45))
+        #expect(SyncCursor(xid: 7, position: 0).description == "7-0")
+        for bad in ["", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1"] {
+            #expect(SyncCursor(bad) == nil, "\(bad)")
+        }
+    }
+}
