@@ -41,11 +41,15 @@ let package = Package(
         .target(name: "ParleyMessaging", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                         "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
+        .target(name: "ParleyRealtime", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
+                                                       "ParleyPostgres", "ParleyJSON", "ParleyNet", "ParleyCrypto",
+                                                       "ParleyObservability"],
+                swiftSettings: swiftSettings),
 
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
-                                                  "ParleyMessaging"],
+                                                  "ParleyMessaging", "ParleyRealtime"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
@@ -74,6 +78,9 @@ let package = Package(
         .testTarget(name: "ParleyMessagingTests", dependencies: ["ParleyMessaging", "ParleyApp", "ParleyAuth", "ParleyHTTP",
                                                                 "ParleyJSON", "ParleyPostgres", "ParleyTestSupport",
                                                                 "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyRealtimeTests", dependencies: ["ParleyRealtime", "ParleyMessaging", "ParleyApp", "ParleyAuth",
+                                                               "ParleyWebSocket", "ParleyPostgres", "ParleyTestSupport",
+                                                               "ParleyLiveSupport"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

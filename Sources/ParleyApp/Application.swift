@@ -5,6 +5,7 @@ import ParleyMessaging
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
+import ParleyRealtime
 
 /// The composition root: the only place that knows every concrete type. Builds the loops, the
 /// database client, the router and the server from a `Configuration`, and runs them until a signal.
@@ -19,6 +20,8 @@ public final class Application: Sendable {
     public let auth: AuthModule?
     /// Conversations and messages; nil when `auth` is.
     public let messaging: MessagingModule?
+    /// The WebSocket gateway; nil when `auth` is.
+    public let realtime: RealtimeModule?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -37,23 +40,34 @@ public final class Application: Sendable {
         auth = configuration.masterKey == nil ? nil
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
         let database = database
-        messaging = auth.map { auth in
+        let messagingModule = auth.map { auth in
             MessagingModule(configuration: configuration.messaging, database: database,
                             authenticator: auth.authenticator,
                             revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds })
         }
+        messaging = messagingModule
+        let metrics = metrics
+        let logger = logger
+        realtime = auth.flatMap { auth in
+            messagingModule.map { messaging in
+                RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
+                               database: database, logger: logger, metrics: metrics)
+            }
+        }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging)
+                                                   auth: auth, messaging: messaging, realtime: realtime)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
-                               auth: AuthModule? = nil, messaging: MessagingModule? = nil) -> HTTPResponder {
+                               auth: AuthModule? = nil, messaging: MessagingModule? = nil,
+                               realtime: RealtimeModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
+        realtime?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -81,10 +95,12 @@ public final class Application: Sendable {
         guard let auth else { throw StartupError(description: Configuration.missingMasterKey) }
         try await prepareSchema(apply: applyMigrations)
         try await auth.start()
+        realtime?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
+        realtime?.stop()
         messaging?.stop()
         await auth.stop()
         await database.shutdown()

@@ -4,6 +4,7 @@ import ParleyCrypto
 import ParleyHTTP
 import ParleyMessaging
 import ParleyObservability
+import ParleyRealtime
 
 /// Every setting Parley reads, from the environment. `Setting.all` is the single list that
 /// `parley --help` prints and the README's settings table mirrors.
@@ -35,6 +36,7 @@ public struct Configuration: Sendable {
     public var trustedProxies: TrustedProxies
     public var passwordHashThreads: Int
     public var messaging = MessagingConfiguration()
+    public var realtime = RealtimeConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
 
@@ -89,6 +91,12 @@ public struct Configuration: Sendable {
         Setting(name: "PARLEY_IM_REVOKE_WINDOW_SECONDS", defaultValue: "120",
                 help: "senders may revoke for this long (`parley app update --revoke-window` overrides per app)"),
         Setting(name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
+        Setting(name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
+                help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
+        Setting(name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
+                help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
+        Setting(name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
+                help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -160,6 +168,12 @@ public struct Configuration: Sendable {
         messaging.groupMemberLimit = try integer("PARLEY_IM_GROUP_MEMBER_LIMIT", 2000, range: 2...100_000)
         messaging.revokeWindowSeconds = try integer("PARLEY_IM_REVOKE_WINDOW_SECONDS", 120, range: 0...(30 * 86400))
         messaging.editWindowSeconds = try integer("PARLEY_IM_EDIT_WINDOW_SECONDS", 86400, range: 0...(365 * 86400))
+        let wsMessageBytes = try integer("PARLEY_WS_MAX_MESSAGE_BYTES", 1 << 20, range: 1024...(64 << 20))
+        realtime.webSocket.maxFrameBytes = wsMessageBytes
+        realtime.webSocket.maxMessageBytes = wsMessageBytes
+        realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
+        realtime.webSocket.maxBufferedOutgoingBytes = try integer("PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
+                                                                  range: (64 << 10)...(1 << 30))
     }
 
     public static let missingMasterKey = "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "

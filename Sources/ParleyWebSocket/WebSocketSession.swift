@@ -328,6 +328,27 @@ public struct WebSocketSessionHandle: @unchecked Sendable, Hashable {
         perform { $0.close(code: code, reason: reason) }
     }
 
+    /// Sends one encoded frame to many sessions with one hop per event loop (not one per session): the fan-out
+    /// path of a group message.
+    public static func broadcast(encodedFrame: [UInt8], to handles: [WebSocketSessionHandle]) {
+        guard !handles.isEmpty else { return }
+        if handles.count == 1 {
+            handles[0].send(encodedFrame: encodedFrame)
+            return
+        }
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, sessions: [WebSocketSessionHandle])] = [:]
+        for handle in handles {
+            byLoop[ObjectIdentifier(handle.loop), default: (handle.loop, [])].sessions.append(handle)
+        }
+        for (_, group) in byLoop {
+            let sessions = group.sessions
+            let send: @Sendable () -> Void = {
+                for handle in sessions { handle.session.send(encodedFrame: encodedFrame) }
+            }
+            if group.loop.inEventLoop { send() } else { group.loop.execute(send) }
+        }
+    }
+
     public static func == (lhs: WebSocketSessionHandle, rhs: WebSocketSessionHandle) -> Bool { lhs.session === rhs.session }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(session)) }
 }

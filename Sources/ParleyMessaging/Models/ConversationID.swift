@@ -1,3 +1,5 @@
+import ParleyHTTP
+
 /// Conversation ids both sides compute the same way, without asking the server:
 /// - 1:1: `si:` + the lower user id + `:` + the higher one (byte order). `:` cannot occur in a user id, so the
 ///   pair is unambiguous; a note to self is `si:a:a`.
@@ -8,6 +10,17 @@ public enum ConversationID {
     }
 
     public static func group(_ groupId: String) -> String { "sg:" + groupId }
+
+    /// `raw` if it is a well-formed conversation id, else 1002 (for callers outside this feature).
+    public static func validated(_ raw: String) throws(APIError) -> String {
+        try MessagingInput.conversationID(raw).id
+    }
+
+    /// The two users of a 1:1 conversation id, nil for a group id (or a malformed one).
+    public static func singleMembers(_ id: String) -> [String]? {
+        guard let parsed = parse(id), parsed.chatType == .single else { return nil }
+        return parsed.parts[0] == parsed.parts[1] ? [parsed.parts[0]] : parsed.parts
+    }
 
     /// Well-formed ids only (answers 1002 otherwise); whether the caller may see it is checked elsewhere.
     static func parse(_ raw: String) -> (chatType: ChatType, parts: [String])? {

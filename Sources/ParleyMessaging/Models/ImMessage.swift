@@ -1,4 +1,5 @@
 import Foundation
+import ParleyHTTP
 import ParleyJSON
 
 /// A stored message as clients see it. Revoked messages keep id, seq and sender; content and extra are null.
@@ -20,6 +21,9 @@ public struct ImMessage: Sendable, Hashable, Encodable {
     public var editedAt: Date?
 
     var numericID: Int64 { Int64(id) ?? 0 }
+
+    /// A message id from a client (decimal, positive), else 1002.
+    public static func parseID(_ raw: String) throws(APIError) -> Int64 { try MessagingInput.messageID(raw) }
 
     enum CodingKeys: String, CodingKey {
         case id, conversationId, seq, fromId, toId, chatType, msgType, content, extra, clientMsgId, revoked, revokedBy,

@@ -13,6 +13,12 @@ struct ConversationRepository: Sendable {
             """).first.map { try Membership.decode($0) }
     }
 
+    func memberIDs(appId: Int64, conversationId: String) async throws -> [String] {
+        try await database.query("""
+            SELECT user_id FROM conversation_members WHERE app_id = \(appId) AND conversation_id = \(conversationId)
+            """).map { try $0.decode("user_id", as: String.self) }
+    }
+
     func exists(appId: Int64, conversationId: String) async throws -> Bool {
         try await !database.query("SELECT 1 FROM conversations WHERE app_id = \(appId) AND id = \(conversationId)").isEmpty
     }

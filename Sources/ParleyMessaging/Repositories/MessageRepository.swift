@@ -123,6 +123,14 @@ struct MessageRepository: Sendable {
             """).first.map { try Self.decode($0) }
     }
 
+    func find(ids: [Int64]) async throws -> [ImMessage] {
+        guard !ids.isEmpty else { return [] }
+        let list = "{" + ids.map(String.init).joined(separator: ",") + "}"
+        return try await database.query("""
+            SELECT \(unescaped: Self.columns) FROM messages WHERE id = ANY(\(list)::bigint[])
+            """).map { try Self.decode($0) }
+    }
+
     /// The message and the caller's membership of its conversation, in one round trip.
     func findWithAccess(appId: Int64, messageId: Int64, userId: String) async throws -> MessageAccess? {
         let rows = try await database.query("""

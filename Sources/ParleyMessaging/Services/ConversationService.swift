@@ -23,6 +23,12 @@ public struct ConversationService: Sendable {
         throw APIError.conversationNotFound
     }
 
+    /// Everyone who receives the conversation's events (the realtime gateway caches this per conversation).
+    public func memberIDs(appId: Int64, conversationId: String) async throws -> [String] {
+        if let members = ConversationID.singleMembers(conversationId) { return members }
+        return try await conversations.memberIDs(appId: appId, conversationId: conversationId)
+    }
+
     public func list(for principal: Principal, offset: Int, limit: Int) async throws
         -> (conversations: [ConversationSummary], hasMore: Bool) {
         try await conversations.list(appId: principal.appId, userId: principal.userId, offset: offset, limit: limit)

@@ -66,6 +66,12 @@ public struct MessageService: Sendable {
         }
     }
 
+    /// Messages by id, for delivering events another instance published (the ids come from our own NOTIFY
+    /// payloads, so no caller check applies).
+    public func loadForDelivery(ids: [Int64]) async throws -> [ImMessage] {
+        try await messages.find(ids: ids)
+    }
+
     /// Revokes a message: its sender within the app's window, a group's owner and admins at any time. Content and
     /// extra are wiped from the row. Revoking a revoked message succeeds again without a second event.
     public func revoke(messageId: Int64, by principal: Principal) async throws -> ImMessage {

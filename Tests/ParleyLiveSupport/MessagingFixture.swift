@@ -1,24 +1,29 @@
 import Foundation
-import ParleyLiveSupport
 import ParleyPostgres
-import Testing
 
 /// A live server, one app and registered users, with helpers that speak the messaging API.
-struct MessagingFixture {
-    let live: LiveApp
-    let appKey: String
-    let appId: Int64
-    let client: TestClient
+public struct MessagingFixture: Sendable {
+    public let live: LiveApp
+    public let appKey: String
+    public let appId: Int64
+    public let client: TestClient
 
-    static func run<T>(environment: [String: String] = [:], _ body: (MessagingFixture) async throws -> T) async throws -> T {
+    public init(live: LiveApp, appKey: String, appId: Int64) {
+        self.live = live
+        self.appKey = appKey
+        self.appId = appId
+        client = live.client()
+    }
+
+    public static func run<T>(environment: [String: String] = [:], _ body: (MessagingFixture) async throws -> T) async throws -> T {
         try await withLiveApp(environment: environment) { live in
             let (app, _) = try await live.createApp(name: "Messaging")
-            return try await body(MessagingFixture(live: live, appKey: app.appKey, appId: app.id, client: live.client()))
+            return try await body(MessagingFixture(live: live, appKey: app.appKey, appId: app.id))
         }
     }
 
     /// Registers `count` users named `<prefix>0`, `<prefix>1`, ...
-    func users(_ count: Int, prefix: String = "user") async throws -> [Session] {
+    public func users(_ count: Int, prefix: String = "user") async throws -> [Session] {
         var sessions: [Session] = []
         for index in 0..<count {
             sessions.append(try Session(try await client.register(appKey: appKey, username: "\(prefix)\(index)")))
@@ -26,11 +31,11 @@ struct MessagingFixture {
         return sessions
     }
 
-    var database: PostgresClient { live.app.database }
+    public var database: PostgresClient { live.app.database }
 
     // MARK: Messages
 
-    func send(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
+    public func send(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
               content: Any = "hello", extra: Any? = nil, clientMsgId: String = UUID().uuidString) async throws -> TestResponse {
         var body: [String: Any] = ["toId": toId, "chatType": chatType, "msgType": msgType, "content": content,
                                    "clientMsgId": clientMsgId]
@@ -40,7 +45,7 @@ struct MessagingFixture {
 
     /// Sends and requires success; returns the stored message.
     @discardableResult
-    func sendOK(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
+    public func sendOK(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
                 content: Any = "hello", clientMsgId: String = UUID().uuidString) async throws -> [String: Any] {
         let response = try await send(from, to: toId, chatType: chatType, msgType: msgType, content: content,
                                       clientMsgId: clientMsgId)
@@ -50,27 +55,27 @@ struct MessagingFixture {
         return response.data
     }
 
-    func history(_ session: Session, _ conversationId: String, query: String = "") async throws -> TestResponse {
+    public func history(_ session: Session, _ conversationId: String, query: String = "") async throws -> TestResponse {
         try await client.get("/api/im/conversations/\(conversationId)/messages\(query)", token: session.accessToken)
     }
 
-    func historySeqs(_ session: Session, _ conversationId: String, query: String = "") async throws -> [Int] {
+    public func historySeqs(_ session: Session, _ conversationId: String, query: String = "") async throws -> [Int] {
         let response = try await history(session, conversationId, query: query)
         guard response.status == 200 else { throw TestFailure("history failed: \(response.status) \(response.text)") }
         return (response.data["messages"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
     }
 
-    func conversations(_ session: Session) async throws -> [[String: Any]] {
+    public func conversations(_ session: Session) async throws -> [[String: Any]] {
         let response = try await client.get("/api/im/conversations", token: session.accessToken)
         guard response.status == 200 else { throw TestFailure("list failed: \(response.status) \(response.text)") }
         return response.data["conversations"] as? [[String: Any]] ?? []
     }
 
-    func conversation(_ session: Session, _ conversationId: String) async throws -> [String: Any]? {
+    public func conversation(_ session: Session, _ conversationId: String) async throws -> [String: Any]? {
         try await conversations(session).first { $0["conversationId"] as? String == conversationId }
     }
 
-    func createGroup(_ owner: Session, name: String = "Team", members: [Session]) async throws -> (groupId: String, conversationId: String) {
+    public func createGroup(_ owner: Session, name: String = "Team", members: [Session]) async throws -> (groupId: String, conversationId: String) {
         let response = try await client.post("/api/im/groups", json: ["name": name, "memberIds": members.map(\.userId)],
                                              token: owner.accessToken)
         guard response.status == 201, let groupId = response.string("groupId"),
@@ -80,16 +85,16 @@ struct MessagingFixture {
         return (groupId, conversationId)
     }
 
-    static func singleID(_ a: Session, _ b: Session) -> String {
+    public static func singleID(_ a: Session, _ b: Session) -> String {
         Array(a.userId.utf8).lexicographicallyPrecedes(Array(b.userId.utf8)) ? "si:\(a.userId):\(b.userId)"
             : "si:\(b.userId):\(a.userId)"
     }
 
-    func messageCount() async throws -> Int {
+    public func messageCount() async throws -> Int {
         try await database.query("SELECT count(*) AS n FROM messages")[0].decode("n", as: Int.self)
     }
 
-    func sync(_ session: Session, cursor: String?, limit: Int = 200) async throws -> (changes: [[String: Any]], cursor: String, hasMore: Bool) {
+    public func sync(_ session: Session, cursor: String?, limit: Int = 200) async throws -> (changes: [[String: Any]], cursor: String, hasMore: Bool) {
         var target = "/api/im/sync?limit=\(limit)"
         if let cursor { target += "&cursor=\(cursor)" }
         let response = try await client.get(target, token: session.accessToken)
@@ -100,7 +105,7 @@ struct MessagingFixture {
     }
 
     /// Syncs page by page until `hasMore` is false.
-    func syncAll(_ session: Session, from cursor: String, pageSize: Int = 200) async throws -> (changes: [[String: Any]], cursor: String) {
+    public func syncAll(_ session: Session, from cursor: String, pageSize: Int = 200) async throws -> (changes: [[String: Any]], cursor: String) {
         var all: [[String: Any]] = []
         var cursor = cursor
         for _ in 0..<1000 {
@@ -114,7 +119,7 @@ struct MessagingFixture {
 
     /// Syncs until at least `count` changes arrived. A change becomes visible to sync once every transaction
     /// that started before it ended, anywhere on the cluster (other tests run alongside), hence the waiting.
-    func syncUntil(_ session: Session, from cursor: String, count: Int, pageSize: Int = 200,
+    public func syncUntil(_ session: Session, from cursor: String, count: Int, pageSize: Int = 200,
                    timeout: Duration = .seconds(20)) async throws -> (changes: [[String: Any]], cursor: String) {
         var all: [[String: Any]] = []
         var cursor = cursor
@@ -131,7 +136,7 @@ struct MessagingFixture {
 }
 
 /// Runs `count` async operations with at most `width` in flight.
-func concurrently(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+public func concurrently(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         var next = 0
         while next < min(width, count) {

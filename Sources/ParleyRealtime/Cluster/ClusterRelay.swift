@@ -1,0 +1,152 @@
+import ParleyCrypto
+import ParleyJSON
+import ParleyMessaging
+import ParleyObservability
+import ParleyPostgres
+import Synchronization
+
+/// Carries events between the instances of a deployment over PostgreSQL LISTEN/NOTIFY, so that one database is
+/// the only moving part. Outgoing descriptors are batched: while one NOTIFY is in flight the next ones gather,
+/// and each batch goes out as one statement (one commit, one notify-queue lock) however many events it holds.
+/// Incoming notifications from other instances are resolved (messages loaded by id, one query per
+/// notification) and handed to the local fan-out; an instance ignores its own.
+final class ClusterRelay: Sendable {
+    /// Stay well under PostgreSQL's 8,000-byte payload limit.
+    static let maxPayloadBytes = 7000
+
+    let instanceId: String
+    private let database: PostgresClient
+    private let channel: String
+    private let messages: MessageService
+    private let logger: Logger
+    private let notifies: Counter
+    private let received: Counter
+
+    private struct Outbox {
+        var descriptors: [JSONValue] = []
+        var flushing = false
+    }
+
+    private let outbox = Mutex(Outbox())
+
+    init(database: PostgresClient, channel: String, messages: MessageService, logger: Logger, metrics: MetricsRegistry) {
+        instanceId = SecureRandom.token(bytes: 9)
+        self.database = database
+        self.channel = channel
+        self.messages = messages
+        self.logger = logger
+        notifies = metrics.counter("parley_realtime_cluster_notifies_total",
+                                   help: "NOTIFY statements sent to other instances (each carries a batch of events).")
+            .labels()
+        received = metrics.counter("parley_realtime_cluster_events_received_total",
+                                   help: "Events received from other instances.").labels()
+    }
+
+    // MARK: Outgoing
+
+    func publish(_ descriptor: JSONValue) {
+        let startFlush = outbox.withLock { box -> Bool in
+            box.descriptors.append(descriptor)
+            if box.flushing { return false }
+            box.flushing = true
+            return true
+        }
+        if startFlush { Task { await self.flush() } }
+    }
+
+    private func flush() async {
+        while true {
+            let batch = outbox.withLock { box -> [JSONValue] in
+                let taken = box.descriptors
+                box.descriptors.removeAll(keepingCapacity: true)
+                if taken.isEmpty { box.flushing = false }
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            let payloads = Self.payloads(instanceId: instanceId, descriptors: batch)
+            do {
+                try await send(payloads)
+                notifies.increment()
+            } catch {
+                // Other instances' clients catch up through sync when they reconnect; this is rare (DB down).
+                logger.warning("cluster NOTIFY failed; other instances miss these events until their clients sync",
+                               ["events": .int(batch.count), "error": .string(String(describing: error))])
+            }
+        }
+    }
+
+    /// `{"i": INSTANCE, "e": [descriptor, ...]}` chunks under the payload limit.
+    static func payloads(instanceId: String, descriptors: [JSONValue]) -> [String] {
+        let prefix = Array(#"{"i":"#.utf8) + JSONValue.string(instanceId).serialized() + Array(#","e":["#.utf8)
+        var payloads: [String] = []
+        var current = prefix
+        var count = 0
+        for descriptor in descriptors {
+            let bytes = descriptor.serialized()
+            if count > 0 && current.count + bytes.count + 3 > maxPayloadBytes {
+                current.append(contentsOf: "]}".utf8)
+                payloads.append(String(decoding: current, as: UTF8.self))
+                current = prefix
+                count = 0
+            }
+            if count > 0 { current.append(UInt8(ascii: ",")) }
+            current.append(contentsOf: bytes)
+            count += 1
+        }
+        if count > 0 {
+            current.append(contentsOf: "]}".utf8)
+            payloads.append(String(decoding: current, as: UTF8.self))
+        }
+        return payloads
+    }
+
+    private func send(_ payloads: [String]) async throws {
+        // One statement: one transaction takes the notify lock once for the whole batch.
+        var query = PostgresQuery(unsafeSQL: "SELECT ")
+        for (index, payload) in payloads.enumerated() {
+            if index > 0 { query.sql += ", " }
+            query.binds.append(.text(channel))
+            query.binds.append(.text(payload))
+            query.sql += "pg_notify($\(query.binds.count - 1)::text, $\(query.binds.count)::text)"
+        }
+        _ = try await database.query(query)
+    }
+
+    // MARK: Incoming
+
+    /// Listens until cancelled. `deliver` gets every resolved delivery of other instances; `lostFeed` is called
+    /// when the listening connection was lost and notifications may have been missed.
+    func run(deliver: @escaping @Sendable (Delivery) async -> Void, lostFeed: @escaping @Sendable () -> Void) async {
+        for await event in database.listen(channel) {
+            switch event {
+            case .reconnected:
+                lostFeed()
+            case .notification(_, let payload):
+                await handle(payload, deliver: deliver)
+            }
+        }
+    }
+
+    private func handle(_ payload: String, deliver: @Sendable (Delivery) async -> Void) async {
+        guard case .object(let envelope)? = try? JSONValue.parse(payload),
+              case .string(let sender)? = envelope["i"], sender != instanceId,
+              case .array(let descriptors)? = envelope["e"] else { return }
+        let objects = descriptors.compactMap(\.objectValue)
+        received.increment(by: objects.count)
+        let ids = objects.compactMap { object -> Int64? in
+            guard let kind = object["k"]?.stringValue, ["m", "e", "v"].contains(kind) else { return nil }
+            return object["id"]?.stringValue.flatMap { Int64($0) }
+        }
+        var loaded: [String: ImMessage] = [:]
+        if !ids.isEmpty {
+            do {
+                for message in try await messages.loadForDelivery(ids: ids) { loaded[message.id] = message }
+            } catch {
+                logger.warning("could not load relayed messages", ["error": .string(String(describing: error))])
+            }
+        }
+        for object in objects {
+            if let delivery = RelayDescriptor.delivery(object, messages: loaded) { await deliver(delivery) }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import ParleyJSON
+import ParleyMessaging
+
+/// What one instance tells the others about an event, small enough for NOTIFY (payloads are limited to
+/// 8,000 bytes): messages by id (the receiver loads them), everything else inline. Keys are one or two letters.
+///
+///   {"k":"m","a":APP,"id":MSG,"c":CONV,"x":1?,"ex":[USER...]?,"o":SESSION?}    message (x: membership changed)
+///   {"k":"e","a":APP,"id":MSG,"c":CONV,"o":SESSION?}                           edit
+///   {"k":"v","a":APP,"id":MSG,"c":CONV,"op":USER,"s":SEQ,"o":SESSION?}         revoke
+///   {"k":"r","a":APP,"c":CONV,"u":USER,"s":SEQ,"to":"c"|"u","o":SESSION?}      read mark (to members / the reader)
+///   {"k":"c","a":APP,"c":CONV,"u":USER,"p":CHANGE,"x":1?,"o":SESSION?}         the user's conversation change
+///   {"k":"t","a":APP,"c":CONV,"u":USER}                                         typing
+enum RelayDescriptor {
+    /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
+    static let maxInlineChangeBytes = 2000
+
+    static func describe(_ event: MessagingEvent) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("a", .number(JSONNumber(event.appId))), ("c", .string(event.conversationId))]
+        switch event.payload {
+        case .message(let message):
+            fields.insert(("k", "m"), at: 0)
+            fields.append(("id", .string(message.id)))
+            if event.membershipChanged { fields.append(("x", 1)) }
+            if case .conversationMembersAnd(let extra) = event.audience {
+                fields.append(("ex", .array(extra.map(JSONValue.string))))
+            }
+        case .edit(let message):
+            fields.insert(("k", "e"), at: 0)
+            fields.append(("id", .string(message.id)))
+        case .revoke(let messageId, _, let operatorId, let seq):
+            fields.insert(("k", "v"), at: 0)
+            fields += [("id", .string(messageId)), ("op", .string(operatorId)), ("s", .number(JSONNumber(seq)))]
+        case .read(_, let userId, let seq):
+            fields.insert(("k", "r"), at: 0)
+            let toUser: Bool
+            if case .user = event.audience { toUser = true } else { toUser = false }
+            fields += [("u", .string(userId)), ("s", .number(JSONNumber(seq))), ("to", .string(toUser ? "u" : "c"))]
+        case .conversation(let change):
+            fields.insert(("k", "c"), at: 0)
+            if case .user(let userId) = event.audience { fields.append(("u", .string(userId))) }
+            var inline = change
+            if change.serialized().count > maxInlineChangeBytes {
+                inline = .object(JSONObject([("conversationId", .string(event.conversationId)), ("changed", true)]))
+            }
+            fields.append(("p", inline))
+            if event.membershipChanged { fields.append(("x", 1)) }
+        }
+        if let origin = event.originSessionId { fields.append(("o", .string(origin))) }
+        return .object(JSONObject(fields))
+    }
+
+    static func typing(appId: Int64, conversationId: String, userId: String) -> JSONValue {
+        .object(JSONObject([("k", "t"), ("a", .number(JSONNumber(appId))), ("c", .string(conversationId)),
+                            ("u", .string(userId))]))
+    }
+
+    /// A descriptor from another instance, resolved into deliveries; message-based ones need `messages`
+    /// (loaded in one query per notification by the relay).
+    static func delivery(_ descriptor: JSONObject, messages: [String: ImMessage]) -> Delivery? {
+        guard case .string(let kind)? = descriptor["k"], let appId = descriptor["a"]?.int64Value,
+              case .string(let conversationId)? = descriptor["c"] else { return nil }
+        let origin = descriptor["o"]?.stringValue
+        let membershipChanged = descriptor["x"] != nil
+        switch kind {
+        case "m", "e", "v":
+            guard let id = descriptor["id"]?.stringValue, let message = messages[id] else { return nil }
+            var audience = MessagingEvent.Audience.conversationMembers
+            if case .array(let extra)? = descriptor["ex"] { audience = .conversationMembersAnd(extra.compactMap(\.stringValue)) }
+            let payload: MessagingEvent.Payload
+            switch kind {
+            case "m": payload = .message(message)
+            case "e": payload = .edit(message)
+            default:
+                payload = .revoke(messageId: id, conversationId: conversationId,
+                                  operatorId: descriptor["op"]?.stringValue ?? message.revokedBy ?? "",
+                                  seq: descriptor["s"]?.int64Value ?? message.seq)
+            }
+            return Delivery(appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                            excludedUserId: nil, membershipChanged: membershipChanged, frame: Delivery.frame(for: payload))
+        case "r":
+            guard let userId = descriptor["u"]?.stringValue, let seq = descriptor["s"]?.int64Value else { return nil }
+            let audience: MessagingEvent.Audience = descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers
+            return Delivery(appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                            excludedUserId: nil, membershipChanged: false,
+                            frame: Delivery.frame(for: .read(conversationId: conversationId, userId: userId, seq: seq)))
+        case "c":
+            guard let userId = descriptor["u"]?.stringValue, let change = descriptor["p"] else { return nil }
+            return Delivery(appId: appId, conversationId: conversationId, audience: .user(userId), originSessionId: origin,
+                            excludedUserId: nil, membershipChanged: membershipChanged,
+                            frame: Delivery.frame(for: .conversation(change)))
+        case "t":
+            guard let userId = descriptor["u"]?.stringValue else { return nil }
+            return Delivery(appId: appId, conversationId: conversationId, audience: .conversationMembers,
+                            originSessionId: nil, excludedUserId: userId, membershipChanged: false,
+                            frame: typingFrame(conversationId: conversationId, userId: userId))
+        default:
+            return nil
+        }
+    }
+
+    static func typingFrame(conversationId: String, userId: String) -> [UInt8] {
+        ServerFrame.encoded(type: "typing", json: .object(JSONObject([
+            ("conversationId", .string(conversationId)), ("userId", .string(userId)),
+        ])))
+    }
+}

@@ -1,0 +1,58 @@
+import ParleyJSON
+import ParleyMessaging
+
+/// One event ready to go out: the frame, encoded once, and who gets it.
+struct Delivery: Sendable {
+    var appId: Int64
+    var conversationId: String
+    var audience: MessagingEvent.Audience
+    /// The session whose request caused it: it got the answer and skips the echo.
+    var originSessionId: String?
+    /// Typing notices skip all of the typer's own devices.
+    var excludedUserId: String?
+    var membershipChanged: Bool
+    var frame: [UInt8]
+
+    /// The frame for a messaging event (the same for local and relayed events).
+    static func frame(for payload: MessagingEvent.Payload) -> [UInt8] {
+        switch payload {
+        case .message(let message):
+            return ServerFrame.encoded(type: "message", encodable: message)
+        case .edit(let message):
+            return ServerFrame.encoded(type: "edit", encodable: message)
+        case .revoke(let messageId, let conversationId, let operatorId, let seq):
+            return ServerFrame.encoded(type: "revoke", json: .object(JSONObject([
+                ("msgId", .string(messageId)), ("conversationId", .string(conversationId)),
+                ("operatorId", .string(operatorId)), ("seq", .number(JSONNumber(seq))),
+            ])))
+        case .read(let conversationId, let userId, let seq):
+            return ServerFrame.encoded(type: "read", json: .object(JSONObject([
+                ("conversationId", .string(conversationId)), ("userId", .string(userId)),
+                ("seq", .number(JSONNumber(seq))),
+            ])))
+        case .conversation(let change):
+            return ServerFrame.encoded(type: "conversation", json: change)
+        }
+    }
+
+    init(_ event: MessagingEvent) {
+        appId = event.appId
+        conversationId = event.conversationId
+        audience = event.audience
+        originSessionId = event.originSessionId
+        excludedUserId = nil
+        membershipChanged = event.membershipChanged
+        frame = Self.frame(for: event.payload)
+    }
+
+    init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+         excludedUserId: String?, membershipChanged: Bool, frame: [UInt8]) {
+        self.appId = appId
+        self.conversationId = conversationId
+        self.audience = audience
+        self.originSessionId = originSessionId
+        self.excludedUserId = excludedUserId
+        self.membershipChanged = membershipChanged
+        self.frame = frame
+    }
+}

@@ -1,0 +1,89 @@
+import ParleyWebSocket
+import Synchronization
+
+/// One open gateway connection as the rest of the process sees it.
+struct GatewayEntry: Sendable, Hashable {
+    var id: UInt64
+    var appId: Int64
+    var userId: String
+    var sessionId: String
+    var handle: WebSocketSessionHandle
+}
+
+/// Who is online where: (app, user) -> their open connections (one per device, more while one reconnects).
+/// Sharded by user so that connects, disconnects and fan-out lookups on different users rarely contend.
+final class ConnectionRegistry: Sendable {
+    struct UserKey: Hashable, Sendable {
+        var appId: Int64
+        var userId: String
+    }
+
+    private final class Shard: Sendable {
+        let map = Mutex<[UserKey: [GatewayEntry]]>([:])
+        func withLock<T>(_ body: (inout [UserKey: [GatewayEntry]]) -> T) -> T { map.withLock { body(&$0) } }
+    }
+
+    private static let shardCount = 32
+    private let shards: [Shard]
+    private let count = Atomic<Int>(0)
+
+    init() {
+        shards = (0..<Self.shardCount).map { _ in Shard() }
+    }
+
+    private func shard(_ key: UserKey) -> Shard {
+        shards[Int(UInt(bitPattern: key.hashValue) % UInt(Self.shardCount))]
+    }
+
+    var connectionCount: Int { count.load(ordering: .relaxed) }
+
+    /// Adds the connection; returns how many the user has now (1: they just came online).
+    @discardableResult
+    func add(_ entry: GatewayEntry) -> Int {
+        let key = UserKey(appId: entry.appId, userId: entry.userId)
+        count.add(1, ordering: .relaxed)
+        return shard(key).withLock { map in
+            map[key, default: []].append(entry)
+            return map[key]!.count
+        }
+    }
+
+    /// Removes the connection; returns how many the user has left (0: they went offline).
+    @discardableResult
+    func remove(_ entry: GatewayEntry) -> Int {
+        let key = UserKey(appId: entry.appId, userId: entry.userId)
+        return shard(key).withLock { map in
+            guard var entries = map[key], let index = entries.firstIndex(where: { $0.id == entry.id }) else {
+                return map[key]?.count ?? 0
+            }
+            count.subtract(1, ordering: .relaxed)
+            entries.remove(at: index)
+            map[key] = entries.isEmpty ? nil : entries
+            return entries.count
+        }
+    }
+
+    func connections(appId: Int64, userId: String) -> [GatewayEntry] {
+        let key = UserKey(appId: appId, userId: userId)
+        return shard(key).withLock { $0[key] ?? [] }
+    }
+
+    /// Every connection of `userIds`, except those of `excludedSession`.
+    func connections(appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?)
+        -> [WebSocketSessionHandle] {
+        var handles: [WebSocketSessionHandle] = []
+        for userId in userIds {
+            let key = UserKey(appId: appId, userId: userId)
+            shard(key).withLock { map in
+                guard let entries = map[key] else { return }
+                for entry in entries where entry.sessionId != excludedSession { handles.append(entry.handle) }
+            }
+        }
+        return handles
+    }
+
+    /// Every connection (shutdown, lost cluster feed).
+    func all() -> [GatewayEntry] {
+        shards.flatMap { shard in shard.withLock { Array($0.values.joined()) } }
+    }
+}

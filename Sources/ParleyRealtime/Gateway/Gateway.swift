@@ -1,0 +1,138 @@
+import Foundation
+import ParleyAuth
+import ParleyHTTP
+import ParleyJSON
+import ParleyMessaging
+import ParleyObservability
+import Synchronization
+
+/// What every gateway connection shares: the services, the registry of online connections, delivery.
+final class Gateway: Sendable {
+    let configuration: RealtimeConfiguration
+    let messaging: MessagingModule
+    let registry: ConnectionRegistry
+    let fanOut: FanOut
+    let relay: ClusterRelay
+    let logger: Logger
+    private let nextConnectionID = Atomic<UInt64>(0)
+
+    init(configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
+         fanOut: FanOut, relay: ClusterRelay, logger: Logger) {
+        self.configuration = configuration
+        self.messaging = messaging
+        self.registry = registry
+        self.fanOut = fanOut
+        self.relay = relay
+        self.logger = logger
+    }
+
+    func newConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).newValue }
+
+    /// Answers one request frame with its `ack` or `error` frame. Every operation goes through the same
+    /// services as the REST routes.
+    func answer(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async -> [UInt8] {
+        do {
+            return try await perform(frame, principal: principal, typing: &typing)
+        } catch {
+            return ServerFrame.error(reqId: frame.reqId, Self.apiError(error, logger: logger))
+        }
+    }
+
+    private func perform(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async throws -> [UInt8] {
+        let reqId = frame.reqId
+        switch frame.type {
+        case "ping":
+            return ServerFrame.ack(reqId: reqId, data: Array(#"{"serverTime":"#.utf8)
+                + JSONValue.string(ISO8601.format(Date())).serialized() + [UInt8(ascii: "}")])
+        case "send":
+            let request = MessageService.SendRequest(
+                toId: try frame.string("toId"), chatType: try frame.string("chatType"),
+                msgType: try frame.string("msgType"), content: try frame.value("content"),
+                extra: frame.data["extra"], clientMsgId: try frame.string("clientMsgId"))
+            let (message, _) = try await messaging.messages.send(request, from: principal)
+            return ServerFrame.ack(reqId: reqId, message)
+        case "revoke":
+            let id = try ImMessage.parseID(try frame.messageID())
+            return ServerFrame.ack(reqId: reqId, try await messaging.messages.revoke(messageId: id, by: principal))
+        case "edit":
+            let id = try ImMessage.parseID(try frame.messageID())
+            let extra: JSONValue?? = frame.data["extra"].map { .some($0) }
+            let request = MessageService.EditRequest(content: try frame.value("content"), extra: extra)
+            return ServerFrame.ack(reqId: reqId, try await messaging.messages.edit(messageId: id, request, by: principal))
+        case "read":
+            let conversationId = try ConversationID.validated(try frame.string("conversationId"))
+            let seq = try frame.integer("seq")
+            guard seq >= 0 else { throw APIError.validationFailed.with(message: "`data.seq` must be 0 or more") }
+            return ServerFrame.ack(reqId: reqId, try await messaging.conversations.markRead(conversationId, seq: seq,
+                                                                                          for: principal))
+        case "typing":
+            let conversationId = try ConversationID.validated(try frame.string("conversationId"))
+            let members = try await fanOut.members.members(appId: principal.appId, conversationId: conversationId)
+            guard members.contains(principal.userId) else { throw APIError.notMember }
+            if typing.allow(now: ContinuousClock.now) {
+                let delivery = Delivery(appId: principal.appId, conversationId: conversationId,
+                                        audience: .conversationMembers, originSessionId: nil,
+                                        excludedUserId: principal.userId, membershipChanged: false,
+                                        frame: RelayDescriptor.typingFrame(conversationId: conversationId,
+                                                                           userId: principal.userId))
+                await fanOut.deliver(delivery)
+                relay.publish(RelayDescriptor.typing(appId: principal.appId, conversationId: conversationId,
+                                                     userId: principal.userId))
+            }
+            return ServerFrame.ack(reqId: reqId, data: Array("{}".utf8))
+        case "sync":
+            var cursor: SyncCursor?
+            if let raw = try frame.optionalString("cursor"), !raw.isEmpty {
+                guard let parsed = SyncCursor(raw) else { throw APIError.invalidCursor }
+                cursor = parsed
+            }
+            let limit = try frame.optionalInteger("limit") ?? Int64(SyncService.defaultPageSize)
+            guard (1...Int64(SyncService.maxPageSize)).contains(limit) else {
+                throw APIError.validationFailed.with(message: "`data.limit` must be from 1 to \(SyncService.maxPageSize)")
+            }
+            return ServerFrame.ack(reqId: reqId, try await messaging.sync.sync(after: cursor, limit: Int(limit),
+                                                                              for: principal))
+        default:
+            throw APIError.unknownFrameType.with(message: "unknown frame type `\(frame.type)`")
+        }
+    }
+
+    /// The client-facing error: APIError as is, lower layers through their conversion, anything else a logged 1500.
+    static func apiError(_ error: any Error, logger: Logger) -> APIError {
+        if let error = error as? APIError { return error }
+        if let convertible = error as? any APIErrorConvertible { return convertible.apiError }
+        logger.error("gateway request failed", ["error": .string(String(describing: error))])
+        return .internalError
+    }
+}
+
+/// At most `perSecond` typing notices per connection and second.
+struct TypingLimiter: Sendable {
+    let perSecond: Int
+    private var windowStart: ContinuousClock.Instant?
+    private var count = 0
+
+    init(perSecond: Int) { self.perSecond = perSecond }
+
+    mutating func allow(now: ContinuousClock.Instant) -> Bool {
+        if let start = windowStart, now - start < .seconds(1) {
+            guard count < perSecond else { return false }
+            count += 1
+            return true
+        }
+        windowStart = now
+        count = 1
+        return perSecond > 0
+    }
+}
+
+extension ClientFrame {
+    /// `msgId` as a string or a number.
+    func messageID() throws(APIError) -> String {
+        switch data["msgId"] {
+        case .string(let id)?: return id
+        case .number(let number)?: return number.text
+        default: throw APIError.validationFailed.with(message: "`data.msgId` must be a message id")
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import ParleyAuth
+import ParleyHTTP
+import ParleyJSON
+import ParleyNet
+import ParleyWebSocket
+
+/// One device's WebSocket: registers it as online, says hello, answers its request frames one at a time in
+/// order (a device's sends are stored in the order it sent them), and ends it when the IM token expires.
+///
+/// Loop-confined: the WebSocket layer calls it on the session's loop, and the task answering requests prefers
+/// that loop as its executor, so its state is only touched there (hence `@unchecked Sendable`).
+final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
+    let gateway: Gateway
+    let principal: Principal
+    let tokenExpiresAt: Date
+    private var entry: GatewayEntry?
+    private weak var session: WebSocketSession?
+    private var pending: [Result<ClientFrame, ClientFrame.ParseFailure>] = []
+    private var processing = false
+    private var pausedForBacklog = false
+    private var expiryTimer: EventLoop.TimerID?
+    private var typing: TypingLimiter
+    private var closed = false
+
+    init(gateway: Gateway, principal: Principal, tokenExpiresAt: Date) {
+        self.gateway = gateway
+        self.principal = principal
+        self.tokenExpiresAt = tokenExpiresAt
+        typing = TypingLimiter(perSecond: gateway.configuration.typingPerSecond)
+    }
+
+    func sessionOpened(_ session: WebSocketSession) {
+        self.session = session
+        let entry = GatewayEntry(id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
+                                 sessionId: principal.sessionId, handle: session.handle)
+        self.entry = entry
+        gateway.registry.add(entry)
+        session.send(encodedFrame: ServerFrame.encoded(type: "hello", json: .object(JSONObject([
+            ("serverTime", .string(ISO8601.format(Date()))),
+            ("userId", .string(principal.userId)), ("sessionId", .string(principal.sessionId)),
+            ("heartbeatSeconds", .number(JSONNumber(Int(gateway.configuration.webSocket.pingInterval?.components.seconds ?? 0)))),
+            ("tokenExpiresAt", .string(ISO8601.format(tokenExpiresAt))),
+        ]))))
+        let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
+        expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
+            self?.tokenExpired()
+        }
+    }
+
+    func textReceived(_ text: String, session: WebSocketSession) {
+        guard !closed else { return }
+        pending.append(ClientFrame.parse(text))
+        if pending.count >= gateway.configuration.maxPendingRequests && !pausedForBacklog {
+            pausedForBacklog = true
+            session.pauseReading()
+        }
+        if !processing { startProcessing(on: session.loop) }
+    }
+
+    /// One task per burst of requests, on the session's loop; ends when the queue is empty.
+    private func startProcessing(on loop: EventLoop) {
+        processing = true
+        Task(executorPreference: loop) {
+            while !self.closed, !self.pending.isEmpty {
+                let next = self.pending.removeFirst()
+                let answer: [UInt8]
+                switch next {
+                case .success(let frame):
+                    answer = await self.gateway.answer(frame, principal: self.principal, typing: &self.typing)
+                case .failure(let failure):
+                    answer = ServerFrame.error(reqId: failure.reqId, failure.error)
+                }
+                self.session?.send(encodedFrame: answer)
+                if self.pausedForBacklog && self.pending.count < self.gateway.configuration.maxPendingRequests / 2 {
+                    self.pausedForBacklog = false
+                    self.session?.resumeReading()
+                }
+            }
+            self.processing = false
+        }
+    }
+
+    private func tokenExpired() {
+        expiryTimer = nil
+        guard let session, !closed else { return }
+        session.send(encodedFrame: ServerFrame.encoded(type: "token_expired", json: .object(JSONObject([
+            ("reason", "the IM token expired: get a new one and reconnect"),
+        ]))))
+        session.close(code: .tokenExpired, reason: "token expired")
+    }
+
+    func sessionClosed(_ session: WebSocketSession, code: WebSocketCloseCode, reason: String) {
+        closed = true
+        pending.removeAll()
+        if let timer = expiryTimer { session.loop.cancelTimer(timer) }
+        expiryTimer = nil
+        if let entry { gateway.registry.remove(entry) }
+        entry = nil
+    }
+}

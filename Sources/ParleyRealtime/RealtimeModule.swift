@@ -1,0 +1,131 @@
+import Foundation
+import ParleyAuth
+import ParleyHTTP
+import ParleyJSON
+import ParleyMessaging
+import ParleyObservability
+import ParleyPostgres
+import ParleyWebSocket
+
+/// The realtime gateway, assembled: `GET /ws` (IM token, then RFC 6455), delivery of messaging events to every
+/// connected device, session-end notices, and the relay to the other instances of the deployment.
+public final class RealtimeModule: Sendable {
+    public let configuration: RealtimeConfiguration
+    let gateway: Gateway
+    let auth: AuthModule
+    let messaging: MessagingModule
+    let logger: Logger
+    private let tasks = TaskBox()
+
+    public init(configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
+                database: PostgresClient, logger: Logger, metrics: MetricsRegistry) {
+        self.configuration = configuration
+        self.auth = auth
+        self.messaging = messaging
+        let logger = logger.with("component", "realtime")
+        self.logger = logger
+        let registry = ConnectionRegistry()
+        let members = MemberCache(conversations: messaging.conversations)
+        let fanOut = FanOut(registry: registry, members: members, logger: logger, metrics: metrics)
+        let relay = ClusterRelay(database: database, channel: configuration.clusterChannel,
+                                 messages: messaging.messages, logger: logger, metrics: metrics)
+        var socketConfiguration = configuration.webSocket
+        socketConfiguration.metrics = socketConfiguration.metrics ?? WebSocketMetrics(registry: metrics)
+        var withMetrics = configuration
+        withMetrics.webSocket = socketConfiguration
+        gateway = Gateway(configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
+                          relay: relay, logger: logger)
+        metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
+            [([:], Double(registry.connectionCount))]
+        }
+    }
+
+    /// Online connections on this instance.
+    public var connectionCount: Int { gateway.registry.connectionCount }
+
+    public func register(on router: inout Router) {
+        let gateway = gateway
+        let authenticator = auth.authenticator
+        router.get("/ws") { request, context in
+            guard let token = Self.token(of: request) else { throw APIError.tokenMissing }
+            let verified = try authenticator.verify(token, audience: .im, appKey: nil)
+            try await authenticator.requireConsent(verified)
+            let principal = verified.principal
+            let expiresAt = Date(timeIntervalSince1970: TimeInterval(verified.claims.exp))
+            return try WebSocketServer.upgrade(request, configuration: gateway.configuration.webSocket,
+                                               logger: context.logger) { _ in
+                GatewayConnection(gateway: gateway, principal: principal, tokenExpiresAt: expiresAt)
+            }
+        }
+    }
+
+    /// `Authorization: Bearer <token>`, or `?token=` for clients that cannot set headers on a WebSocket.
+    static func token(of request: HTTPRequest) -> String? {
+        if let header = request.headers["authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
+            return nil
+        }
+        return request.queryParameters["token"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Starts delivering: messaging events (local, and relayed to the other instances), other instances'
+    /// events, and session ends.
+    public func start() {
+        let gateway = gateway
+        let events = messaging.events.subscribe()
+        let sessionEvents = auth.events.subscribe()
+        let logger = logger
+        tasks.add(Task {
+            for await event in events {
+                await gateway.fanOut.deliver(Delivery(event))
+                gateway.relay.publish(RelayDescriptor.describe(event))
+            }
+        })
+        tasks.add(Task {
+            await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {
+                // Events of other instances may be lost: clients must sync. Tell them by closing with 4003.
+                gateway.fanOut.members.invalidateAll()
+                let connections = gateway.registry.all()
+                logger.warning("cluster feed reconnected; asking clients to resync", ["connections": .int(connections.count)])
+                for entry in connections { entry.handle.close(code: .resyncRequired, reason: "resync") }
+            })
+        })
+        tasks.add(Task {
+            for await event in sessionEvents {
+                guard case .sessionEnded(let ended) = event else { continue }
+                Self.end(ended, registry: gateway.registry)
+            }
+        })
+    }
+
+    /// Tells a session's connections why they end, then closes them.
+    static func end(_ ended: EndedSession, registry: ConnectionRegistry) {
+        let connections = registry.connections(appId: ended.appId, userId: ended.userId)
+            .filter { $0.sessionId == ended.sessionId }
+        guard !connections.isEmpty else { return }
+        let frame: [UInt8]
+        let code: WebSocketCloseCode
+        if let notice = ended.conflictNotice {
+            frame = ServerFrame.encoded(type: "account_conflict", json: .object(JSONObject([
+                ("deviceModel", .string(notice.deviceModel)), ("text", .string(notice.text)),
+            ])))
+            code = .accountConflict
+        } else {
+            frame = ServerFrame.encoded(type: "session_ended", json: .object(JSONObject([
+                ("reason", .string(ended.reason.rawValue)),
+            ])))
+            code = .sessionEnded
+        }
+        for entry in connections {
+            entry.handle.perform { session in
+                session.send(encodedFrame: frame)
+                session.close(code: code, reason: code == .accountConflict ? "account conflict" : "session ended")
+            }
+        }
+    }
+
+    public func stop() {
+        tasks.cancelAll()
+    }
+}
