@@ -5,6 +5,4 @@ extension APIError {
     /// A frame that is not `{"type": "...", "reqId": "...", "data": {...}}`.
     public static let malformedFrame = APIError(code: 1202, status: 400, message: "frame is not a JSON object with a string `type`")
     public static let unknownFrameType = APIError(code: 1203, status: 400, message: "unknown frame type")
-    /// Too many requests in flight on one connection.
-    public static let tooManyPendingRequests = APIError(code: 1204, status: 429, message: "too many requests in flight")
 }

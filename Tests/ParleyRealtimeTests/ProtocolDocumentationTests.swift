@@ -1,0 +1,31 @@
+import Foundation
+import ParleyLiveSupport
+@testable import ParleyRealtime
+import ParleyWebSocket
+import Testing
+
+/// docs/protocol.md and openapi.yaml name every frame, close code and error the gateway uses.
+struct ProtocolDocumentationTests {
+    static let root = URL(fileURLWithPath: LiveApp.migrationsDirectory).deletingLastPathComponent()
+
+    @Test func protocolDocumentNamesEveryFrameAndCloseCode() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+        for type in ["hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
+                     "conversation", "account_conflict", "session_ended", "token_expired"] {
+            #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
+        }
+        let codes: [WebSocketCloseCode] = [.slowConsumer, .heartbeatTimeout, .tokenExpired, .resyncRequired,
+                                           .accountConflict, .sessionEnded]
+        for code in codes {
+            #expect(text.contains("| \(code.rawValue) |"), "close code \(code.rawValue) missing from docs/protocol.md")
+        }
+        for code in [1202, 1203] { #expect(text.contains("| \(code) |")) }
+    }
+
+    @Test func openAPIDescribesTheUpgradeAndTheCodes() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        #expect(yaml.contains("\n  /ws:\n    get:"))
+        #expect(yaml.contains("docs/protocol.md"))
+        for code in 1200...1203 { #expect(yaml.contains("| \(code) |"), "code \(code) missing from openapi.yaml") }
+    }
+}
