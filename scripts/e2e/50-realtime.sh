@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The realtime gateway end to end against the real binary: two `parley serve` instances on one database and
+# real WebSocket clients (Python `websockets`, from PyPI) on both. Covers 1:1 and group delivery to every
+# device, the sender's other device, revoke/edit/read events, account conflict, and a client that reconnects
+# (to the other instance) after missing 500 messages and gets all of them exactly once through sync.
+#   PARLEY_E2E_VENV  virtualenv for the client (default .parley/venv, shared with the Autobahn script)
+set -euo pipefail
+# shellcheck source=scripts/lib/e2e.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+
+venv=${PARLEY_E2E_VENV:-$PARLEY_ROOT/.parley/venv}
+websockets_version=13.1
+installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("websockets"))' 2>/dev/null || true)
+if [[ $installed != "$websockets_version" ]]; then
+    ensure_apt_packages python3-venv
+    log "installing websockets $websockets_version into $venv"
+    [[ -x $venv/bin/python ]] || { mkdir -p "$(dirname "$venv")" && python3 -m venv "$venv"; }
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets==$websockets_version" \
+        || fail "pip install websockets==$websockets_version failed"
+fi
+
+db=$(e2e_fresh_db)
+parley_start "$db"
+first_base=$PARLEY_BASE
+first_pid=$PARLEY_PID
+parley_start "$db"
+second_base=$PARLEY_BASE
+
+app_out=$(DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" app create --name e2e) \
+    || fail "parley app create failed: $app_out"
+app_key=$(awk '$1 == "appKey" { print $2 }' <<<"$app_out")
+[[ -n $app_key ]] || fail "no appKey in: $app_out"
+
+client_log="$E2E_TMP/realtime-client.log"
+E2E_LOGS+=("$client_log")
+"$venv/bin/python" "$PARLEY_ROOT/scripts/e2e/lib/realtime_client.py" "$first_base" "$second_base" "$app_key" \
+    >"$client_log" 2>&1 || fail "realtime client failed (see realtime-client.log)"
+summary=$(tail -n 1 "$client_log")
+
+PARLEY_PID=$first_pid
+parley_stop_clean 15
+pass "two instances, one database: $summary"

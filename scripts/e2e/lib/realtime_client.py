@@ -1,0 +1,184 @@
+"""Real WebSocket clients against two Parley instances on one database (scripts/e2e/50-realtime.sh).
+
+Usage: realtime_client.py FIRST_BASE_URL SECOND_BASE_URL APP_KEY. Prints one summary line; exits non-zero
+(with the reason) on the first failed check. Every wait is bounded.
+"""
+import asyncio
+import json
+import sys
+import urllib.error
+import urllib.request
+import uuid
+
+from websockets.asyncio.client import connect
+
+FIRST, SECOND, APP_KEY = sys.argv[1], sys.argv[2], sys.argv[3]
+TIMEOUT = 10
+
+
+def rest(base, method, path, body=None, token=None, app_key=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    if app_key:
+        request.add_header("X-App-Key", app_key)
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit("FAILED: " + what)
+
+
+def register(base, username, platform="ios"):
+    status, body = rest(base, "POST", "/api/auth/register",
+                        {"username": username, "password": "e2e password 1", "platform": platform}, app_key=APP_KEY)
+    check(status == 200, f"register {username}: {status} {body}")
+    return body["data"]
+
+
+def login(base, username, platform, model="e2e device"):
+    status, body = rest(base, "POST", "/api/auth/login",
+                        {"username": username, "password": "e2e password 1", "platform": platform,
+                         "deviceModel": model}, app_key=APP_KEY)
+    check(status == 200, f"login {username}: {status} {body}")
+    return body["data"]
+
+
+class Device:
+    """One WebSocket; frames that are not awaited yet are kept for later."""
+
+    def __init__(self, name, base, session):
+        self.name, self.base, self.session = name, base, session
+        self.buffer, self.counter, self.ws = [], 0, None
+
+    async def connect(self):
+        url = self.base.replace("http://", "ws://") + "/ws"
+        self.ws = await connect(url, additional_headers={"Authorization": "Bearer " + self.session["imToken"]},
+                                           open_timeout=TIMEOUT, max_size=2 ** 22)
+        hello = json.loads(await asyncio.wait_for(self.ws.recv(), TIMEOUT))
+        check(hello["type"] == "hello", f"{self.name}: first frame {hello}")
+        return self
+
+    async def next(self, predicate, what):
+        for index, frame in enumerate(self.buffer):
+            if predicate(frame):
+                return self.buffer.pop(index)
+        async def read():
+            while True:
+                frame = json.loads(await self.ws.recv())
+                if predicate(frame):
+                    return frame
+                self.buffer.append(frame)
+        try:
+            return await asyncio.wait_for(read(), TIMEOUT)
+        except asyncio.TimeoutError:
+            raise SystemExit(f"FAILED: {self.name} waited {TIMEOUT}s for {what}")
+
+    async def event(self, kind, what=None, **fields):
+        def matches(frame):
+            if frame.get("type") != kind:
+                return False
+            data = frame.get("data") or {}
+            return all(data.get(key) == value for key, value in fields.items())
+        return (await self.next(matches, what or kind))["data"]
+
+    async def request(self, kind, data=None):
+        self.counter += 1
+        req_id = f"{self.name}-{self.counter}"
+        await self.ws.send(json.dumps({"type": kind, "reqId": req_id, "data": data or {}}))
+        answer = await self.next(lambda f: f.get("reqId") == req_id, f"answer to {kind}")
+        check(answer["type"] == "ack", f"{self.name} {kind}: {answer}")
+        return answer["data"]
+
+    async def quiet(self, kind, seconds=0.3, **fields):
+        """No frame of `kind` (with `fields`) arrives within `seconds`."""
+        try:
+            await asyncio.wait_for(self.event(kind, **fields), seconds)
+        except (asyncio.TimeoutError, SystemExit):
+            return True
+        return False
+
+
+async def main():
+    alice_s, bob_s, carol_s = register(FIRST, "alice"), register(SECOND, "bob"), register(FIRST, "carol")
+    alice_web_s = login(SECOND, "alice", "web")
+    alice = await Device("alice-ios", FIRST, alice_s).connect()
+    alice_web = await Device("alice-web", SECOND, alice_web_s).connect()
+    bob = await Device("bob", SECOND, bob_s).connect()
+    carol = await Device("carol", FIRST, carol_s).connect()
+    alice_id, bob_id, carol_id = alice_s["user"]["id"], bob_s["user"]["id"], carol_s["user"]["id"]
+
+    # 1:1 across instances: the peer and the sender's other device; no echo to the sender.
+    sent = await alice.request("send", {"toId": bob_id, "chatType": "single", "msgType": "text",
+                                        "content": "hi bob", "clientMsgId": str(uuid.uuid4())})
+    await bob.event("message", id=sent["id"])
+    await alice_web.event("message", id=sent["id"])
+    check(await alice.quiet("message", id=sent["id"]), "the sending device got its own message back")
+
+    # Edit, read receipt, revoke, across instances.
+    await alice.request("edit", {"msgId": sent["id"], "content": "hi bob!"})
+    edited = await bob.event("edit", id=sent["id"])
+    check(edited["content"] == "hi bob!", f"edit event {edited}")
+    await bob.request("read", {"conversationId": sent["conversationId"], "seq": sent["seq"]})
+    await alice.event("read", userId=bob_id, seq=sent["seq"])
+    await alice.request("revoke", {"msgId": sent["id"]})
+    revoke = await bob.event("revoke", msgId=sent["id"])
+    check(revoke["operatorId"] == alice_id, f"revoke event {revoke}")
+
+    # A group on both instances: every member's every device.
+    status, body = rest(FIRST, "POST", "/api/im/groups", {"name": "e2e", "memberIds": [bob_id, carol_id]},
+                        token=alice_s["accessToken"])
+    check(status == 201, f"create group: {status} {body}")
+    group_id = body["data"]["groupId"]
+    posted = await bob.request("send", {"toId": group_id, "chatType": "group", "msgType": "text",
+                                        "content": "hello group", "clientMsgId": str(uuid.uuid4())})
+    for device in (alice, alice_web, carol):
+        await device.event("message", id=posted["id"])
+
+    # Carol keeps her cursor, goes away, misses 500 messages, comes back on the other instance.
+    cursor = (await carol.request("sync"))["cursor"]
+    await carol.ws.close()
+    sent_ids = []
+    for n in range(500):
+        status, body = rest(SECOND, "POST", "/api/im/messages",
+                            {"toId": carol_id, "chatType": "single", "msgType": "text", "content": f"missed {n}",
+                             "clientMsgId": f"missed-{n}"}, token=bob_s["accessToken"])
+        check(status == 201, f"send {n}: {status} {body}")
+        sent_ids.append(body["data"]["id"])
+    carol = await Device("carol-back", SECOND, carol_s).connect()
+    received = []
+    for _ in range(100):
+        page = await carol.request("sync", {"cursor": cursor, "limit": 200})
+        received += [change["message"]["id"] for change in page["changes"] if change["type"] == "message"]
+        cursor = page["cursor"]
+        if not page["hasMore"] and len(received) >= len(sent_ids):
+            break
+        if not page["hasMore"]:
+            await asyncio.sleep(0.05)
+    check(received == sent_ids, f"sync after reconnect: {len(received)} of {len(sent_ids)}, in order: {received == sorted(received, key=int)}")
+
+    # A second login on the same platform displaces bob's session on the other instance.
+    login(FIRST, "bob", "ios", model="Second Phone")
+    conflict = await bob.event("account_conflict")
+    check("another device" in conflict["text"], f"account_conflict {conflict}")
+    try:
+        await asyncio.wait_for(bob.ws.wait_closed(), TIMEOUT)
+    except asyncio.TimeoutError:
+        raise SystemExit("FAILED: bob's connection stayed open after account_conflict")
+    code = bob.ws.protocol.close_code
+    check(code == 4500, f"close code {code}")
+
+    for device in (alice, alice_web, carol):
+        await device.ws.close()
+    print("1:1, group, edit/read/revoke across instances; 500 missed messages synced once after reconnecting "
+          "elsewhere; account_conflict + 4500")
+
+
+asyncio.run(main())
