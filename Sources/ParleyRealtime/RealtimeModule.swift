@@ -76,19 +76,26 @@ public final class RealtimeModule: Sendable {
         let events = messaging.events.subscribe()
         let sessionEvents = auth.events.subscribe()
         let logger = logger
+        let bus = messaging.events
         tasks.add(Task {
+            var droppedSeen = 0
             for await event in events {
                 await gateway.fanOut.deliver(Delivery(event))
                 gateway.relay.publish(RelayDescriptor.describe(event))
+                // The bus sheds the oldest events when this consumer falls 65,536 behind: connections may have
+                // missed some, so they must sync. (Overload only; counted in the log.)
+                let dropped = bus.dropped
+                if dropped != droppedSeen {
+                    droppedSeen = dropped
+                    Self.closeAllForResync(gateway: gateway, logger: logger, reason: "event bus overflowed")
+                }
             }
         })
         tasks.add(Task {
             await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {
-                // Events of other instances may be lost: clients must sync. Tell them by closing with 4003.
+                // Events of other instances may be lost: clients must sync.
                 gateway.fanOut.members.invalidateAll()
-                let connections = gateway.registry.all()
-                logger.warning("cluster feed reconnected; asking clients to resync", ["connections": .int(connections.count)])
-                for entry in connections { entry.handle.close(code: .resyncRequired, reason: "resync") }
+                Self.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
             })
         })
         tasks.add(Task {
@@ -97,6 +104,25 @@ public final class RealtimeModule: Sendable {
                 Self.end(ended, registry: gateway.registry)
             }
         })
+        // A safety net under the event stream (which sheds events when overloaded): every few seconds, end
+        // connections whose session is known to have ended.
+        let revocations = auth.revocations
+        tasks.add(Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                for entry in gateway.registry.all() where revocations.contains(entry.sessionId) {
+                    Self.end(EndedSession(sessionId: entry.sessionId, userId: entry.userId, appId: entry.appId,
+                                          reason: .revoked, deviceModel: nil), registry: gateway.registry)
+                }
+            }
+        })
+    }
+
+    /// Closes every connection with 4003: the client reconnects and syncs what it may have missed.
+    static func closeAllForResync(gateway: Gateway, logger: Logger, reason: String) {
+        let connections = gateway.registry.all()
+        logger.warning("asking clients to resync", ["reason": .string(reason), "connections": .int(connections.count)])
+        for entry in connections { entry.handle.close(code: .resyncRequired, reason: "resync") }
     }
 
     /// Tells a session's connections why they end, then closes them.

@@ -7,6 +7,14 @@ public struct EndedSession: Sendable, Hashable {
     /// For `accountConflict`: the model of the device that logged in (the "logged in on another device" notice).
     public var deviceModel: String?
 
+    public init(sessionId: String, userId: String, appId: Int64, reason: SessionEndReason, deviceModel: String? = nil) {
+        self.sessionId = sessionId
+        self.userId = userId
+        self.appId = appId
+        self.reason = reason
+        self.deviceModel = deviceModel
+    }
+
     /// The `account_conflict` notice `{deviceModel, text}` the OpenIM-based clients show.
     public var conflictNotice: (deviceModel: String, text: String)? {
         guard reason == .accountConflict else { return nil }

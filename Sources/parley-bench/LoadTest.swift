@@ -1,0 +1,144 @@
+import Glibc
+
+/// How long and how hard to send.
+struct LoadPlan {
+    static let optionNames: Set<String> = ["window", "rate", "warmup", "duration", "drain"]
+
+    /// Requests in flight per sender.
+    var window: Int
+    /// Messages per second over all senders; 0: unpaced (each sender refills its window on every answer).
+    var rate: Double
+    var warmup: Double
+    var duration: Double
+    /// After sending stops: how long answers and deliveries may take to arrive before they count as missing.
+    var drain: Double
+
+    init(_ options: BenchOptions, window: Int) throws(BenchError) {
+        self.window = try options.int("window", window, in: 1...60) // the gateway pauses a connection at 64
+        rate = try options.double("rate", 0, in: 0...1_000_000)
+        warmup = try options.double("warmup", 3, in: 0...600)
+        duration = try options.double("duration", 10, in: 1...3600)
+        drain = try options.double("drain", 10, in: 1...600)
+    }
+}
+
+/// One load run on open connections: warm-up, measured window, drain, then the checks every mode shares.
+struct LoadTest {
+    var plan: LoadPlan
+    /// Deliveries each stored message must produce (1 for a pair, members - 1 in a group).
+    var deliveriesPerAck: Int
+
+    struct Outcome {
+        var sent = 0, acked = 0, errors = 0, delivered = 0, expected = 0
+        var windowAcks = 0, windowDeliveries = 0
+        var ackMismatches = 0, unexpectedEnds = 0, foreignMessages = 0, otherFrames = 0
+        var sortedLatencies: [Int64] = []
+        var drained = false
+        var reasons = ""
+        var failures: [String] = []
+    }
+
+    /// Runs the load from `senders` (connection index, sender), then closes the fleet and stops its loops.
+    func run(_ fleet: Fleet, senders: [(index: Int, sender: Sender)]) throws(BenchError) -> Outcome {
+        try fleet.attach(senders)
+        let counters = fleet.counters
+        let begin = MonotonicClock.now() + 100_000_000
+        let windowStart = begin + Int64(plan.warmup * 1e9)
+        let end = windowStart + Int64(plan.duration * 1e9)
+        Console.log("sending: \(senders.count) senders, window \(plan.window), "
+            + (plan.rate > 0 ? "paced at \(Console.format(plan.rate, decimals: 0)) messages/s" : "unpaced")
+            + "; warm-up \(plan.warmup) s, measuring \(plan.duration) s")
+        fleet.startLoad(begin: begin, windowStart: windowStart, end: end)
+        while MonotonicClock.now() < end {
+            usleep(200_000)
+            if counters.unexpectedEnds.value > 0 && MonotonicClock.now() < end {
+                Console.log("connections ended during the run: \(counters.reasonSummary)")
+                break
+            }
+        }
+        let drained = fleet.wait(timeout: plan.drain) {
+            counters.acked.value + counters.errors.value >= counters.sent.value
+                && counters.delivered.value >= counters.acked.value * deliveriesPerAck
+        }
+        usleep(300_000) // late duplicates would show up here
+        var outcome = Outcome()
+        outcome.drained = drained
+        outcome.sent = counters.sent.value
+        outcome.acked = counters.acked.value
+        outcome.errors = counters.errors.value
+        outcome.delivered = counters.delivered.value
+        outcome.expected = outcome.acked * deliveriesPerAck
+        outcome.windowAcks = counters.windowAcks.value
+        outcome.windowDeliveries = counters.windowDeliveries.value
+        outcome.ackMismatches = counters.ackMismatches.value
+        outcome.unexpectedEnds = counters.unexpectedEnds.value
+        outcome.foreignMessages = counters.foreignMessages.value
+        outcome.otherFrames = counters.otherFrames.value
+        outcome.reasons = counters.reasonSummary
+        fleet.close(timeout: 10)
+        fleet.shutdown()
+        outcome.sortedLatencies = fleet.latencies().sorted()
+        outcome.failures = checks(outcome)
+        return outcome
+    }
+
+    /// The rules of the issue: at most 0.1% of sends answered with errors, every stored message delivered
+    /// (exactly once), no connection lost.
+    private func checks(_ o: Outcome) -> [String] {
+        var failures: [String] = []
+        if o.sent == 0 { failures.append("nothing was sent") }
+        if o.errors * 1000 > o.sent {
+            failures.append("\(o.errors) of \(o.sent) sends answered with an error (over 0.1%)")
+        }
+        if o.acked + o.errors < o.sent {
+            failures.append("\(o.sent - o.acked - o.errors) sends got no answer within the \(plan.drain) s drain")
+        }
+        if o.delivered < o.expected {
+            failures.append("\(o.expected - o.delivered) of \(o.expected) deliveries missing after the \(plan.drain) s drain")
+        } else if o.delivered > o.expected {
+            failures.append("\(o.delivered - o.expected) deliveries more than stored messages call for (duplicates)")
+        }
+        if o.ackMismatches > 0 { failures.append("\(o.ackMismatches) answers out of request order") }
+        if o.unexpectedEnds > 0 { failures.append("\(o.unexpectedEnds) connections ended during the run") }
+        if o.sortedLatencies.isEmpty { failures.append("no delivery inside the measured window") }
+        return failures
+    }
+
+    /// Prints the figures (`key=value` on stdout) and a one-line summary on stderr.
+    func report(_ o: Outcome) {
+        let seconds = plan.duration
+        Console.result("window", plan.window)
+        Console.result("rate", plan.rate, decimals: 0)
+        Console.result("warmup_s", plan.warmup, decimals: 1)
+        Console.result("duration_s", seconds, decimals: 1)
+        Console.result("sent", o.sent)
+        Console.result("acked", o.acked)
+        Console.result("errors", o.errors)
+        Console.result("delivered", o.delivered)
+        Console.result("expected_deliveries", o.expected)
+        Console.result("foreign_messages", o.foreignMessages)
+        Console.result("other_frames", o.otherFrames)
+        Console.result("acked_per_s", Double(o.windowAcks) / seconds, decimals: 0)
+        Console.result("delivered_per_s", Double(o.windowDeliveries) / seconds, decimals: 0)
+        Console.result("samples", o.sortedLatencies.count)
+        Console.result("p50_ms", Percentile.milliseconds(o.sortedLatencies, 0.50), decimals: 2)
+        Console.result("p90_ms", Percentile.milliseconds(o.sortedLatencies, 0.90), decimals: 2)
+        Console.result("p99_ms", Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)
+        Console.result("max_ms", Percentile.milliseconds(o.sortedLatencies, 1.0), decimals: 2)
+        if !o.reasons.isEmpty { Console.result("notes", o.reasons) }
+        Console.log("stored \(Console.format(Double(o.windowAcks) / seconds, decimals: 0))/s, delivered "
+            + "\(Console.format(Double(o.windowDeliveries) / seconds, decimals: 0))/s, p50 "
+            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.5), decimals: 2)) ms, p99 "
+            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)) ms")
+    }
+}
+
+/// Nearest-rank percentiles.
+enum Percentile {
+    /// The value at rank ceil(p * n) of the sorted samples, in milliseconds; NaN without samples.
+    static func milliseconds(_ sorted: [Int64], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let rank = max(1, Int((p * Double(sorted.count)).rounded(.up)))
+        return Double(sorted[min(rank, sorted.count) - 1]) / 1e6
+    }
+}
