@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "ParleyAuth", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
                                                    "ParleyNet"], swiftSettings: swiftSettings),
         .target(name: "ParleyMessaging", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
-                                                        "ParleyCrypto", "ParleyObservability"],
+                                                        "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyRealtime", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
                                                        "ParleyPostgres", "ParleyJSON", "ParleyNet", "ParleyCrypto",
@@ -54,6 +54,10 @@ let package = Package(
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
         .executableTarget(name: "parley-http-profile", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyObservability"],
+                          swiftSettings: swiftSettings),
+        // Realtime benchmark: WebSocket client load on the epoll loops (scripts/bench-realtime).
+        .executableTarget(name: "parley-bench", dependencies: ["ParleyWebSocket", "ParleyNet", "ParleyJSON", "ParleyCrypto",
+                                                               "CParleyLinux"],
                           swiftSettings: swiftSettings),
 
         // Test support: shared by the test targets only.

@@ -23,6 +23,7 @@ public final class MessagingModule: Sendable {
         let messageRepository = MessageRepository(database: database)
         let defaultWindow = configuration.revokeWindowSeconds
         messages = MessageService(configuration: configuration, messages: messageRepository,
+                                  batcher: SendBatcher(repository: messageRepository),
                                   validator: MessageContentValidator(configuration: configuration), events: events,
                                   revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() })
         conversations = ConversationService(configuration: configuration,

@@ -9,7 +9,8 @@ struct BenchOptions {
         var iterator = arguments.makeIterator()
         while let name = iterator.next() {
             guard name.hasPrefix("--"), allowed.contains(String(name.dropFirst(2))) else {
-                throw BenchError("unknown option \(name) (known: \(allowed.sorted().map { "--" + $0 }.joined(separator: " ")))")
+                let known = allowed.sorted().map { "--" + $0 }.joined(separator: " ")
+                throw BenchError("unknown option \(name) (known: \(known))")
             }
             guard let value = iterator.next() else { throw BenchError("option \(name) needs a value") }
             values[String(name.dropFirst(2))] = value

@@ -121,7 +121,7 @@ final class ClientConnection: IOHandler {
     private func handshakeBytes(_ bytes: UnsafeRawBufferPointer) {
         guard let pending else { return fail("handshake state missing") }
         pending.bytes.append(contentsOf: bytes)
-        guard let end = SetupHTTPClient.find(pending.bytes, [13, 10, 13, 10]) else {
+        guard let end = ByteSearch.firstIndex(of: ByteSearch.headEnd, in: pending.bytes) else {
             if pending.bytes.count > 16 * 1024 { fail("handshake answer head over 16 KiB") }
             return
         }
@@ -174,24 +174,12 @@ final class ClientConnection: IOHandler {
     }
 
     private func write(_ bytes: [UInt8]) {
-        guard fd >= 0 else { return }
+        guard fd >= 0, !bytes.isEmpty else { return }
         if !output.isEmpty {
             output.append(contentsOf: bytes)
             return
         }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                written += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                break
-            } else {
-                return fail("send: \(String(cString: strerror(errno)))")
-            }
-        }
+        guard let written = bytes.withUnsafeBytes({ sendNow($0) }) else { return }
         if written < bytes.count {
             output.append(contentsOf: bytes[written...])
             setWritable(true)
@@ -199,9 +187,20 @@ final class ClientConnection: IOHandler {
     }
 
     private func flush() {
+        guard let written = output.withUnsafeBytes({ sendNow($0) }) else { return }
+        if written == output.count {
+            output = []
+            setWritable(false)
+        } else {
+            output.removeSubrange(0..<written)
+        }
+    }
+
+    /// Writes what the socket takes now; nil after a fatal error (the connection has then failed).
+    private func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int? {
         var written = 0
-        while written < output.count {
-            let n = output.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL)) }
+        while written < bytes.count {
+            let n = Glibc.send(fd, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
             if n > 0 {
                 written += n
             } else if n < 0 && errno == EINTR {
@@ -209,15 +208,11 @@ final class ClientConnection: IOHandler {
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 break
             } else {
-                return fail("send: \(String(cString: strerror(errno)))")
+                fail("send: \(String(cString: strerror(errno)))")
+                return nil
             }
         }
-        if written == output.count {
-            output = []
-            setWritable(false)
-        } else {
-            output.removeSubrange(0..<written)
-        }
+        return written
     }
 
     private func setWritable(_ on: Bool) {
@@ -237,9 +232,13 @@ final class ClientConnection: IOHandler {
         if (readable || hangup) && fd >= 0 { readAvailable() }
     }
 
+    /// Reads until the socket is drained, at most 16 buffers per wake-up (epoll is level-triggered: a busy
+    /// connection is called again and cannot starve the others).
     private func readAvailable() {
         let buffer = delegate.readBuffer
-        while fd >= 0 {
+        var reads = 0
+        while fd >= 0 && reads < 16 {
+            reads += 1
             let n = read(fd, buffer.baseAddress!, buffer.count)
             if n > 0 {
                 received(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))

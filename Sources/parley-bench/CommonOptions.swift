@@ -17,13 +17,15 @@ struct CommonOptions {
 
     init(_ options: BenchOptions, defaultConcurrency: Int) throws(BenchError) {
         host = try options.string("host", "127.0.0.1")
-        port = UInt16(try options.int("port", 0, in: 1...65535))
+        guard let port = UInt16(try options.string("port")), port > 0 else { throw BenchError("--port: expected 1-65535") }
+        self.port = port
         loops = try options.int("loops", Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), in: 1...64)
         loginWorkers = try options.int("login-workers", 8, in: 1...256)
         connectConcurrency = try options.int("connect-concurrency", defaultConcurrency, in: 1...10_000)
         runId = try options.string("run-id", "b" + Hex.encode(SecureRandom.bytes(4)))
-        guard runId.utf8.count <= 24, runId.utf8.allSatisfy({ $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F
-            || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)) }) else {
+        // User ids allow [A-Za-z0-9_.@-]{1,64}; the run id leaves room for the suffixes (`-i19999`).
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-".utf8)
+        guard (1...24).contains(runId.utf8.count), runId.utf8.allSatisfy(allowed.contains) else {
             throw BenchError("--run-id must be 1-24 of [A-Za-z0-9_-]")
         }
         app = AppCredentials(appKey: try BenchOptions.environment("BENCH_APP_KEY"),

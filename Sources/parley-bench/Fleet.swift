@@ -19,7 +19,9 @@ final class Fleet {
             throw BenchError("event loops: \(error)")
         }
         let counters = counters
-        contexts = group.loops.map { LoopContext(loop: $0, counters: counters, address: address, hostHeader: "\(host):\(port)") }
+        contexts = group.loops.map {
+            LoopContext(loop: $0, counters: counters, address: address, hostHeader: "\(host):\(port)")
+        }
     }
 
     /// Opens one connection per token and waits for every `hello`. Fails, naming the reasons, when any
@@ -28,7 +30,9 @@ final class Fleet {
         size = tokens.count
         let perLoop = max(1, maxInFlight / contexts.count)
         for (position, context) in contexts.enumerated() {
-            let entries = stride(from: position, to: tokens.count, by: contexts.count).map { (index: Int32($0), token: tokens[$0]) }
+            let entries = stride(from: position, to: tokens.count, by: contexts.count).map {
+                (index: Int32($0), token: tokens[$0])
+            }
             context.loop.execute { context.open(entries, maxInFlight: perLoop) }
         }
         let started = MonotonicClock.now()
@@ -42,7 +46,8 @@ final class Fleet {
             return counters.helloed.value + counters.setupFailures.value >= tokens.count
         }
         let seconds = MonotonicClock.seconds(since: started)
-        Console.log("opened \(counters.helloed.value) of \(tokens.count) WebSockets in \(Console.format(seconds, decimals: 1)) s")
+        Console.log("opened \(counters.helloed.value) of \(tokens.count) WebSockets in "
+            + "\(Console.format(seconds, decimals: 1)) s")
         if counters.setupFailures.value > 0 || !done {
             throw BenchError("\(tokens.count - counters.helloed.value) of \(tokens.count) connections did not open"
                 + (done ? "" : " within \(Int(timeout)) s") + ": \(counters.reasonSummary)")
@@ -51,7 +56,7 @@ final class Fleet {
 
     /// Attaches senders (by connection index) on their loops.
     func attach(_ senders: [(index: Int, sender: Sender)]) throws(BenchError) {
-        let attached = RunCountersBox()
+        let attached = AttachCount()
         for (index, sender) in senders {
             let context = contexts[index % contexts.count]
             context.loop.execute {
@@ -89,7 +94,8 @@ final class Fleet {
         for context in contexts { context.loop.execute { context.closeAll() } }
         let closed = wait(timeout: timeout) { counters.ended.value >= size }
         if !closed {
-            Console.log("\(size - counters.ended.value) connections did not finish the closing handshake in \(Int(timeout)) s; dropping them")
+            Console.log("\(size - counters.ended.value) connections did not finish the closing handshake in "
+                + "\(Int(timeout)) s; dropping them")
         }
         for context in contexts { context.loop.execute { context.abortAll() } }
         _ = wait(timeout: 5) { counters.ended.value >= size }
@@ -100,9 +106,14 @@ final class Fleet {
         group.shutdown()
     }
 
-    /// Every latency sample of the window, from all loops (after `shutdown`).
+    /// Every delivery latency sample of the window, from all loops (after `shutdown`).
     func latencies() -> [Int64] {
         contexts.flatMap(\.latencies)
+    }
+
+    /// Every send-to-ack sample of the window (after `shutdown`).
+    func ackLatencies() -> [Int64] {
+        contexts.flatMap(\.ackLatencies)
     }
 
     /// Polls `condition` every 10 ms until it holds (true) or `timeout` seconds pass (false).
@@ -116,7 +127,7 @@ final class Fleet {
     }
 }
 
-/// A counter shared with loop closures.
-private final class RunCountersBox: Sendable {
+/// How many senders their loops have attached.
+private final class AttachCount: Sendable {
     let count = Atomic<Int>(0)
 }

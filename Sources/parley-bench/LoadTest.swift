@@ -10,7 +10,8 @@ struct LoadPlan {
     var rate: Double
     var warmup: Double
     var duration: Double
-    /// After sending stops: how long answers and deliveries may take to arrive before they count as missing.
+    /// After sending stops: how long answers and deliveries may stop coming before the rest counts as missing
+    /// (the drain ends sooner when everything arrived, and after ten times this at most).
     var drain: Double
 
     init(_ options: BenchOptions, window: Int) throws(BenchError) {
@@ -33,7 +34,9 @@ struct LoadTest {
         var windowAcks = 0, windowDeliveries = 0
         var ackMismatches = 0, unexpectedEnds = 0, foreignMessages = 0, otherFrames = 0
         var sortedLatencies: [Int64] = []
-        var drained = false
+        var sortedAckLatencies: [Int64] = []
+        /// How long the drain took.
+        var drainSeconds = 0.0
         var reasons = ""
         var failures: [String] = []
     }
@@ -56,13 +59,28 @@ struct LoadTest {
                 break
             }
         }
-        let drained = fleet.wait(timeout: plan.drain) {
-            counters.acked.value + counters.errors.value >= counters.sent.value
-                && counters.delivered.value >= counters.acked.value * deliveriesPerAck
+        // Drain: wait while answers and deliveries keep coming (a saturated server works off its queue slowly);
+        // whatever has not come after `drain` seconds without progress, or after ten drains in all, is missing.
+        let drainStart = MonotonicClock.now()
+        var progress = -1
+        var lastProgress = drainStart
+        let drainEnd = MonotonicClock.now() + Int64(10 * plan.drain * 1e9)
+        _ = fleet.wait(timeout: 10 * plan.drain) {
+            let answered = counters.acked.value + counters.errors.value
+            if answered >= counters.sent.value && counters.delivered.value >= counters.acked.value * deliveriesPerAck {
+                return true
+            }
+            let now = MonotonicClock.now()
+            if answered + counters.delivered.value != progress {
+                progress = answered + counters.delivered.value
+                lastProgress = now
+            }
+            return now - lastProgress > Int64(plan.drain * 1e9) || now >= drainEnd
         }
+        let drainSeconds = MonotonicClock.seconds(since: drainStart)
         usleep(300_000) // late duplicates would show up here
         var outcome = Outcome()
-        outcome.drained = drained
+        outcome.drainSeconds = drainSeconds
         outcome.sent = counters.sent.value
         outcome.acked = counters.acked.value
         outcome.errors = counters.errors.value
@@ -78,6 +96,7 @@ struct LoadTest {
         fleet.close(timeout: 10)
         fleet.shutdown()
         outcome.sortedLatencies = fleet.latencies().sorted()
+        outcome.sortedAckLatencies = fleet.ackLatencies().sorted()
         outcome.failures = checks(outcome)
         return outcome
     }
@@ -91,10 +110,11 @@ struct LoadTest {
             failures.append("\(o.errors) of \(o.sent) sends answered with an error (over 0.1%)")
         }
         if o.acked + o.errors < o.sent {
-            failures.append("\(o.sent - o.acked - o.errors) sends got no answer within the \(plan.drain) s drain")
+            failures.append("\(o.sent - o.acked - o.errors) sends got no answer (drain: \(plan.drain) s without progress)")
         }
         if o.delivered < o.expected {
-            failures.append("\(o.expected - o.delivered) of \(o.expected) deliveries missing after the \(plan.drain) s drain")
+            failures.append("\(o.expected - o.delivered) of \(o.expected) deliveries missing (drain: \(plan.drain) s "
+                + "without progress)")
         } else if o.delivered > o.expected {
             failures.append("\(o.delivered - o.expected) deliveries more than stored messages call for (duplicates)")
         }
@@ -111,6 +131,7 @@ struct LoadTest {
         Console.result("rate", plan.rate, decimals: 0)
         Console.result("warmup_s", plan.warmup, decimals: 1)
         Console.result("duration_s", seconds, decimals: 1)
+        Console.result("drain_s", o.drainSeconds, decimals: 1)
         Console.result("sent", o.sent)
         Console.result("acked", o.acked)
         Console.result("errors", o.errors)
@@ -125,11 +146,15 @@ struct LoadTest {
         Console.result("p90_ms", Percentile.milliseconds(o.sortedLatencies, 0.90), decimals: 2)
         Console.result("p99_ms", Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)
         Console.result("max_ms", Percentile.milliseconds(o.sortedLatencies, 1.0), decimals: 2)
+        Console.result("ack_p50_ms", Percentile.milliseconds(o.sortedAckLatencies, 0.50), decimals: 2)
+        Console.result("ack_p99_ms", Percentile.milliseconds(o.sortedAckLatencies, 0.99), decimals: 2)
         if !o.reasons.isEmpty { Console.result("notes", o.reasons) }
         Console.log("stored \(Console.format(Double(o.windowAcks) / seconds, decimals: 0))/s, delivered "
             + "\(Console.format(Double(o.windowDeliveries) / seconds, decimals: 0))/s, p50 "
             + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.5), decimals: 2)) ms, p99 "
-            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)) ms")
+            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)) ms (send to ack: p50 "
+            + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.5), decimals: 2)) ms, p99 "
+            + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.99), decimals: 2)) ms)")
     }
 }
 

@@ -28,6 +28,8 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
 
     /// Send-to-receive times (ns) of the deliveries received inside the window.
     private(set) var latencies: [Int64] = []
+    /// Send-to-ack times (ns) of the answers received inside the window: the stored part of the latency.
+    private(set) var ackLatencies: [Int64] = []
     /// `heartbeatSeconds` of the first `hello`.
     private(set) var heartbeatSeconds: Int?
 
@@ -44,7 +46,7 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     // MARK: Opening (loop thread)
 
     /// Opens a connection per entry, at most `maxInFlight` handshakes at a time (a connection counts until its
-    /// `hello`), so that the server's accept queue and the signature checks are never flooded.
+    /// `hello`), so that neither the server's accept queue nor its token checks are flooded.
     func open(_ entries: [(index: Int32, token: String)], maxInFlight: Int) {
         queue = entries
         queued = 0
@@ -58,7 +60,10 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
             let entry = queue[queued]
             queue[queued].token = "" // the token is in the request now; do not keep 10,000 of them
             queued += 1
-            if queued == queue.count { queue = [] ; queued = 0 }
+            if queued == queue.count {
+                queue = []
+                queued = 0
+            }
             inFlight += 1
             let connection = ClientConnection(index: entry.index, loop: loop, delegate: self)
             connections.append(connection)
@@ -173,14 +178,18 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
             if let error { counters.note("ping request: \(error)") } else { counters.appPingAcks.bump() }
             return
         }
-        if !sender.answered(reqId: reqId) && error == nil { counters.ackMismatches.bump() }
+        let (inOrder, sentAt) = sender.answered(reqId: reqId)
         if let error {
             counters.errors.bump()
             counters.note(error)
         } else {
+            if !inOrder { counters.ackMismatches.bump() }
             counters.acked.bump()
             let now = MonotonicClock.now()
-            if now >= windowStart && now < windowEnd { counters.windowAcks.bump() }
+            if now >= windowStart && now < windowEnd {
+                counters.windowAcks.bump()
+                ackLatencies.append(now - sentAt)
+            }
         }
         fill(connection)
     }

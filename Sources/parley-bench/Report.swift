@@ -1,6 +1,7 @@
 /// The end of a mode: `status=ok`, or `status=fail` with every failed check on a `failure=` line (and on stderr).
 enum Report {
     static func verdict(_ failures: [String]) -> Bool {
+        Console.result("cpu_s", ProcessStatus.cpuSeconds(), decimals: 2)
         if failures.isEmpty {
             Console.result("status", "ok")
             return true

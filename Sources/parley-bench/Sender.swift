@@ -21,6 +21,8 @@ final class Sender: @unchecked Sendable {
     var outstanding = 0
     /// The `reqId` whose answer comes next.
     var nextAnswer: Int64 = 1
+    /// Send times of the requests in flight, by `reqId % window` (answers come in request order).
+    private var sentTimes: [Int64]
 
     // The request frame around the two values that change (request id, send time).
     private let head: [UInt8]
@@ -33,6 +35,7 @@ final class Sender: @unchecked Sendable {
     init(toId: String, chatType: String, clientMsgIdPrefix: String, window: Int, messagesPerSecond: Double,
          phase: Double) {
         self.window = window
+        sentTimes = Array(repeating: 0, count: window)
         ratePerNanosecond = messagesPerSecond / 1e9
         self.phase = phase
         head = Array(#"{"type":"send","reqId":""#.utf8)
@@ -59,6 +62,7 @@ final class Sender: @unchecked Sendable {
     func nextFrame(sentAt: Int64) -> [UInt8] {
         issued += 1
         outstanding += 1
+        sentTimes[Int(issued % Int64(window))] = sentAt
         let number = Array(String(issued).utf8)
         var frame: [UInt8] = []
         frame.reserveCapacity(head.count + middle.count + clientIdPrefix.count + 2 * number.count + 32)
@@ -72,11 +76,11 @@ final class Sender: @unchecked Sendable {
         return frame
     }
 
-    /// Records an answer; false when it was not the one expected next.
-    func answered(reqId: Int64?) -> Bool {
+    /// Records an answer: whether it was the one expected next, and when its request was sent.
+    func answered(reqId: Int64?) -> (inOrder: Bool, sentAt: Int64) {
         outstanding -= 1
         let expected = nextAnswer
         nextAnswer += 1
-        return reqId == expected
+        return (reqId == expected, sentTimes[Int(expected % Int64(window))])
     }
 }

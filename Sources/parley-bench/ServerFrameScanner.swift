@@ -24,7 +24,8 @@ enum ServerFrameScanner {
 
     static func scan(_ payload: [UInt8]) -> ServerFrameKind {
         payload.withUnsafeBufferPointer { bytes in
-            if starts(bytes, with: messagePrefix), let at = find(contentKey, in: bytes, from: messagePrefix.count),
+            if starts(bytes, with: messagePrefix),
+               let at = ByteSearch.firstIndex(of: contentKey, in: bytes, from: messagePrefix.count),
                let (sentAt, _) = digits(bytes, from: at + contentKey.count, until: UInt8(ascii: "\"")) {
                 return .message(sentAt: sentAt)
             }
@@ -59,23 +60,6 @@ enum ServerFrameScanner {
         guard bytes.count >= prefix.count else { return false }
         for i in 0..<prefix.count where bytes[i] != prefix[i] { return false }
         return true
-    }
-
-    private static func find(_ needle: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        let first = needle[0]
-        var i = start
-        outer: while i <= bytes.count - needle.count {
-            if bytes[i] == first {
-                for j in 1..<needle.count where bytes[i + j] != needle[j] {
-                    i += 1
-                    continue outer
-                }
-                return i
-            }
-            i += 1
-        }
-        return nil
     }
 
     /// A run of 1-18 decimal digits ending at `terminator`.

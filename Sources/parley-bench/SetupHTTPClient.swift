@@ -66,7 +66,7 @@ final class SetupHTTPClient {
         var headEnd: Int?
         while headEnd == nil {
             try fill()
-            headEnd = Self.find(buffer, [13, 10, 13, 10])
+            headEnd = ByteSearch.firstIndex(of: ByteSearch.headEnd, in: buffer)
             if headEnd == nil && buffer.count > 64 * 1024 { throw failure("answer head over 64 KiB") }
         }
         let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
@@ -138,13 +138,5 @@ final class SetupHTTPClient {
     private func failure(_ reason: String) -> BenchError {
         disconnect()
         return BenchError("HTTP to \(host):\(port): \(reason)")
-    }
-
-    static func find(_ haystack: [UInt8], _ needle: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
-        }
-        return nil
     }
 }

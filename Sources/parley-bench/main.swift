@@ -7,7 +7,7 @@
 //
 // Environment: BENCH_APP_KEY and BENCH_APP_SECRET (an app created with `--session-policy unlimited`).
 // Results are `key=value` lines on stdout; exit status 1 when a check fails (errors over 0.1%, deliveries
-// missing, connections lost), 2 on a usage error.
+// missing, connections lost) or the run cannot go on (bad option, server unreachable), 2 without a known mode.
 import Glibc
 import ParleyNet
 

@@ -89,6 +89,40 @@ struct MessageRepository: Sendable {
         }
     }
 
+    /// Stores many messages in one statement (one transaction, one commit); one outcome per message, in order.
+    /// When the batch as a whole fails (a duplicate racing on another conversation, a deadlock with a
+    /// non-batch writer), each message is sent alone so that one cannot fail the others.
+    func send(batch: [NewMessage]) async throws -> [Result<SendOutcome, any Error>] {
+        if batch.count == 1 { return [await Result { try await send(batch[0]) }] }
+        do {
+            let rows = try await database.query("""
+                SELECT r.ordinal, r.outcome, (r.message).* FROM parley_send_messages(
+                    \(PostgresTextArray(batch.map { String($0.appId) }))::bigint[],
+                    \(PostgresTextArray(batch.map(\.conversationId)))::text[],
+                    \(PostgresTextArray(batch.map(\.chatType.rawValue)))::text[],
+                    \(PostgresTextArray(batch.map(\.fromId)))::text[],
+                    \(PostgresTextArray(batch.map(\.toId)))::text[],
+                    \(PostgresTextArray(batch.map(\.msgType.rawValue)))::text[],
+                    \(PostgresTextArray(batch.map { String(decoding: $0.content, as: UTF8.self) }))::text[],
+                    \(PostgresTextArray(optionals: batch.map { $0.extra.map { String(decoding: $0, as: UTF8.self) } }))::text[],
+                    \(PostgresTextArray(batch.map(\.clientMsgId)))::text[]) r
+                """)
+            var outcomes = [Result<SendOutcome, any Error>](
+                repeating: .failure(PostgresError(kind: .decoding, message: "no answer for a batched message")),
+                count: batch.count)
+            for row in rows {
+                let index = try row.decode("ordinal", as: Int.self) - 1
+                guard outcomes.indices.contains(index) else { continue }
+                outcomes[index] = .success(try Self.outcome(of: row))
+            }
+            return outcomes
+        } catch let error as PostgresError where error.kind == .server {
+            var outcomes: [Result<SendOutcome, any Error>] = []
+            for message in batch { outcomes.append(await Result { try await send(message) }) }
+            return outcomes
+        }
+    }
+
     /// The same inside a caller's transaction (group changes write their notify message this way).
     func send(_ message: NewMessage, on connection: PostgresConnection) async throws -> SendOutcome {
         try await Self.send(message, query: { try await connection.query($0) })
@@ -105,6 +139,10 @@ struct MessageRepository: Sendable {
                 \(message.system)) r
             """)
         guard let row = rows.first else { throw PostgresError(kind: .decoding, message: "parley_send_message returned no row") }
+        return try outcome(of: row)
+    }
+
+    private static func outcome(of row: PostgresRow) throws -> SendOutcome {
         switch try row.decode("outcome", as: String.self) {
         case "stored": return .stored(try decode(row))
         case "duplicate": return .duplicate(try decode(row))
@@ -220,5 +258,16 @@ struct MessageRepository: Sendable {
         if hasMore { messages.removeLast() }
         if case .after = anchor { return (messages, hasMore) }
         return (messages.reversed(), hasMore)
+    }
+}
+
+extension Result where Failure == any Error {
+    /// `Result(catching:)` for async bodies.
+    init(_ body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
     }
 }

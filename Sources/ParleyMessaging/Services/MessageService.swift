@@ -7,6 +7,7 @@ import ParleyJSON
 public struct MessageService: Sendable {
     let configuration: MessagingConfiguration
     let messages: MessageRepository
+    let batcher: SendBatcher
     let validator: MessageContentValidator
     let events: MessagingEvents
     /// The revoke window of an app in seconds (its override or the server default).
@@ -48,7 +49,7 @@ public struct MessageService: Sendable {
         let content = try validator.validate(msgType, request.content)
         let extra = try validator.validateExtra(request.extra)
         let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
-        let outcome = try await messages.send(MessageRepository.NewMessage(
+        let outcome = try await batcher.send(MessageRepository.NewMessage(
             appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
             toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId))
         switch outcome {
