@@ -20,25 +20,36 @@ struct SendBatchTests {
                     chatType: chat, fromId: from.userId, toId: to, msgType: .text, content: Array(#""hi""#.utf8),
                     extra: client == "b1" ? Array(#"{"k":"v \" \\ ,{}"}"#.utf8) : nil, clientMsgId: client)
             }
+            // One statement for all: mixed outcomes, numbered per conversation.
             let outcomes = try await repository.send(batch: [
                 message(alice, to: bob.userId, client: "a1"),
-                message(alice, to: bob.userId, client: "a1"),            // the same clientMsgId again
                 message(carol, to: group.groupId, chat: .group, client: "c1"), // not a member
                 message(bob, to: "ghost", client: "b0"),                // no such user
                 message(bob, to: alice.userId, client: "b1"),
                 message(bob, to: group.groupId, chat: .group, client: "b2"),
+                message(alice, to: bob.userId, client: "a2"),
             ])
             #expect(outcomes.count == 6)
             guard case .success(.stored(let first)) = outcomes[0] else { Issue.record("\(outcomes[0])"); return }
-            guard case .success(.duplicate(let again)) = outcomes[1] else { Issue.record("\(outcomes[1])"); return }
-            #expect(again.id == first.id)
-            guard case .success(.notMember) = outcomes[2] else { Issue.record("\(outcomes[2])"); return }
-            guard case .success(.noSuchUser) = outcomes[3] else { Issue.record("\(outcomes[3])"); return }
-            guard case .success(.stored(let reply)) = outcomes[4] else { Issue.record("\(outcomes[4])"); return }
+            guard case .success(.notMember) = outcomes[1] else { Issue.record("\(outcomes[1])"); return }
+            guard case .success(.noSuchUser) = outcomes[2] else { Issue.record("\(outcomes[2])"); return }
+            guard case .success(.stored(let reply)) = outcomes[3] else { Issue.record("\(outcomes[3])"); return }
             #expect(reply.extra == .object(["k": "v \" \\ ,{}"]))
-            guard case .success(.stored(let inGroup)) = outcomes[5] else { Issue.record("\(outcomes[5])"); return }
-            #expect([first.seq, reply.seq] == [1, 2])
+            guard case .success(.stored(let inGroup)) = outcomes[4] else { Issue.record("\(outcomes[4])"); return }
+            guard case .success(.stored(let second)) = outcomes[5] else { Issue.record("\(outcomes[5])"); return }
+            #expect([first.seq, reply.seq, second.seq] == [1, 2, 3])
             #expect(inGroup.seq == 2) // after group_created
+            // A repeated clientMsgId (here within the batch and from before) sends the batch one by one.
+            let retried = try await repository.send(batch: [
+                message(alice, to: bob.userId, client: "a1"),
+                message(alice, to: bob.userId, client: "a3"),
+                message(alice, to: bob.userId, client: "a3"),
+            ])
+            guard case .success(.duplicate(let again)) = retried[0] else { Issue.record("\(retried[0])"); return }
+            #expect(again.id == first.id)
+            guard case .success(.stored(let third)) = retried[1] else { Issue.record("\(retried[1])"); return }
+            guard case .success(.duplicate(let thirdAgain)) = retried[2] else { Issue.record("\(retried[2])"); return }
+            #expect(third.seq == 4 && thirdAgain.id == third.id)
             // Refused sends gave their seq back: no gaps anywhere.
             let gaps = try await fx.database.query("""
                 SELECT count(*) AS n FROM conversations c
