@@ -22,6 +22,11 @@ public struct HTTPResponse: Sendable {
         json(status: status, body: Envelope.success(data))
     }
 
+    /// The success envelope around `data`, JSON the caller already wrote (hot paths that skip JSONEncoder).
+    public static func ok(json data: [UInt8], status: Int = 200) -> HTTPResponse {
+        json(status: status, body: Envelope.success(json: data))
+    }
+
     /// `{"code":0,"message":"ok","data":null}`.
     public static func ok(status: Int = 200) -> HTTPResponse {
         json(status: status, body: Envelope.successEmpty)
@@ -52,6 +57,15 @@ public enum Envelope {
         var out: [UInt8] = Array(#"{"code":0,"message":"ok","data":"#.utf8)
         out.reserveCapacity(out.count + encoded.count + 1)
         out.append(contentsOf: encoded)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    public static func success(json data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count + 34)
+        out.append(contentsOf: #"{"code":0,"message":"ok","data":"#.utf8)
+        out.append(contentsOf: data)
         out.append(UInt8(ascii: "}"))
         return out
     }

@@ -1,3 +1,4 @@
+import Foundation
 import ParleyHTTP
 import ParleyJSON
 @testable import ParleyMessaging
@@ -87,6 +88,38 @@ struct ContentValidatorTests {
         #expect(SyncCursor(xid: 7, position: 0).description == "7-0")
         for bad in ["", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1"] {
             #expect(SyncCursor(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+/// The hand-written message JSON says exactly what the Encodable conformance says.
+struct MessageJSONTests {
+    @Test func handWrittenJSONMatchesTheEncoder() throws {
+        let base = ImMessage(id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
+                             msgType: .text, content: "hi \"there\"\n", extra: ["k": [1, 2.5, nil]], clientMsgId: "c-1",
+                             revoked: false, revokedBy: nil, createdAt: Date(timeIntervalSince1970: 1_764_000_000.123),
+                             editedAt: nil)
+        var revoked = base
+        revoked.revoked = true
+        revoked.revokedBy = "a"
+        revoked.content = .null
+        revoked.extra = nil
+        revoked.editedAt = Date(timeIntervalSince1970: 1_764_000_100)
+        for message in [base, revoked] {
+            let encoded = Array(try JSONCoding.encoder.encode(message))
+            #expect(message.jsonBytes() == encoded, "\(String(decoding: message.jsonBytes(), as: UTF8.self))")
+        }
+    }
+
+    @Test func sendRequestParsingNamesTheField() throws {
+        let ok = try MessageService.SendRequest.parse(Array(#"{"toId":"b","chatType":"single","msgType":"text","content":"x","clientMsgId":"c"}"#.utf8))
+        #expect(ok.toId == "b" && ok.content == "x" && ok.extra == nil)
+        #expect(throws: APIError.invalidJSON) { try MessageService.SendRequest.parse(Array("{".utf8)) }
+        do {
+            _ = try MessageService.SendRequest.parse(Array(#"{"toId":1}"#.utf8))
+            Issue.record("accepted a number toId")
+        } catch {
+            #expect(error.code == 1002 && error.message.contains("toId"))
         }
     }
 }

@@ -12,9 +12,9 @@ struct MessageController: Sendable {
     func register(on router: inout Router) {
         let service = service
         router.post("/api/im/messages", options: Self.bodyLimit, authenticator.protect { request, _, principal in
-            let body = try request.decodeJSON(MessageService.SendRequest.self)
+            let body = try MessageService.SendRequest.parse(request.bodyBytes)
             let (message, created) = try await service.send(body, from: principal)
-            return .ok(message, status: created ? 201 : 200)
+            return .ok(json: message.jsonBytes(), status: created ? 201 : 200)
         })
         router.post("/api/im/messages/{id}/revoke", authenticator.protect { _, context, principal in
             let id = try MessagingInput.messageID(try context.parameter("id"))

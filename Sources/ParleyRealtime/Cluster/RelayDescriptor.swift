@@ -76,7 +76,7 @@ enum RelayDescriptor {
                                   seq: descriptor["s"]?.int64Value ?? message.seq)
             }
             return Delivery(appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
-                            excludedUserId: nil, membershipChanged: membershipChanged, frame: Delivery.frame(for: payload))
+                            membershipChanged: membershipChanged, payload: payload)
         case "r":
             guard let userId = descriptor["u"]?.stringValue, let seq = descriptor["s"]?.int64Value else { return nil }
             let audience: MessagingEvent.Audience = descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers

@@ -11,15 +11,19 @@ struct Delivery: Sendable {
     /// Typing notices skip all of the typer's own devices.
     var excludedUserId: String?
     var membershipChanged: Bool
-    var frame: [UInt8]
+    /// The encoded frame, or the event to encode once somebody online is to receive it.
+    private var encoded: [UInt8]?
+    private var payload: MessagingEvent.Payload?
+
+    var frame: [UInt8] { encoded ?? payload.map(Self.frame(for:)) ?? [] }
 
     /// The frame for a messaging event (the same for local and relayed events).
     static func frame(for payload: MessagingEvent.Payload) -> [UInt8] {
         switch payload {
         case .message(let message):
-            return ServerFrame.encoded(type: "message", encodable: message)
+            return ServerFrame.encoded(type: "message", data: message.jsonBytes())
         case .edit(let message):
-            return ServerFrame.encoded(type: "edit", encodable: message)
+            return ServerFrame.encoded(type: "edit", data: message.jsonBytes())
         case .revoke(let messageId, let conversationId, let operatorId, let seq):
             return ServerFrame.encoded(type: "revoke", json: .object(JSONObject([
                 ("msgId", .string(messageId)), ("conversationId", .string(conversationId)),
@@ -42,7 +46,7 @@ struct Delivery: Sendable {
         originSessionId = event.originSessionId
         excludedUserId = nil
         membershipChanged = event.membershipChanged
-        frame = Self.frame(for: event.payload)
+        payload = event.payload
     }
 
     init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
@@ -53,6 +57,17 @@ struct Delivery: Sendable {
         self.originSessionId = originSessionId
         self.excludedUserId = excludedUserId
         self.membershipChanged = membershipChanged
-        self.frame = frame
+        encoded = frame
+    }
+
+    init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+         membershipChanged: Bool, payload: MessagingEvent.Payload) {
+        self.appId = appId
+        self.conversationId = conversationId
+        self.audience = audience
+        self.originSessionId = originSessionId
+        excludedUserId = nil
+        self.membershipChanged = membershipChanged
+        self.payload = payload
     }
 }

@@ -45,20 +45,18 @@ final class Gateway: Sendable {
             return ServerFrame.ack(reqId: reqId, data: Array(#"{"serverTime":"#.utf8)
                 + JSONValue.string(ISO8601.format(Date())).serialized() + [UInt8(ascii: "}")])
         case "send":
-            let request = MessageService.SendRequest(
-                toId: try frame.string("toId"), chatType: try frame.string("chatType"),
-                msgType: try frame.string("msgType"), content: try frame.value("content"),
-                extra: frame.data["extra"], clientMsgId: try frame.string("clientMsgId"))
+            let request = try MessageService.SendRequest(frame.data, prefix: "data.")
             let (message, _) = try await messaging.messages.send(request, from: principal)
-            return ServerFrame.ack(reqId: reqId, message)
+            return ServerFrame.ack(reqId: reqId, data: message.jsonBytes())
         case "revoke":
             let id = try ImMessage.parseID(try frame.messageID())
-            return ServerFrame.ack(reqId: reqId, try await messaging.messages.revoke(messageId: id, by: principal))
+            return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
         case "edit":
             let id = try ImMessage.parseID(try frame.messageID())
             let extra: JSONValue?? = frame.data["extra"].map { .some($0) }
             let request = MessageService.EditRequest(content: try frame.value("content"), extra: extra)
-            return ServerFrame.ack(reqId: reqId, try await messaging.messages.edit(messageId: id, request, by: principal))
+            return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.edit(messageId: id, request, by: principal)
+                .jsonBytes())
         case "read":
             let conversationId = try ConversationID.validated(try frame.string("conversationId"))
             let seq = try frame.integer("seq")
