@@ -12,23 +12,24 @@ public struct PostgresTextArray: PostgresEncodable {
         self.values = values
     }
 
+    /// Built as bytes: this runs for every column of every batch of messages.
     public var postgresValue: PostgresValue {
-        var literal = "{"
+        var literal: [UInt8] = [UInt8(ascii: "{")]
         literal.reserveCapacity(values.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (index, value) in values.enumerated() {
-            if index > 0 { literal.append(",") }
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
             guard let value else {
-                literal.append("NULL")
+                literal.append(contentsOf: "NULL".utf8)
                 continue
             }
-            literal.append("\"")
-            for character in value.unicodeScalars {
-                if character == "\"" || character == "\\" { literal.append("\\") }
-                literal.unicodeScalars.append(character)
+            literal.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                literal.append(byte)
             }
-            literal.append("\"")
+            literal.append(UInt8(ascii: "\""))
         }
-        literal.append("}")
-        return .text(literal)
+        literal.append(UInt8(ascii: "}"))
+        return .text(String(decoding: literal, as: UTF8.self))
     }
 }

@@ -75,6 +75,20 @@ struct MessageRepository: Sendable {
         var clientMsgId: String
         /// Server-written notify messages skip the membership checks.
         var system = false
+        /// The parsed content and extra, when the caller has them: a batch's answer is then built without
+        /// parsing the stored JSON back.
+        var contentValue: JSONValue?
+        var extraValue: JSONValue?
+
+        /// The stored message, from what the database assigned.
+        func stored(id: Int64, seq: Int64, createdAt: Date) throws -> ImMessage {
+            ImMessage(id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
+                      chatType: chatType, msgType: msgType,
+                      content: try contentValue ?? MessageRepository.parseStored(String(decoding: content, as: UTF8.self)),
+                      extra: try extraValue.flatMap { $0.isNull ? nil : $0 }
+                          ?? extra.map { try MessageRepository.parseStored(String(decoding: $0, as: UTF8.self)) },
+                      clientMsgId: clientMsgId, revoked: false, revokedBy: nil, createdAt: createdAt, editedAt: nil)
+        }
     }
 
     /// Stores a message in one round trip (outside any transaction: the statement is its own).
@@ -96,7 +110,7 @@ struct MessageRepository: Sendable {
         if batch.count == 1 { return [await Result { try await send(batch[0]) }] }
         do {
             let rows = try await database.query("""
-                SELECT r.ordinal, r.outcome, (r.message).* FROM parley_send_messages(
+                SELECT r.ordinal, r.outcome, r.id, r.seq, r.created_at FROM parley_send_messages(
                     \(PostgresTextArray(batch.map { String($0.appId) }))::bigint[],
                     \(PostgresTextArray(batch.map(\.conversationId)))::text[],
                     \(PostgresTextArray(batch.map(\.chatType.rawValue)))::text[],
@@ -113,7 +127,13 @@ struct MessageRepository: Sendable {
             for row in rows {
                 let index = try row.decode("ordinal", as: Int.self) - 1
                 guard outcomes.indices.contains(index) else { continue }
-                outcomes[index] = .success(try Self.outcome(of: row))
+                let outcome = try row.decode("outcome", as: String.self)
+                if outcome == "stored" {
+                    outcomes[index] = .success(.stored(try batch[index].stored(
+                        id: try row.decode("id"), seq: try row.decode("seq"), createdAt: try row.decode("created_at"))))
+                } else {
+                    outcomes[index] = .success(try Self.refusal(outcome))
+                }
             }
             return outcomes
         } catch let error as PostgresError where error.kind == .server {
@@ -146,6 +166,12 @@ struct MessageRepository: Sendable {
         switch try row.decode("outcome", as: String.self) {
         case "stored": return .stored(try decode(row))
         case "duplicate": return .duplicate(try decode(row))
+        case let other: return try refusal(other)
+        }
+    }
+
+    private static func refusal(_ outcome: String) throws -> SendOutcome {
+        switch outcome {
         case "no_user": return .noSuchUser
         case "not_member": return .notMember
         case "blocked": return .blocked

@@ -51,7 +51,8 @@ public struct MessageService: Sendable {
         let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
         let outcome = try await batcher.send(MessageRepository.NewMessage(
             appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
-            toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId))
+            toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
+            contentValue: request.content, extraValue: request.extra))
         switch outcome {
         case .stored(let message):
             events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,

@@ -13,6 +13,9 @@ import Synchronization
 final class ClusterRelay: Sendable {
     /// Stay well under PostgreSQL's 8,000-byte payload limit.
     static let maxPayloadBytes = 7000
+    /// At most one NOTIFY per this interval: each is a transaction that takes a cluster-wide lock at commit and
+    /// wakes every listener, so under load events wait up to this long to share one.
+    static let minimumInterval: Duration = .milliseconds(3)
 
     let instanceId: String
     private let database: PostgresClient
@@ -29,8 +32,12 @@ final class ClusterRelay: Sendable {
 
     private let outbox = Mutex(Outbox())
 
+    /// How this instance's own payloads begin (see `payloads`).
+    private let ownPrefix: String
+
     init(database: PostgresClient, channel: String, messages: MessageService, logger: Logger, metrics: MetricsRegistry) {
         instanceId = SecureRandom.token(bytes: 9)
+        ownPrefix = #"{"i":"# + JSONValue.string(instanceId).serializedString + ","
         self.database = database
         self.channel = channel
         self.messages = messages
@@ -67,6 +74,7 @@ final class ClusterRelay: Sendable {
             do {
                 try await send(payloads)
                 notifies.increment()
+                try? await Task.sleep(for: Self.minimumInterval)
             } catch {
                 // Other instances' clients catch up through sync when they reconnect; this is rare (DB down).
                 logger.warning("cluster NOTIFY failed; other instances miss these events until their clients sync",
@@ -128,6 +136,8 @@ final class ClusterRelay: Sendable {
     }
 
     private func handle(_ payload: String, deliver: @Sendable (Delivery) async -> Void) async {
+        // Every instance hears its own notifications too: skip them before parsing.
+        if payload.hasPrefix(ownPrefix) { return }
         guard case .object(let envelope)? = try? JSONValue.parse(payload),
               case .string(let sender)? = envelope["i"], sender != instanceId,
               case .array(let descriptors)? = envelope["e"] else { return }
