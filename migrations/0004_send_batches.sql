@@ -115,13 +115,15 @@ $$;
 -- message with its index (1-based). Steps: create new 1:1 conversations; lock every conversation of the batch
 -- in id order (so two batches never deadlock); then one statement checks membership, numbers the messages of
 -- each conversation after its last_seq, inserts them all, and updates the conversations and the senders' read
--- points. A clientMsgId that was already used (by an earlier message or within the batch) makes the insert
--- skip a row, which would leave a gap: the function then raises P0001 and the caller sends the batch one
--- message at a time through parley_send_message, which answers the duplicate.
+-- points. It answers only what the caller does not know yet (id, seq, created_at). A clientMsgId that was
+-- already used (by an earlier message or within the batch) fails the insert (unique violation, after waiting
+-- for a racing one to commit); the caller then sends the batch one message at a time through
+-- parley_send_message, which answers the duplicate. Retries are rare, so the common path keeps a plain insert
+-- (ON CONFLICT's speculative insertion costs an extra WAL record per row).
 CREATE FUNCTION parley_send_messages(p_app bigint[], p_conversation text[], p_chat_type text[], p_from text[],
                                      p_to text[], p_msg_type text[], p_content text[], p_extra text[],
                                      p_client_msg_id text[])
-RETURNS TABLE (ordinal integer, outcome text, message messages)
+RETURNS TABLE (ordinal integer, outcome text, id bigint, seq bigint, created_at timestamptz)
 LANGUAGE plpgsql AS $$
 DECLARE
     answered bigint;
@@ -184,8 +186,7 @@ BEGIN
         SELECT n.new_id, n.app, n.conv, n.seq, n.sender, n.recipient, n.chat, n.mtype, n.content, n.extra, n.client,
                n.prefix, n.created
         FROM numbered n
-        ON CONFLICT ON CONSTRAINT messages_client_msg_id DO NOTHING
-        RETURNING *),
+        RETURNING messages.id),
     conversations_updated AS (
         UPDATE conversations c
         SET last_seq = x.seq, counted_total = x.prefix, last_message_id = x.new_id, last_message_at = x.created
@@ -196,13 +197,14 @@ BEGIN
         UPDATE conversation_members cm SET read_seq = x.seq
         FROM (SELECT n.app, n.conv, n.sender, max(n.seq) AS seq FROM numbered n GROUP BY n.app, n.conv, n.sender) x
         WHERE cm.app_id = x.app AND cm.user_id = x.sender AND cm.conversation_id = x.conv AND cm.read_seq < x.seq)
-    SELECT n.ord::integer, 'stored'::text, ROW(inserted.*)::messages FROM numbered n JOIN inserted ON inserted.id = n.new_id
+    SELECT n.ord::integer, 'stored'::text, n.new_id, n.seq, n.created FROM numbered n JOIN inserted ON inserted.id = n.new_id
     UNION ALL
-    SELECT ch.ord::integer, ch.verdict, NULL::messages FROM checked ch WHERE ch.verdict <> 'stored';
+    SELECT ch.ord::integer, ch.verdict, NULL::bigint, NULL::bigint, NULL::timestamptz FROM checked ch
+    WHERE ch.verdict <> 'stored';
 
     GET DIAGNOSTICS answered = ROW_COUNT;
     IF answered <> coalesce(array_length(p_conversation, 1), 0) THEN
-        RAISE EXCEPTION 'parley_send_messages: a clientMsgId was already used; send the batch one by one'
+        RAISE EXCEPTION 'parley_send_messages: % answers for % messages', answered, array_length(p_conversation, 1)
             USING ERRCODE = 'P0001';
     END IF;
 END;
