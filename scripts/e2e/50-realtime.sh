@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The realtime gateway end to end against the real binary: two `parley serve` instances on one database and
 # real WebSocket clients (Python `websockets`, from PyPI) on both. Covers 1:1 and group delivery to every
-# device, the sender's other device, revoke/edit/read events, account conflict, and a client that reconnects
-# (to the other instance) after missing 500 messages and gets all of them exactly once through sync.
+# device, the sender's other device, revoke/edit/read events, account conflict, a client that reconnects
+# (to the other instance) after missing 500 messages and gets all of them exactly once through sync, a client
+# that stops reading cut off (4000) while another keeps its latency, and IM token expiry (token_expired, 4002).
 #   PARLEY_E2E_VENV  virtualenv for the client (default .parley/venv, shared with the Autobahn script)
 set -euo pipefail
 # shellcheck source=scripts/lib/e2e.sh
@@ -20,10 +21,12 @@ if [[ $installed != "$websockets_version" ]]; then
 fi
 
 db=$(e2e_fresh_db)
-parley_start "$db"
+# A small outgoing bound and long texts, so that a stalled client overflows its queue quickly.
+limits=(PARLEY_WS_MAX_QUEUED_BYTES=262144 PARLEY_IM_MAX_TEXT_CHARS=100000)
+parley_start "$db" "${limits[@]}"
 first_base=$PARLEY_BASE
 first_pid=$PARLEY_PID
-parley_start "$db"
+parley_start "$db" "${limits[@]}"
 second_base=$PARLEY_BASE
 
 app_out=$(DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" app create --name e2e) \
@@ -36,6 +39,18 @@ E2E_LOGS+=("$client_log")
 "$venv/bin/python" "$PARLEY_ROOT/scripts/e2e/lib/realtime_client.py" "$first_base" "$second_base" "$app_key" \
     >"$client_log" 2>&1 || fail "realtime client failed (see realtime-client.log)"
 summary=$(tail -n 1 "$client_log")
+"$venv/bin/python" "$PARLEY_ROOT/scripts/e2e/lib/realtime_client.py" "$first_base" "$second_base" "$app_key" slow \
+    >>"$client_log" 2>&1 || fail "realtime client (slow consumer) failed (see realtime-client.log)"
+summary="$summary; $(tail -n 1 "$client_log")"
+
+# IM tokens of this app now expire after 3 seconds (what `parley app` would set; both instances hear the NOTIFY).
+db_name=${db##*/}
+pg_psql "$E2E_PG_PORT" "$db_name" -c "UPDATE apps SET im_token_ttl_seconds = 3, updated_at = now() WHERE app_key = '$app_key'" \
+    -c "SELECT pg_notify('parley_app_changed', id::text) FROM apps WHERE app_key = '$app_key'" >/dev/null
+sleep 1.5
+"$venv/bin/python" "$PARLEY_ROOT/scripts/e2e/lib/realtime_client.py" "$first_base" "$second_base" "$app_key" expiry \
+    >>"$client_log" 2>&1 || fail "realtime client (token expiry) failed (see realtime-client.log)"
+summary="$summary; $(tail -n 1 "$client_log")"
 
 PARLEY_PID=$first_pid
 parley_stop_clean 15

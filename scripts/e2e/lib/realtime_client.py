@@ -1,7 +1,9 @@
 """Real WebSocket clients against two Parley instances on one database (scripts/e2e/50-realtime.sh).
 
-Usage: realtime_client.py FIRST_BASE_URL SECOND_BASE_URL APP_KEY. Prints one summary line; exits non-zero
-(with the reason) on the first failed check. Every wait is bounded.
+Usage: realtime_client.py FIRST_BASE_URL SECOND_BASE_URL APP_KEY [PHASE]. PHASE is `main` (the default),
+`slow` (a client that stops reading is cut off while another keeps its latency; the servers run with a small
+PARLEY_WS_MAX_QUEUED_BYTES) or `expiry` (the app's IM tokens were set to expire after seconds). Prints one summary
+line; exits non-zero (with the reason) on the first failed check. Every wait is bounded.
 """
 import asyncio
 import json
@@ -13,6 +15,7 @@ import uuid
 from websockets.asyncio.client import connect
 
 FIRST, SECOND, APP_KEY = sys.argv[1], sys.argv[2], sys.argv[3]
+PHASE = sys.argv[4] if len(sys.argv) > 4 else "main"
 TIMEOUT = 10
 
 
@@ -58,10 +61,10 @@ class Device:
         self.name, self.base, self.session = name, base, session
         self.buffer, self.counter, self.ws = [], 0, None
 
-    async def connect(self):
+    async def connect(self, max_queue=16):
         url = self.base.replace("http://", "ws://") + "/ws"
         self.ws = await connect(url, additional_headers={"Authorization": "Bearer " + self.session["imToken"]},
-                                           open_timeout=TIMEOUT, max_size=2 ** 22)
+                                open_timeout=TIMEOUT, max_size=2 ** 22, max_queue=max_queue)
         hello = json.loads(await asyncio.wait_for(self.ws.recv(), TIMEOUT))
         check(hello["type"] == "hello", f"{self.name}: first frame {hello}")
         return self
@@ -181,4 +184,49 @@ async def main():
           "elsewhere; account_conflict + 4500")
 
 
-asyncio.run(main())
+async def slow():
+    sender = register(FIRST, "slow-sender")
+    stalled = await Device("stalled", FIRST, register(FIRST, "stalled")).connect(max_queue=1)
+    healthy = await Device("healthy", FIRST, register(FIRST, "healthy")).connect()
+    big = "x" * 90000
+    worst = 0.0
+    loop = asyncio.get_running_loop()
+    # ~18 MB for a client that reads nothing (max_queue=1: the library stops reading after one frame).
+    for n in range(200):
+        status, body = rest(FIRST, "POST", "/api/im/messages",
+                            {"toId": stalled.session["user"]["id"], "chatType": "single", "msgType": "text",
+                             "content": big, "clientMsgId": f"big-{n}"}, token=sender["accessToken"])
+        check(status == 201, f"send {n}: {status}")
+        if n % 20 == 0:
+            start = loop.time()
+            status, body = rest(FIRST, "POST", "/api/im/messages",
+                                {"toId": healthy.session["user"]["id"], "chatType": "single", "msgType": "text",
+                                 "content": f"ping {n}", "clientMsgId": f"ping-{n}"}, token=sender["accessToken"])
+            await healthy.event("message", content=f"ping {n}")
+            worst = max(worst, loop.time() - start)
+    check(worst < 2.0, f"the healthy client waited {worst:.3f}s for a message")
+    for _ in range(150):
+        with urllib.request.urlopen(FIRST + "/metrics", timeout=TIMEOUT) as response:
+            metrics = response.read().decode()
+        if 'parley_websocket_closes_total{code="4000"} 1' in metrics:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise SystemExit("FAILED: the stalled client was not closed with 4000")
+    await healthy.ws.close()
+    print(f"a client that stopped reading was closed with 4000; the healthy one's worst round trip {worst * 1000:.0f} ms")
+
+
+async def expiry():
+    device = await Device("expiring", SECOND, register(SECOND, "expiring")).connect()
+    notice = await device.event("token_expired")
+    try:
+        await asyncio.wait_for(device.ws.wait_closed(), TIMEOUT)
+    except asyncio.TimeoutError:
+        raise SystemExit("FAILED: the connection stayed open after token_expired")
+    code = device.ws.protocol.close_code
+    check(code == 4002, f"close code {code}")
+    print(f"token_expired then 4002 ({notice['reason']})")
+
+
+asyncio.run({"main": main, "slow": slow, "expiry": expiry}[PHASE]())
