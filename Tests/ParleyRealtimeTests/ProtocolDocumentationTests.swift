@@ -6,10 +6,8 @@ import Testing
 
 /// docs/protocol.md and openapi.yaml name every frame, close code and error the gateway uses.
 struct ProtocolDocumentationTests {
-    static let root = URL(fileURLWithPath: LiveApp.migrationsDirectory).deletingLastPathComponent()
-
     @Test func protocolDocumentNamesEveryFrameAndCloseCode() throws {
-        let text = try String(contentsOf: Self.root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+        let text = try RepositoryDocuments.text("docs/protocol.md")
         for type in ["hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
                      "conversation", "account_conflict", "session_ended", "token_expired"] {
             #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
@@ -23,7 +21,7 @@ struct ProtocolDocumentationTests {
     }
 
     @Test func openAPIDescribesTheUpgradeAndTheCodes() throws {
-        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let yaml = try RepositoryDocuments.text("openapi.yaml")
         #expect(yaml.contains("\n  /ws:\n    get:"))
         #expect(yaml.contains("docs/protocol.md"))
         for code in 1200...1203 { #expect(yaml.contains("| \(code) |"), "code \(code) missing from openapi.yaml") }

@@ -52,11 +52,7 @@ struct UpdateProfileRequest: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         nickname = try container.decodeIfPresent(String.self, forKey: .nickname)
-        if container.contains(.avatar) {
-            avatar = .some(try container.decodeNil(forKey: .avatar) ? nil : try container.decode(String.self, forKey: .avatar))
-        } else {
-            avatar = nil
-        }
+        avatar = try container.decodeNullable(String.self, forKey: .avatar)
     }
 }
 

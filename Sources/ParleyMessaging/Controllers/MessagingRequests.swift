@@ -22,11 +22,7 @@ struct UpdateGroupRequest: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decodeIfPresent(String.self, forKey: .name)
-        if container.contains(.avatarKey) {
-            avatarKey = .some(try container.decodeNil(forKey: .avatarKey) ? nil : try container.decode(String.self, forKey: .avatarKey))
-        } else {
-            avatarKey = nil
-        }
+        avatarKey = try container.decodeNullable(String.self, forKey: .avatarKey)
     }
 }
 

@@ -116,6 +116,7 @@ public struct MessageService: Sendable {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             content = try container.decode(JSONValue.self, forKey: .content)
+            // `"extra": null` decodes as `.null` (a JSONValue), which clears it.
             extra = container.contains(.extra) ? .some(try container.decode(JSONValue.self, forKey: .extra)) : nil
         }
     }
