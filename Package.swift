@@ -25,11 +25,12 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         // Core layers.
-        .target(name: "ParleyObservability", swiftSettings: swiftSettings),
         .target(name: "ParleyJSON", swiftSettings: swiftSettings),
+        .target(name: "ParleyObservability", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
         .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability"], swiftSettings: swiftSettings),
+        .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability", "ParleyJSON"],
+                swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyWebSocket", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyCrypto", "ParleyObservability"],

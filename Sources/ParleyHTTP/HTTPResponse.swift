@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 /// What a handler returns. Bodies are bytes; JSON answers go through `HTTPResponse.envelope`.
 public struct HTTPResponse: Sendable {
@@ -80,8 +81,7 @@ public enum Envelope {
     }
 
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
-        let data = (try? JSONCoding.encoder.encode(s)) ?? Data("\"\"".utf8)
-        out.append(contentsOf: data)
+        JSONString.append(s, to: &out)
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import ParleyJSON
 import Synchronization
 
 /// Severity of a log line; lines below the sink's level are dropped before formatting.
@@ -200,37 +201,9 @@ public struct JSONLine {
         }
     }
 
-    /// JSON string escaping per RFC 8259 §7. Runs of plain bytes are copied in one go: almost every
-    /// logged string needs no escaping, and this sits on the access-log path of every request.
+    /// JSON string escaping per RFC 8259 §7 (ParleyJSON's writer: runs of plain bytes copied in one go).
     public static func appendQuoted(_ s: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        var s = s
-        s.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-                appendEscape(byte, to: &bytes)
-                runStart = index + 1
-            }
-            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\\"))
-        switch byte {
-        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-        case 0x0A: bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "t"))
-        default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-        }
+        JSONString.append(s, to: &bytes)
     }
 }
 
