@@ -40,14 +40,14 @@ public final class Application: Sendable {
         auth = configuration.masterKey == nil ? nil
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
         let database = database
+        let logger = logger
         let messagingModule = auth.map { auth in
             MessagingModule(configuration: configuration.messaging, database: database,
-                            authenticator: auth.authenticator,
+                            authenticator: auth.authenticator, logger: logger,
                             revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds })
         }
         messaging = messagingModule
         let metrics = metrics
-        let logger = logger
         realtime = auth.flatMap { auth in
             messagingModule.map { messaging in
                 RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
@@ -95,6 +95,7 @@ public final class Application: Sendable {
         guard let auth else { throw StartupError(description: Configuration.missingMasterKey) }
         try await prepareSchema(apply: applyMigrations)
         try await auth.start()
+        messaging?.start()
         realtime?.start()
         try await server.start()
         await stop()

@@ -91,6 +91,8 @@ public struct Configuration: Sendable {
         Setting(name: "PARLEY_IM_REVOKE_WINDOW_SECONDS", defaultValue: "120",
                 help: "senders may revoke for this long (`parley app update --revoke-window` overrides per app)"),
         Setting(name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
+        Setting(name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
+                help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
         Setting(name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
                 help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
         Setting(name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
@@ -168,6 +170,7 @@ public struct Configuration: Sendable {
         messaging.groupMemberLimit = try integer("PARLEY_IM_GROUP_MEMBER_LIMIT", 2000, range: 2...100_000)
         messaging.revokeWindowSeconds = try integer("PARLEY_IM_REVOKE_WINDOW_SECONDS", 120, range: 0...(30 * 86400))
         messaging.editWindowSeconds = try integer("PARLEY_IM_EDIT_WINDOW_SECONDS", 86400, range: 0...(365 * 86400))
+        messaging.syncRetentionDays = try integer("PARLEY_IM_SYNC_RETENTION_DAYS", 30, range: 1...3650)
         let wsMessageBytes = try integer("PARLEY_WS_MAX_MESSAGE_BYTES", 1 << 20, range: 1024...(64 << 20))
         realtime.webSocket.maxFrameBytes = wsMessageBytes
         realtime.webSocket.maxMessageBytes = wsMessageBytes

@@ -14,6 +14,8 @@ public struct MessagingConfiguration: Sendable {
     public var revokeWindowSeconds = 120
     /// Senders may edit text and richText messages for this long (seconds).
     public var editWindowSeconds = 24 * 3600
+    /// Sync's changes log (read marks, revokes, edits, per-user changes) is kept this many days.
+    public var syncRetentionDays = 30
 
     public init() {}
 }

@@ -23,4 +23,7 @@ extension APIError {
                                                    message: "the owner must transfer ownership or dissolve the group")
     public static let invalidCursor = APIError(code: 1114, status: 400, message: "invalid sync cursor")
     public static let messageRevoked = APIError(code: 1115, status: 409, message: "the message was revoked")
+    /// The changes after this cursor were partly pruned (PARLEY_IM_SYNC_RETENTION_DAYS).
+    public static let cursorExpired = APIError(code: 1116, status: 410,
+                                               message: "sync cursor too old: reload conversations and history, then sync without a cursor")
 }

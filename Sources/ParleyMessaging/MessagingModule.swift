@@ -1,7 +1,9 @@
 import Foundation
 import ParleyAuth
 import ParleyHTTP
+import ParleyObservability
 import ParleyPostgres
+import Synchronization
 
 /// The messaging feature, assembled: services (shared by the REST routes here and the realtime gateway) and
 /// the bus of committed changes.
@@ -13,10 +15,15 @@ public final class MessagingModule: Sendable {
     public let groups: GroupService
     public let sync: SyncService
     let authenticator: Authenticator
+    let syncRepository: SyncRepository
+    let logger: Logger
+    private let pruning = Mutex<Task<Void, Never>?>(nil)
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one.
     public init(configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
+                logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
                 revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil }) {
+        self.logger = logger.with("component", "messaging")
         self.configuration = configuration
         self.authenticator = authenticator
         let events = MessagingEvents()
@@ -31,7 +38,8 @@ public final class MessagingModule: Sendable {
                                             messages: messageRepository, events: events)
         groups = GroupService(configuration: configuration, database: database,
                               groups: GroupRepository(database: database), messages: messageRepository, events: events)
-        sync = SyncService(repository: SyncRepository(database: database))
+        syncRepository = SyncRepository(database: database)
+        sync = SyncService(repository: syncRepository)
         self.events = events
     }
 
@@ -42,7 +50,29 @@ public final class MessagingModule: Sendable {
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
     }
 
+    /// Prunes sync's changes log past the retention, a minute after start and then hourly (any instance may;
+    /// the deletes are idempotent).
+    public func start() {
+        let repository = syncRepository
+        let days = configuration.syncRetentionDays
+        let logger = logger
+        let task = Task {
+            try? await Task.sleep(for: .seconds(60))
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await repository.prune(olderThanDays: days)
+                    if deleted > 0 { logger.info("pruned sync changes", ["deleted": .int(deleted), "days": .int(days)]) }
+                } catch {
+                    logger.warning("pruning sync changes failed", ["error": .string(String(describing: error))])
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+        pruning.withLock { $0 = task }
+    }
+
     public func stop() {
+        pruning.withLock { $0?.cancel() }
         events.finish()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ParleyMessaging
 import ParleyLiveSupport
 import Synchronization
 import Testing
@@ -88,6 +89,32 @@ struct SyncTests {
                 .compactMap { ($0["message"] as? [String: Any])?["id"] as? String }
             #expect(received.count == senders.count * perSender)
             #expect(Set(received) == sentIDs.withLock { $0 })
+        }
+    }
+
+    @Test func cursorsOlderThanThePrunedLogAreRefused() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(2)
+            let (alice, bob) = (users[0], users[1])
+            let old = try await fx.sync(bob, cursor: nil).cursor
+            try await fx.sendOK(alice, to: bob.userId, content: "one")
+            let dm = MessagingFixture.singleID(alice, bob)
+            #expect(try await fx.client.post("/api/im/conversations/\(dm)/read", json: ["seq": 1], token: bob.accessToken).status == 200)
+            // Nothing is old enough yet: nothing pruned, the old cursor still works.
+            let module = try #require(fx.live.app.messaging)
+            #expect(try await module.syncRepository.prune(olderThanDays: 30) == 0)
+            #expect(try await fx.syncUntil(bob, from: old, count: 2).changes.count == 2)
+            // The read mark ages past the retention and is pruned: the old cursor may have missed it.
+            _ = try await fx.database.query("UPDATE changes SET created_at = now() - interval '40 days'")
+            #expect(try await module.syncRepository.prune(olderThanDays: 30) == 1)
+            let expired = try await fx.client.get("/api/im/sync?cursor=\(old)", token: bob.accessToken)
+            #expect(expired.status == 410)
+            #expect(expired.code == 1116)
+            // A fresh cursor works, and so does any cursor taken after the pruned changes.
+            let fresh = try await fx.sync(bob, cursor: nil).cursor
+            try await fx.sendOK(alice, to: bob.userId, content: "two")
+            let after = try await fx.syncUntil(bob, from: fresh, count: 1).changes
+            #expect((after.first?["message"] as? [String: Any])?["content"] as? String == "two")
         }
     }
 

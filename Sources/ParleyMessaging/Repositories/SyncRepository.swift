@@ -1,4 +1,5 @@
 import Foundation
+import ParleyHTTP
 import ParleyJSON
 import ParleyPostgres
 
@@ -31,7 +32,8 @@ struct SyncRepository: Sendable {
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .map { "mm.\($0) AS msg_\($0)" }.joined(separator: ", ")
         let rows = try await database.query("""
-            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+                                    (SELECT pruned_through > '0'::xid8 AND pruned_through >= \(xid)::xid8 FROM sync_horizon) AS expired),
             mine AS (
                 SELECT conversation_id, clear_seq FROM conversation_members
                 WHERE app_id = \(appId) AND user_id = \(userId)),
@@ -53,7 +55,7 @@ struct SyncRepository: Sendable {
                   AND (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid < (SELECT xmin FROM horizon)
                 ORDER BY 1, 2
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, s.xid::text AS stream_xid, s.position, s.kind, s.conversation_id,
+            SELECT h.xmin::text AS horizon, h.expired, s.xid::text AS stream_xid, s.position, s.kind, s.conversation_id,
                    s.payload, mine.clear_seq AS visible_after, \(unescaped: messageColumns)
             FROM horizon h
             LEFT JOIN (stream s
@@ -61,6 +63,7 @@ struct SyncRepository: Sendable {
                        LEFT JOIN mine ON mine.conversation_id = s.conversation_id) ON true
             ORDER BY s.xid, s.position
             """)
+        if try rows[0].decode("expired", as: Bool?.self) == true { throw APIError.cursorExpired }
         // One row even when nothing changed: the horizon must come from this statement's own snapshot.
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
         var entries: [StreamEntry] = []
@@ -88,6 +91,22 @@ struct SyncRepository: Sendable {
         if returned > limit { return (entries, last, true) }
         // Everything below the horizon has been returned: continue from it (later transactions get higher xids).
         return (entries, horizon.atLeast(last).atLeast(cursor), false)
+    }
+}
+
+extension SyncRepository {
+    /// Deletes changes older than `days` and records how far they went; returns the number deleted.
+    func prune(olderThanDays days: Int) async throws -> Int {
+        let rows = try await database.query("""
+            WITH gone AS (
+                DELETE FROM changes WHERE created_at < now() - \(days) * interval '1 day' RETURNING xid),
+            newest AS (SELECT xid FROM gone ORDER BY xid DESC LIMIT 1),
+            recorded AS (
+                UPDATE sync_horizon SET pruned_through = greatest(pruned_through, newest.xid), pruned_at = now()
+                FROM newest)
+            SELECT count(*) AS deleted FROM gone
+            """)
+        return try rows[0].decode("deleted", as: Int.self)
     }
 }
 
