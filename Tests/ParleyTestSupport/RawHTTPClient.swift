@@ -18,7 +18,7 @@ public final class RawHTTPClient: @unchecked Sendable {
         public let description: String
     }
 
-    public let fd: Int32
+    public private(set) var fd: Int32
     private var buffer: [UInt8] = []
 
     public init(port: UInt16, timeoutSeconds: Int = 10) throws {
@@ -35,12 +35,17 @@ public final class RawHTTPClient: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
+            let code = errno
+            // Closed here and marked, so that deinit (which still runs for a class whose init throws after its
+            // properties are set) does not close the number again: by then another socket of this process,
+            // a test server's for instance, may have it.
             Glibc.close(fd)
-            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+            fd = -1
+            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(code)")
         }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
