@@ -245,15 +245,10 @@ struct MessageRepository: Sendable {
         return try rows.first.map { try Self.decode($0) }
     }
 
-    enum HistoryAnchor: Sendable {
-        case latest
-        case before(Int64)
-        case after(Int64)
-    }
-
     /// Up to `limit` messages around the anchor, in ascending seq, never at or below `visibleAfter`; plus whether
     /// more exist beyond the page in the direction read.
-    func history(appId: Int64, conversationId: String, anchor: HistoryAnchor, limit: Int, visibleAfter: Int64)
+    func history(appId: Int64, conversationId: String, anchor: ConversationService.HistoryAnchor, limit: Int,
+                 visibleAfter: Int64)
         async throws -> (messages: [ImMessage], hasMore: Bool) {
         let fetch = limit + 1
         let rows: PostgresRows

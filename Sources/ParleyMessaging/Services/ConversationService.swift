@@ -51,13 +51,8 @@ public struct ConversationService: Sendable {
     public func history(_ conversationId: String, anchor: HistoryAnchor, limit: Int, for principal: Principal)
         async throws -> (messages: [ImMessage], hasMore: Bool) {
         let membership = try await requireMembership(conversationId, of: principal)
-        let repositoryAnchor: MessageRepository.HistoryAnchor = switch anchor {
-        case .latest: .latest
-        case .before(let seq): .before(seq)
-        case .after(let seq): .after(seq)
-        }
         return try await messages.history(appId: principal.appId, conversationId: conversationId,
-                                          anchor: repositoryAnchor, limit: limit, visibleAfter: membership.visibleAfter)
+                                          anchor: anchor, limit: limit, visibleAfter: membership.visibleAfter)
     }
 
     public struct UpdateRequest: Sendable, Decodable {
