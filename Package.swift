@@ -23,6 +23,8 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Core layers.
         .target(name: "ParleyJSON", swiftSettings: swiftSettings),
@@ -33,6 +35,8 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
+        // Outgoing HTTP (S3, APNs over HTTP/2) through libcurl, off the event loops.
+        .target(name: "ParleyHTTPClient", dependencies: ["CCurl", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyWebSocket", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
@@ -47,10 +51,18 @@ let package = Package(
                                                        "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        .target(name: "ParleyFiles", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+                                                    "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
+                                                    "ParleyObservability", "CParleyLinux"],
+                swiftSettings: swiftSettings),
+        .target(name: "ParleyUpdates", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
+                                                      "ParleyCrypto", "ParleyNet", "ParleyObservability"],
+                swiftSettings: swiftSettings),
+
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
-                                                  "ParleyMessaging", "ParleyRealtime"],
+                                                  "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
@@ -86,6 +98,13 @@ let package = Package(
         .testTarget(name: "ParleyRealtimeTests", dependencies: ["ParleyRealtime", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                                "ParleyWebSocket", "ParleyPostgres", "ParleyTestSupport",
                                                                "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient"]),
+        .testTarget(name: "ParleyFilesTests", dependencies: ["ParleyFiles", "ParleyMessaging", "ParleyApp", "ParleyAuth",
+                                                            "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
+                                                            "ParleyPostgres", "ParleyTestSupport", "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyUpdatesTests", dependencies: ["ParleyUpdates", "ParleyApp", "ParleyAuth", "ParleyHTTP",
+                                                              "ParleyJSON", "ParleyPostgres", "ParleyTestSupport",
+                                                              "ParleyLiveSupport"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// Outgoing HTTP through libcurl (S3, APNs). Built by the file and push issues.

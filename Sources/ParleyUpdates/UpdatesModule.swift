@@ -1,0 +1,1 @@
+// Releases and update checks (issue 7).
