@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "ParleyObservability", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
         .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability", "ParleyJSON"],
+        .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
                 path: "Tests/ParleyTestSupport"),
         // A whole Parley server on a fresh database, and an HTTP client for it (feature tests).
-        .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyCrypto", "ParleyObservability",
+        .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyFiles", "ParleyCrypto", "ParleyObservability",
                                                           "ParleyPostgres", "ParleyTestSupport"],
                 path: "Tests/ParleyLiveSupport"),
 

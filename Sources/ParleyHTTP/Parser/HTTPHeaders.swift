@@ -90,7 +90,7 @@ extension HTTPHeaders {
         fields.append((name: name, value: value))
     }
 
-    mutating func reserveCapacity(_ capacity: Int) {
+    public mutating func reserveCapacity(_ capacity: Int) {
         fields.reserveCapacity(capacity)
     }
 
