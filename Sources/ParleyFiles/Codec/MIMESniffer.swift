@@ -100,11 +100,3 @@ public enum MIMESniffer {
                 "application/yaml", "application/x-sh", "application/sql"].contains(mimeType)
     }
 }
-
-extension Substring {
-    func trimmingCharacters(where predicate: (Character) -> Bool) -> Substring {
-        guard let first = firstIndex(where: { !predicate($0) }), let last = lastIndex(where: { !predicate($0) })
-        else { return "" }
-        return self[first...last]
-    }
-}
