@@ -9,7 +9,9 @@ extension MIMESniffer {
         func starts(_ ascii: String, at offset: Int = 0) -> Bool { starts(Array(ascii.utf8), at: offset) }
 
         if starts([0xFF, 0xD8, 0xFF]) { return DetectedType(mimeType: "image/jpeg", ext: "jpg") }
-        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return DetectedType(mimeType: "image/png", ext: "png") }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            return DetectedType(mimeType: "image/png", ext: "png")
+        }
         if starts("GIF87a") || starts("GIF89a") { return DetectedType(mimeType: "image/gif", ext: "gif") }
         if starts("RIFF") {
             if starts("WEBP", at: 8) { return DetectedType(mimeType: "image/webp", ext: "webp") }
@@ -118,7 +120,8 @@ extension MIMESniffer {
                 func named(_ prefix: String) -> Bool { name.starts(with: prefix.utf8) }
                 if named("word/") {
                     return DetectedType(
-                        mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ext: "docx")
+                        mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ext: "docx"
+                    )
                 }
                 if named("xl/") {
                     return DetectedType(
@@ -143,7 +146,9 @@ extension MIMESniffer {
         guard b.count > 27 else { return DetectedType(mimeType: "audio/ogg", ext: "ogg") }
         let payload = b.dropFirst(27 + Int(b[26]))
         if payload.starts(with: "OpusHead".utf8) { return DetectedType(mimeType: "audio/ogg", ext: "opus") }
-        if payload.starts(with: [0x80] + Array("theora".utf8)) { return DetectedType(mimeType: "video/ogg", ext: "ogv") }
+        if payload.starts(with: [0x80] + Array("theora".utf8)) {
+            return DetectedType(mimeType: "video/ogg", ext: "ogv")
+        }
         return DetectedType(mimeType: "audio/ogg", ext: "ogg")
     }
 

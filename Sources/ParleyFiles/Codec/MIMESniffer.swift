@@ -96,7 +96,9 @@ public enum MIMESniffer {
     /// (CSV, JSON, Markdown).
     static func isTextual(_ mimeType: String) -> Bool {
         mimeType.hasPrefix("text/") || mimeType.hasSuffix("+xml") || mimeType.hasSuffix("+json")
-            || ["application/json", "application/xml", "application/javascript", "application/x-yaml",
-                "application/yaml", "application/x-sh", "application/sql"].contains(mimeType)
+            || [
+                "application/json", "application/xml", "application/javascript", "application/x-yaml",
+                "application/yaml", "application/x-sh", "application/sql",
+            ].contains(mimeType)
     }
 }

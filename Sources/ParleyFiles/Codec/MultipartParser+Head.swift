@@ -26,7 +26,8 @@ extension MultipartParser {
         }
         guard let name = parsed.parameter("name") else { throw .malformed("Content-Disposition without name") }
         // RFC 6266 §4.3: filename* is preferred when the recipient understands it.
-        let filename = parsed.parameter("filename*").flatMap(ExtendedParameterValue.decode)
+        let filename =
+            parsed.parameter("filename*").flatMap(ExtendedParameterValue.decode)
             ?? parsed.parameter("filename")
         let contentType = headers.first { $0.name.lowercased() == "content-type" }?.value
         return MultipartPartHead(name: name, filename: filename, contentType: contentType, headers: headers)

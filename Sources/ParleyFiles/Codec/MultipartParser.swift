@@ -221,7 +221,8 @@ public struct MultipartParser: Sendable {
             guard byte == UInt8(ascii: "\n") else { continue }
             let count = headerBytes.count
             let endsSection =
-                count == 2 || count >= 4 && headerBytes[count - 4] == UInt8(ascii: "\r")
+                count == 2
+                || count >= 4 && headerBytes[count - 4] == UInt8(ascii: "\r")
                     && headerBytes[count - 3] == UInt8(ascii: "\n")
             if endsSection {
                 let section = headerBytes

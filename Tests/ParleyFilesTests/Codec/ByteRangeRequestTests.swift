@@ -81,7 +81,8 @@ struct ByteRangeRequestTests {
     @Test func formatsContentRange() {
         #expect(ByteRangeRequest.contentRange(0...499, size: 1234) == "bytes 0-499/1234")
         #expect(ByteRangeRequest.contentRange(1233...1233, size: 1234) == "bytes 1233-1233/1234")
-        #expect(ByteRangeRequest.contentRange(5_000_000_000...5_999_999_999, size: 6_000_000_000)
+        #expect(
+            ByteRangeRequest.contentRange(5_000_000_000...5_999_999_999, size: 6_000_000_000)
                 == "bytes 5000000000-5999999999/6000000000")
         #expect(ByteRangeRequest.unsatisfiedContentRange(size: 1234) == "bytes */1234")
         #expect(ByteRangeRequest.unsatisfiedContentRange(size: 0) == "bytes */0")

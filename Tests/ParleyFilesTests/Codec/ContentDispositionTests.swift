@@ -6,28 +6,46 @@ struct ContentDispositionTests {
     static let cases: [(String, ContentDisposition.Kind, String, String)] = [
         ("plain ASCII", .attachment, "report.pdf", "attachment; filename=\"report.pdf\""),
         ("inline", .inline, "photo.jpg", "inline; filename=\"photo.jpg\""),
-        ("spaces and punctuation kept", .attachment, "Q3 report (final) v2.pdf",
-         "attachment; filename=\"Q3 report (final) v2.pdf\""),
-        ("Chinese", .attachment, "报告.pdf",
-         "attachment; filename=\"__.pdf\"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf"),
-        ("accented", .inline, "café menu.txt",
-         "inline; filename=\"caf_ menu.txt\"; filename*=UTF-8''caf%C3%A9%20menu.txt"),
-        ("decomposed accent is one character", .inline, "cafe\u{301}.txt",
-         "inline; filename=\"caf_.txt\"; filename*=UTF-8''cafe%CC%81.txt"),
+        (
+            "spaces and punctuation kept", .attachment, "Q3 report (final) v2.pdf",
+            "attachment; filename=\"Q3 report (final) v2.pdf\""
+        ),
+        (
+            "Chinese", .attachment, "报告.pdf",
+            "attachment; filename=\"__.pdf\"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf"
+        ),
+        (
+            "accented", .inline, "café menu.txt",
+            "inline; filename=\"caf_ menu.txt\"; filename*=UTF-8''caf%C3%A9%20menu.txt"
+        ),
+        (
+            "decomposed accent is one character", .inline, "cafe\u{301}.txt",
+            "inline; filename=\"caf_.txt\"; filename*=UTF-8''cafe%CC%81.txt"
+        ),
         ("emoji", .attachment, "😀.png", "attachment; filename=\"_.png\"; filename*=UTF-8''%F0%9F%98%80.png"),
-        ("ZWJ emoji sequence is one character", .attachment, "👩‍💻.txt",
-         "attachment; filename=\"_.txt\"; filename*=UTF-8''%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB.txt"),
-        ("double quotes", .attachment, "say \"hi\".txt",
-         "attachment; filename=\"say _hi_.txt\"; filename*=UTF-8''say%20%22hi%22.txt"),
+        (
+            "ZWJ emoji sequence is one character", .attachment, "👩‍💻.txt",
+            "attachment; filename=\"_.txt\"; filename*=UTF-8''%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB.txt"
+        ),
+        (
+            "double quotes", .attachment, "say \"hi\".txt",
+            "attachment; filename=\"say _hi_.txt\"; filename*=UTF-8''say%20%22hi%22.txt"
+        ),
         ("percent", .attachment, "100%25.txt", "attachment; filename=\"100_25.txt\"; filename*=UTF-8''100%2525.txt"),
         ("semicolon and equals stay quoted", .attachment, "a;b=c.txt", "attachment; filename=\"a;b=c.txt\""),
-        ("single quote is safe in the quoted form", .attachment, "it's.txt",
-         "attachment; filename=\"it's.txt\""),
-        ("CRLF header injection", .attachment, "a.txt\r\nSet-Cookie: x=1",
-         "attachment; filename=\"a.txtSet-Cookie: x=1\""),
+        (
+            "single quote is safe in the quoted form", .attachment, "it's.txt",
+            "attachment; filename=\"it's.txt\""
+        ),
+        (
+            "CRLF header injection", .attachment, "a.txt\r\nSet-Cookie: x=1",
+            "attachment; filename=\"a.txtSet-Cookie: x=1\""
+        ),
         ("bare LF and NUL", .attachment, "a\nb\0c.txt", "attachment; filename=\"abc.txt\""),
-        ("quote breaking out into a parameter", .attachment, "x\"; filename=\"evil.exe",
-         "attachment; filename=\"x_; filename=_evil.exe\"; filename*=UTF-8''x%22%3B%20filename%3D%22evil.exe"),
+        (
+            "quote breaking out into a parameter", .attachment, "x\"; filename=\"evil.exe",
+            "attachment; filename=\"x_; filename=_evil.exe\"; filename*=UTF-8''x%22%3B%20filename%3D%22evil.exe"
+        ),
         ("C1 control", .attachment, "a\u{85}b.txt", "attachment; filename=\"ab.txt\""),
         ("path separators", .attachment, "../../etc/passwd", "attachment; filename=\"....etcpasswd\""),
         ("Windows path", .attachment, "C:\\Users\\me\\a.txt", "attachment; filename=\"C:Usersmea.txt\""),
@@ -35,8 +53,10 @@ struct ContentDispositionTests {
         ("only controls", .attachment, "\r\n\t", "attachment; filename=\"download\""),
         ("empty", .inline, "", "inline; filename=\"download\""),
         ("surrounding spaces", .attachment, "  a.txt  ", "attachment; filename=\"a.txt\""),
-        ("attr-chars unescaped", .attachment, "a!#$&+-.^_`|~b€",
-         "attachment; filename=\"a!#$&+-.^_`|~b_\"; filename*=UTF-8''a!#$&+-.^_`|~b%E2%82%AC"),
+        (
+            "attr-chars unescaped", .attachment, "a!#$&+-.^_`|~b€",
+            "attachment; filename=\"a!#$&+-.^_`|~b_\"; filename*=UTF-8''a!#$&+-.^_`|~b%E2%82%AC"
+        ),
     ]
 
     @Test(arguments: cases)
@@ -61,9 +81,12 @@ struct ContentDispositionTests {
             let formValue = "form-data; name=\"f\"" + value.dropFirst("attachment".count)
             var parser = MultipartParser(boundary: "b")
             let events = try parser.feed(bytes("--b\r\nContent-Disposition: \(formValue)\r\n\r\n\r\n--b--"))
-            #expect(events.first == .partBegin(MultipartPartHead(
-                name: "f", filename: name, contentType: nil,
-                headers: [MultipartHeader(name: "Content-Disposition", value: formValue)])))
+            #expect(
+                events.first
+                    == .partBegin(
+                        MultipartPartHead(
+                            name: "f", filename: name, contentType: nil,
+                            headers: [MultipartHeader(name: "Content-Disposition", value: formValue)])))
         }
     }
 }

@@ -23,7 +23,8 @@ enum Fixture {
         + [0xFF, 0xDB, 0x00, 0x43, 0x00] + Array(repeating: 0x01, count: 64) + [0xFF, 0xD9]
 
     /// An EXIF JPEG as phones write it (APP1 first).
-    static let jpegExif: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x16] + Array("Exif\0\0MM\0*".utf8) + Array(repeating: 0, count: 10)
+    static let jpegExif: [UInt8] =
+        [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x16] + Array("Exif\0\0MM\0*".utf8) + Array(repeating: 0, count: 10)
 
     /// A 1x1 lossless WebP: RIFF, the `WEBP` form type and a `VP8L` chunk.
     static let webp: [UInt8] =
@@ -53,7 +54,9 @@ enum Fixture {
         """.utf8)
 
     /// A zip local file header (APPNOTE.TXT §4.3.7) for a stored entry, followed by its data.
-    static func zipEntry(_ name: String, _ data: [UInt8] = Array("<xml/>".utf8), dataDescriptor: Bool = false) -> [UInt8] {
+    static func zipEntry(_ name: String, _ data: [UInt8] = Array("<xml/>".utf8), dataDescriptor: Bool = false)
+        -> [UInt8]
+    {
         let nameBytes = Array(name.utf8)
         return [0x50, 0x4B, 0x03, 0x04, 0x14, 0x00] + le16(dataDescriptor ? 0x08 : 0) + le16(0) + le16(0) + le16(0)
             + le32(0) + le32(dataDescriptor ? 0 : data.count) + le32(dataDescriptor ? 0 : data.count)
@@ -75,9 +78,11 @@ enum Fixture {
     }
 
     /// An Opus identification header (RFC 7845 §5.1): version 1, mono, pre-skip 312, 48 kHz.
-    static let opusHead: [UInt8] = Array("OpusHead".utf8) + [0x01, 0x01, 0x38, 0x01] + le32(48000) + [0x00, 0x00, 0x00]
+    static let opusHead: [UInt8] =
+        Array("OpusHead".utf8) + [0x01, 0x01, 0x38, 0x01] + le32(48000) + [0x00, 0x00, 0x00]
     /// A Vorbis identification header start (Vorbis I §4.2.2).
-    static let vorbisHead: [UInt8] = [0x01] + Array("vorbis".utf8) + le32(0) + [0x02] + le32(44100) + Array(repeating: 0, count: 14)
+    static let vorbisHead: [UInt8] =
+        [0x01] + Array("vorbis".utf8) + le32(0) + [0x02] + le32(44100) + Array(repeating: 0, count: 14)
 
     /// An AMR-NB file: the magic and one 12.2 kbit/s frame.
     static let amr: [UInt8] = Array("#!AMR\n".utf8) + [0x3C] + Array(repeating: 0x55, count: 31)

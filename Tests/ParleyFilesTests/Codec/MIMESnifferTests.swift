@@ -28,7 +28,9 @@ let sniffCorpus: [SniffCase] = [
     .init("WebP", Fixture.webp, "image/webp", "webp"),
     .init("WAV", Fixture.wav, "audio/wav", "wav"),
     .init("HEIC (major heic)", Fixture.ftyp("heic", ["mif1", "heic"]), "image/heic", "heic"),
-    .init("HEIC (major mif1, compatible heic)", Fixture.ftyp("mif1", ["mif1", "miaf", "MiHB", "heic"]), "image/heic", "heic"),
+    .init(
+        "HEIC (major mif1, compatible heic)", Fixture.ftyp("mif1", ["mif1", "miaf", "MiHB", "heic"]), "image/heic",
+        "heic"),
     .init("HEIC (heix)", Fixture.ftyp("heix", ["mif1", "heix"]), "image/heic", "heic"),
     .init("HEIF (mif1 only)", Fixture.ftyp("mif1", ["mif1", "miaf"]), "image/heif", "heif"),
     .init("HEIF sequence (msf1)", Fixture.ftyp("msf1", ["msf1", "iso8"]), "image/heif", "heif"),
@@ -47,7 +49,9 @@ let sniffCorpus: [SniffCase] = [
     .init("3GP", Fixture.ftyp("3gp4", ["isom", "3gp4"]), "video/3gpp", "3gp"),
     .init("AAC ADTS MPEG-4", Fixture.adts, "audio/aac", "aac"),
     .init("AAC ADTS MPEG-2", Fixture.adtsMPEG2, "audio/aac", "aac"),
-    .init("AAC behind an ID3 tag", Fixture.id3(Array("TXXX".utf8) + [0, 0, 0, 2, 0, 0, 3, 0]) + Fixture.adts, "audio/aac", "aac"),
+    .init(
+        "AAC behind an ID3 tag", Fixture.id3(Array("TXXX".utf8) + [0, 0, 0, 2, 0, 0, 3, 0]) + Fixture.adts, "audio/aac",
+        "aac"),
     .init("MP3 with ID3v2", Fixture.mp3ID3, "audio/mpeg", "mp3"),
     .init("MP3 frame sync (MPEG-1 layer III)", Fixture.mp3Frame, "audio/mpeg", "mp3"),
     .init("MP3 frame sync (MPEG-2 layer III)", Fixture.mp3FrameMPEG2, "audio/mpeg", "mp3"),
@@ -76,7 +80,8 @@ struct MIMESnifferTests {
         #expect(
             MIMESniffer.detect(prefix: testCase.bytes, declaredType: "application/x-shockwave-flash", filename: "x.exe")
                 == expected)
-        #expect(MIMESniffer.detect(prefix: testCase.bytes, declaredType: "image/gif", filename: "x.gif") == expected
+        #expect(
+            MIMESniffer.detect(prefix: testCase.bytes, declaredType: "image/gif", filename: "x.gif") == expected
                 || testCase.mimeType == "image/gif")
         // ...and does not depend on what follows the prefix.
         let long = testCase.bytes + Array(repeating: 0x20, count: MIMESniffer.prefixLength)
@@ -89,49 +94,84 @@ struct MIMESnifferTests {
     }
 
     static let nearMisses: [(String, [UInt8], String?, String?, DetectedType)] = [
-        ("RIFF that is neither WebP nor WAV", Array("RIFF".utf8) + Fixture.le32(4) + Array("CDXA".utf8) + [0, 0, 0xFF],
-         nil, nil, .octetStream),
-        ("RIFF AVI", Array("RIFF".utf8) + Fixture.le32(4) + Array("AVI LIST".utf8), nil, nil,
-         DetectedType(mimeType: "video/x-msvideo", ext: "avi")),
+        (
+            "RIFF that is neither WebP nor WAV",
+            Array("RIFF".utf8) + Fixture.le32(4) + Array("CDXA".utf8) + [0, 0, 0xFF],
+            nil, nil, .octetStream
+        ),
+        (
+            "RIFF AVI", Array("RIFF".utf8) + Fixture.le32(4) + Array("AVI LIST".utf8), nil, nil,
+            DetectedType(mimeType: "video/x-msvideo", ext: "avi")
+        ),
         ("GIF88a is text", Array("GIF88a".utf8), nil, nil, .plainText),
         ("%PDF without the dash is text", Array("%PDF1.4".utf8), nil, nil, .plainText),
-        ("ftyp with an unknown brand", Fixture.ftyp("abcd", ["efgh"]) + [0xFF], "video/mp4", nil,
-         DetectedType(mimeType: "video/mp4", ext: "mp4")),
+        (
+            "ftyp with an unknown brand", Fixture.ftyp("abcd", ["efgh"]) + [0xFF], "video/mp4", nil,
+            DetectedType(mimeType: "video/mp4", ext: "mp4")
+        ),
         ("ftyp with an unknown brand and no claim", Fixture.ftyp("abcd") + [0x00], nil, nil, .octetStream),
         ("truncated ftyp", Array(Fixture.ftyp("heic").prefix(10)), nil, nil, .octetStream),
-        ("ftyp whose box size hides later brands", Array(Fixture.be32(16)) + Array("ftypmif1".utf8) + Fixture.be32(0)
-            + Array("heic".utf8), nil, nil, DetectedType(mimeType: "image/heif", ext: "heif")),
-        ("Ogg page too short for a codec header", Array("OggS\0\u{2}".utf8), nil, nil,
-         DetectedType(mimeType: "audio/ogg", ext: "ogg")),
+        (
+            "ftyp whose box size hides later brands",
+            Array(Fixture.be32(16)) + Array("ftypmif1".utf8) + Fixture.be32(0)
+                + Array("heic".utf8), nil, nil, DetectedType(mimeType: "image/heif", ext: "heif")
+        ),
+        (
+            "Ogg page too short for a codec header", Array("OggS\0\u{2}".utf8), nil, nil,
+            DetectedType(mimeType: "audio/ogg", ext: "ogg")
+        ),
         ("OggS without version byte 0 is text", Array("OggSomething".utf8), nil, nil, .plainText),
         ("AMR without the newline is text", Array("#!AMR".utf8), nil, nil, .plainText),
         ("AMR-WB", Array("#!AMR-WB\n".utf8) + [0x04], nil, nil, DetectedType(mimeType: "audio/amr-wb", ext: "awb")),
         ("BM that is text", Array("BMW service report".utf8), nil, nil, .plainText),
-        ("BM with a DIB header is a BMP", Array("BM".utf8) + Array(repeating: 0, count: 12) + Fixture.le32(40), nil, nil,
-         DetectedType(mimeType: "image/bmp", ext: "bmp")),
+        (
+            "BM with a DIB header is a BMP", Array("BM".utf8) + Array(repeating: 0, count: 12) + Fixture.le32(40), nil,
+            nil,
+            DetectedType(mimeType: "image/bmp", ext: "bmp")
+        ),
         ("ID3 that is text", Array("ID3 tags explained".utf8), nil, nil, .plainText),
         ("MPEG layer I frame is not MP3", [0xFF, 0xFF, 0x90, 0x00, 0x00], nil, nil, .octetStream),
         ("MPEG reserved version", [0xFF, 0xEB, 0x90, 0x00, 0x00], nil, nil, .octetStream),
         ("MPEG bad bitrate index", [0xFF, 0xFB, 0xF0, 0x00, 0x00], nil, nil, .octetStream),
         ("MPEG bad sample rate", [0xFF, 0xFB, 0x9C, 0x00, 0x00], nil, nil, .octetStream),
         ("ADTS needs two bytes", [0xFF], nil, nil, .octetStream),
-        ("zip local header cut off", [0x50, 0x4B, 0x03, 0x04, 0x14], nil, nil,
-         DetectedType(mimeType: "application/zip", ext: "zip")),
-        ("zip whose word/ entry is past the prefix", Fixture.zipEntry("[Content_Types].xml",
-         Array(repeating: 0x78, count: 5000)) + Fixture.zipEntry("word/document.xml"), nil, nil,
-         DetectedType(mimeType: "application/zip", ext: "zip")),
-        ("zip name that merely contains word/", Fixture.zipEntry("backup/word/document.xml"), nil, nil,
-         DetectedType(mimeType: "application/zip", ext: "zip")),
-        ("EBML WebM", [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82, 0x84] + Array("webm".utf8),
-         nil, nil, DetectedType(mimeType: "video/webm", ext: "webm")),
-        ("EBML Matroska", [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x82, 0x88] + Array("matroska".utf8), nil, nil,
-         DetectedType(mimeType: "video/x-matroska", ext: "mkv")),
-        ("FLAC", Array("fLaC".utf8) + [0x00, 0x00, 0x00, 0x22], nil, nil, DetectedType(mimeType: "audio/flac", ext: "flac")),
-        ("TIFF little-endian", Array("II*\0".utf8) + Fixture.le32(8), nil, nil, DetectedType(mimeType: "image/tiff", ext: "tiff")),
+        (
+            "zip local header cut off", [0x50, 0x4B, 0x03, 0x04, 0x14], nil, nil,
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
+            "zip whose word/ entry is past the prefix",
+            Fixture.zipEntry(
+                "[Content_Types].xml",
+                Array(repeating: 0x78, count: 5000)) + Fixture.zipEntry("word/document.xml"), nil, nil,
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
+            "zip name that merely contains word/", Fixture.zipEntry("backup/word/document.xml"), nil, nil,
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
+            "EBML WebM", [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82, 0x84] + Array("webm".utf8),
+            nil, nil, DetectedType(mimeType: "video/webm", ext: "webm")
+        ),
+        (
+            "EBML Matroska", [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x82, 0x88] + Array("matroska".utf8), nil, nil,
+            DetectedType(mimeType: "video/x-matroska", ext: "mkv")
+        ),
+        (
+            "FLAC", Array("fLaC".utf8) + [0x00, 0x00, 0x00, 0x22], nil, nil,
+            DetectedType(mimeType: "audio/flac", ext: "flac")
+        ),
+        (
+            "TIFF little-endian", Array("II*\0".utf8) + Fixture.le32(8), nil, nil,
+            DetectedType(mimeType: "image/tiff", ext: "tiff")
+        ),
     ]
 
     @Test(arguments: nearMisses)
-    func handlesNearMisses(_ name: String, _ bytes: [UInt8], _ declared: String?, _ filename: String?, _ expected: DetectedType) {
+    func handlesNearMisses(
+        _ name: String, _ bytes: [UInt8], _ declared: String?, _ filename: String?, _ expected: DetectedType
+    ) {
         #expect(MIMESniffer.detect(prefix: bytes, declaredType: declared, filename: filename) == expected, "\(name)")
     }
 
@@ -142,45 +182,89 @@ struct MIMESnifferTests {
         ("empty content, no claims", [], nil, nil, .octetStream),
         ("empty content, a name", [], nil, "empty.txt", .plainText),
         ("declared type", binary, "image/png", nil, DetectedType(mimeType: "image/png", ext: "png")),
-        ("declared type with parameters and case", binary, " Application/Vnd.Foo+Bar ; charset=UTF-8", "a.zip",
-         DetectedType(mimeType: "application/vnd.foo+bar", ext: "bin")),
+        (
+            "declared type with parameters and case", binary, " Application/Vnd.Foo+Bar ; charset=UTF-8", "a.zip",
+            DetectedType(mimeType: "application/vnd.foo+bar", ext: "bin")
+        ),
         ("declared alias", binary, "image/jpg", nil, DetectedType(mimeType: "image/jpeg", ext: "jpg")),
-        ("declared Windows zip alias", binary, "application/x-zip-compressed", nil,
-         DetectedType(mimeType: "application/zip", ext: "zip")),
-        ("declared type beats the extension", binary, "audio/mpeg", "a.wav", DetectedType(mimeType: "audio/mpeg", ext: "mp3")),
-        ("invalid declared type falls to the extension", binary, "image", "a.wav", DetectedType(mimeType: "audio/wav", ext: "wav")),
-        ("declared type with spaces inside", binary, "image /png", "a.mp3", DetectedType(mimeType: "audio/mpeg", ext: "mp3")),
-        ("octet-stream defers to the extension", binary, "application/octet-stream", "Song.MP3",
-         DetectedType(mimeType: "audio/mpeg", ext: "mp3")),
+        (
+            "declared Windows zip alias", binary, "application/x-zip-compressed", nil,
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
+            "declared type beats the extension", binary, "audio/mpeg", "a.wav",
+            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
+        ),
+        (
+            "invalid declared type falls to the extension", binary, "image", "a.wav",
+            DetectedType(mimeType: "audio/wav", ext: "wav")
+        ),
+        (
+            "declared type with spaces inside", binary, "image /png", "a.mp3",
+            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
+        ),
+        (
+            "octet-stream defers to the extension", binary, "application/octet-stream", "Song.MP3",
+            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
+        ),
         ("octet-stream alone", binary, "application/octet-stream", nil, .octetStream),
         ("extension alias", binary, nil, "scan.TIF", DetectedType(mimeType: "image/tiff", ext: "tiff")),
         ("jpeg extension", binary, nil, "IMG_0001.JPEG", DetectedType(mimeType: "image/jpeg", ext: "jpg")),
         ("unknown extension", binary, nil, "setup.exe", .octetStream),
-        ("extension in a Windows path", binary, nil, "C:\\Users\\me\\deck.pptx", DetectedType(mimeType: pptx, ext: "pptx")),
+        (
+            "extension in a Windows path", binary, nil, "C:\\Users\\me\\deck.pptx",
+            DetectedType(mimeType: pptx, ext: "pptx")
+        ),
         // Text: a textual claim is more precise than "text", a binary one contradicts it.
-        ("text declared as CSV", Array("a,b\n1,2\n".utf8), "text/csv; charset=utf-8", nil,
-         DetectedType(mimeType: "text/csv", ext: "csv")),
-        ("text named .md", Array("# Title\n".utf8), nil, "README.md", DetectedType(mimeType: "text/markdown", ext: "md")),
-        ("text declared as JSON", Array("{\"a\":1}".utf8), "application/json", nil,
-         DetectedType(mimeType: "application/json", ext: "json")),
-        ("text declared as an unknown text type", Array("print(1)".utf8), "text/x-python", "a.py",
-         DetectedType(mimeType: "text/x-python", ext: "txt")),
+        (
+            "text declared as CSV", Array("a,b\n1,2\n".utf8), "text/csv; charset=utf-8", nil,
+            DetectedType(mimeType: "text/csv", ext: "csv")
+        ),
+        (
+            "text named .md", Array("# Title\n".utf8), nil, "README.md",
+            DetectedType(mimeType: "text/markdown", ext: "md")
+        ),
+        (
+            "text declared as JSON", Array("{\"a\":1}".utf8), "application/json", nil,
+            DetectedType(mimeType: "application/json", ext: "json")
+        ),
+        (
+            "text declared as an unknown text type", Array("print(1)".utf8), "text/x-python", "a.py",
+            DetectedType(mimeType: "text/x-python", ext: "txt")
+        ),
         ("text declared as an image", Array("not a picture".utf8), "image/png", "a.png", .plainText),
         ("text with an unknown extension", Array("key=value".utf8), nil, "app.conf", .plainText),
         // A claim may refine what the bytes show.
-        ("zip named .xlsx (entries past the prefix)", Fixture.zipEntry("[Content_Types].xml"), "application/zip",
-         "Budget.xlsx", DetectedType(mimeType: xlsx, ext: "xlsx")),
-        ("zip declared as EPUB", Fixture.zipEntry("mimetype", Array("application/epub+zip".utf8)), "application/epub+zip",
-         nil, DetectedType(mimeType: "application/epub+zip", ext: "epub")),
-        ("zip named .pdf stays zip", Fixture.zipEntry("a"), nil, "a.pdf", DetectedType(mimeType: "application/zip", ext: "zip")),
-        ("docx named .xlsx stays docx", Fixture.office("word/document.xml"), nil, "a.xlsx", DetectedType(mimeType: docx, ext: "docx")),
-        ("audio-only MP4 declared as m4a", Fixture.ftyp("mp42", ["isom"]), "audio/x-m4a", "voice.m4a",
-         DetectedType(mimeType: "audio/mp4", ext: "m4a")),
-        ("MP4 named .mov stays MP4", Fixture.ftyp("isom"), nil, "clip.mov", DetectedType(mimeType: "video/mp4", ext: "mp4")),
+        (
+            "zip named .xlsx (entries past the prefix)", Fixture.zipEntry("[Content_Types].xml"), "application/zip",
+            "Budget.xlsx", DetectedType(mimeType: xlsx, ext: "xlsx")
+        ),
+        (
+            "zip declared as EPUB", Fixture.zipEntry("mimetype", Array("application/epub+zip".utf8)),
+            "application/epub+zip",
+            nil, DetectedType(mimeType: "application/epub+zip", ext: "epub")
+        ),
+        (
+            "zip named .pdf stays zip", Fixture.zipEntry("a"), nil, "a.pdf",
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
+            "docx named .xlsx stays docx", Fixture.office("word/document.xml"), nil, "a.xlsx",
+            DetectedType(mimeType: docx, ext: "docx")
+        ),
+        (
+            "audio-only MP4 declared as m4a", Fixture.ftyp("mp42", ["isom"]), "audio/x-m4a", "voice.m4a",
+            DetectedType(mimeType: "audio/mp4", ext: "m4a")
+        ),
+        (
+            "MP4 named .mov stays MP4", Fixture.ftyp("isom"), nil, "clip.mov",
+            DetectedType(mimeType: "video/mp4", ext: "mp4")
+        ),
     ]
 
     @Test(arguments: fallbacks)
-    func fallsBack(_ name: String, _ bytes: [UInt8], _ declared: String?, _ filename: String?, _ expected: DetectedType) {
+    func fallsBack(_ name: String, _ bytes: [UInt8], _ declared: String?, _ filename: String?, _ expected: DetectedType)
+    {
         #expect(MIMESniffer.detect(prefix: bytes, declaredType: declared, filename: filename) == expected, "\(name)")
     }
 
@@ -210,7 +294,8 @@ struct MIMESnifferTests {
 
     @Test func aMultiByteCharacterCutByThePrefixEndIsStillText() {
         let text = Array(repeating: UInt8(ascii: "a"), count: MIMESniffer.prefixLength - 1) + Array("中".utf8)
-        #expect(MIMESniffer.detect(prefix: Array(text.prefix(MIMESniffer.prefixLength)), declaredType: nil, filename: nil)
+        #expect(
+            MIMESniffer.detect(prefix: Array(text.prefix(MIMESniffer.prefixLength)), declaredType: nil, filename: nil)
                 == .plainText)
         #expect(MIMESniffer.detect(prefix: text, declaredType: nil, filename: nil) == .plainText)
         // Binary bytes past the prefix are not looked at.
@@ -222,7 +307,8 @@ struct MIMESnifferTests {
         ("photo.jpg", "jpg"), ("Photo.JPEG", "jpg"), ("a.jpe", "jpg"), ("scan.tif", "tiff"), ("page.HTM", "html"),
         ("archive.tar.gz", "gz"), ("a.7z", "7z"), ("dir/sub/file.Mp4", "mp4"), ("C:\\x\\y.PNG", "png"),
         ("noext", nil), (".bashrc", nil), ("dir/.hidden", nil), ("a.", nil), ("a.toolongext1", nil),
-        ("a.abcdefghij", "abcdefghij"), ("a.mp3 ", nil), ("a.é", nil), ("a.tar-gz", nil), ("dir.d/file", nil), ("", nil),
+        ("a.abcdefghij", "abcdefghij"), ("a.mp3 ", nil), ("a.é", nil), ("a.tar-gz", nil), ("dir.d/file", nil),
+        ("", nil),
     ]
 
     @Test(arguments: extensions)

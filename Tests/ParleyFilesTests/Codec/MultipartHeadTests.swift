@@ -83,8 +83,10 @@ struct MultipartHeadTests {
         ("multipart/form-data; boundary=\"abc\"", "abc"),
         ("Multipart/Form-Data;Boundary=abc", "abc"),
         ("  multipart/form-data ;  boundary = abc  ", "abc"),
-        ("multipart/form-data; charset=utf-8; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW",
-         "----WebKitFormBoundary7MA4YWxkTrZu0gW"),
+        (
+            "multipart/form-data; charset=utf-8; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW",
+            "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+        ),
         ("multipart/form-data; boundary=\"with space and :?=\"", "with space and :?="),
         ("multipart/form-data; boundary=" + String(repeating: "a", count: 70), String(repeating: "a", count: 70)),
         ("multipart/form-data; boundary=a; boundary=b", "a"),

@@ -30,16 +30,24 @@ let malformedMultipartCorpus: [MalformedMultipart] = [
     .init("no CRLF after boundary", "--XyZ\r\(disposition)\r\nv\r\n--XyZ--", .malformed("missing CRLF after boundary")),
     .init("bare LF after boundary", "--XyZ\n\(disposition)\r\nv\r\n--XyZ--", .malformed("missing CRLF after boundary")),
     .init("bare LF after padding", "--XyZ \n\(disposition)\r\nv\r\n--XyZ--", .malformed("missing CRLF after boundary")),
-    .init("text after boundary", "--XyZx\r\n\(disposition)\r\nv\r\n--XyZ--", .malformed("unexpected bytes after boundary")),
-    .init("text after padding", "--XyZ x\r\n\(disposition)\r\nv\r\n--XyZ--", .malformed("unexpected bytes after boundary")),
+    .init(
+        "text after boundary", "--XyZx\r\n\(disposition)\r\nv\r\n--XyZ--", .malformed("unexpected bytes after boundary")
+    ),
+    .init(
+        "text after padding", "--XyZ x\r\n\(disposition)\r\nv\r\n--XyZ--", .malformed("unexpected bytes after boundary")
+    ),
     .init(
         "longer boundary inside a part", "--XyZ\r\n\(disposition)\r\nv\r\n--XyZW\r\n--XyZ--",
         .malformed("unexpected bytes after boundary")),
     .init("single dash close", "--XyZ\r\n\(disposition)\r\nv\r\n--XyZ-\r\n", .malformed("malformed close delimiter")),
-    .init("padding before close dashes", "--XyZ\r\n\(disposition)\r\nv\r\n--XyZ --", .malformed("unexpected bytes after boundary")),
+    .init(
+        "padding before close dashes", "--XyZ\r\n\(disposition)\r\nv\r\n--XyZ --",
+        .malformed("unexpected bytes after boundary")),
 
     // Part headers (RFC 7578 §4, RFC 9110 §5).
-    .init("header without colon", "--XyZ\r\n\(disposition)X-Note\r\n\r\nv\r\n--XyZ--", .malformed("part header without colon")),
+    .init(
+        "header without colon", "--XyZ\r\n\(disposition)X-Note\r\n\r\nv\r\n--XyZ--",
+        .malformed("part header without colon")),
     .init("no headers at all", "--XyZ\r\n\r\nv\r\n--XyZ--", .malformed("part without Content-Disposition: form-data")),
     .init(
         "no Content-Disposition", "--XyZ\r\nContent-Type: text/plain\r\n\r\nv\r\n--XyZ--",
@@ -57,15 +65,26 @@ let malformedMultipartCorpus: [MalformedMultipart] = [
         "parameter without value", "--XyZ\r\nContent-Disposition: form-data; name\r\n\r\nv\r\n--XyZ--",
         .malformed("malformed Content-Disposition")),
     .init(
-        "two Content-Dispositions", "--XyZ\r\n\(disposition)content-disposition: form-data; name=\"b\"\r\n\r\nv\r\n--XyZ--",
+        "two Content-Dispositions",
+        "--XyZ\r\n\(disposition)content-disposition: form-data; name=\"b\"\r\n\r\nv\r\n--XyZ--",
         .malformed("more than one Content-Disposition")),
-    .init("bare LF in headers", "--XyZ\r\n\(disposition)X-A: b\n\r\nv\r\n--XyZ--", .malformed("bare LF in part header")),
-    .init("LF-only header section", "--XyZ\r\nContent-Disposition: form-data; name=a\n\nv\r\n--XyZ--", .malformed("bare LF in part header")),
-    .init("bare CR in headers", "--XyZ\r\n\(disposition)X-A: b\rc\r\n\r\nv\r\n--XyZ--", .malformed("bare CR in part header")),
+    .init(
+        "bare LF in headers", "--XyZ\r\n\(disposition)X-A: b\n\r\nv\r\n--XyZ--", .malformed("bare LF in part header")),
+    .init(
+        "LF-only header section", "--XyZ\r\nContent-Disposition: form-data; name=a\n\nv\r\n--XyZ--",
+        .malformed("bare LF in part header")),
+    .init(
+        "bare CR in headers", "--XyZ\r\n\(disposition)X-A: b\rc\r\n\r\nv\r\n--XyZ--",
+        .malformed("bare CR in part header")),
     .init("folded header", "--XyZ\r\n\(disposition)X-A: b\r\n c\r\n\r\nv\r\n--XyZ--", .malformed("folded part header")),
-    .init("space before colon", "--XyZ\r\n\(disposition)X-A : b\r\n\r\nv\r\n--XyZ--", .malformed("invalid part header name")),
-    .init("empty header name", "--XyZ\r\n\(disposition): b\r\n\r\nv\r\n--XyZ--", .malformed("invalid part header name")),
-    .init("NUL in header value", "--XyZ\r\n\(disposition)X-A: b\0c\r\n\r\nv\r\n--XyZ--", .malformed("control character in part header")),
+    .init(
+        "space before colon", "--XyZ\r\n\(disposition)X-A : b\r\n\r\nv\r\n--XyZ--",
+        .malformed("invalid part header name")),
+    .init(
+        "empty header name", "--XyZ\r\n\(disposition): b\r\n\r\nv\r\n--XyZ--", .malformed("invalid part header name")),
+    .init(
+        "NUL in header value", "--XyZ\r\n\(disposition)X-A: b\0c\r\n\r\nv\r\n--XyZ--",
+        .malformed("control character in part header")),
     .init(
         "malformed second part after a valid one", "--XyZ\r\n\(disposition)\r\nv\r\n--XyZ\r\nbad\r\n\r\nw\r\n--XyZ--",
         .malformed("part header without colon")),
@@ -82,7 +101,8 @@ struct MultipartMalformedTests {
 
     @Test func everyTruncationOfAValidBodyFailsAtFinish() throws {
         let body = bytes(
-            "pre\r\n--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\n\r\n--XyZ\r\n\(disposition)\r\n"
+            "pre\r\n--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\n\r\n"
+                + "--XyZ\r\n\(disposition)\r\n"
                 + "data\r\n--Xy\r\n--XyZ--\r\n")
         let closeEnd = body.count - 2
         for length in 0..<closeEnd {
@@ -96,7 +116,8 @@ struct MultipartMalformedTests {
 
     @Test func limitsTheHeaderSection() throws {
         let limits = MultipartLimits(maxHeaderBytes: 64, maxParts: 16)
-        // ("\r\n" is one Character, hence dropLast() below.) Exactly 64 bytes of header section (lines with CRLF plus the empty line) is allowed; 65 is not.
+        // Exactly 64 bytes of header section (lines with CRLF plus the empty line) is allowed; 65 is not.
+        // ("\r\n" is one Character, hence dropLast() below.)
         let line = "Content-Disposition: form-data; name=\"a\"\r\n"
         let filler = "X: " + String(repeating: "y", count: 64 - line.utf8.count - 2 - 5) + "\r\n"
         let fits = bytes("--XyZ\r\n\(line)\(filler)\r\nv\r\n--XyZ--")

@@ -38,7 +38,9 @@ struct MultipartParserTests {
         let body = bytes(
             "This is the preamble. It is to be ignored.\r\n--\(webkit.dropLast())\r\n-- \(webkit)\r\n"
                 + "--\(webkit)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.jpg\"\r\n"
-                + "Content-Type: image/jpeg\r\n\r\n\u{1}\u{2}\u{3}\r\n--\(webkit)--\r\nThis is the epilogue.\r\n--\(webkit)\r\n")
+                + "Content-Type: image/jpeg\r\n\r\n\u{1}\u{2}\u{3}\r\n--\(webkit)--\r\n"
+                + "This is the epilogue.\r\n--\(webkit)\r\n"
+        )
         // The preamble here holds things that look like delimiters but are not at a line start.
         let prefixed = bytes("x--\(webkit)\r\n") + body
         for input in [body, prefixed] {
@@ -86,7 +88,8 @@ struct MultipartParserTests {
     }
 
     @Test func allowsTransportPaddingAfterDelimiters() throws {
-        let body = bytes("--XyZ \t \r\n\(formData("a"))\r\n\r\nv\r\n--XyZ\t\r\n\(formData("b"))\r\n\r\nw\r\n--XyZ-- \r\n")
+        let body = bytes(
+            "--XyZ \t \r\n\(formData("a"))\r\n\r\nv\r\n--XyZ\t\r\n\(formData("b"))\r\n\r\nw\r\n--XyZ-- \r\n")
         let outcome = parseMultipartUnderEverySplit(body, boundary: boundary)
         try #require(outcome.error == nil, "\(outcome)")
         #expect(outcome.bodies == [bytes("v"), bytes("w")])

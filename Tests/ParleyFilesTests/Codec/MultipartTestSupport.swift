@@ -113,7 +113,8 @@ func parseMultipartUnderEverySplit(
         let outcome = parseMultipart(input, boundary: boundary, cuts: feeding.cuts, limits: limits)
         if outcome != reference {
             Issue.record(
-                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation)
+                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation
+            )
             break
         }
     }
