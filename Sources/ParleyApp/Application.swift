@@ -1,5 +1,7 @@
 import Foundation
 import ParleyAuth
+import ParleyCrypto
+import ParleyFiles
 import ParleyHTTP
 import ParleyMessaging
 import ParleyNet
@@ -22,6 +24,8 @@ public final class Application: Sendable {
     public let messaging: MessagingModule?
     /// The WebSocket gateway; nil when `auth` is.
     public let realtime: RealtimeModule?
+    /// Uploads, signed downloads and the sweeper; nil when `auth` is.
+    public let files: FilesModule?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -41,10 +45,19 @@ public final class Application: Sendable {
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
         let database = database
         let logger = logger
+        let filesModule = auth.map { auth in
+            FilesModule(configuration: configuration.files, storage: Application.makeBlobStorage(configuration.files),
+                            database: database, authenticator: auth.authenticator,
+                            signingSecret: HMAC.sha256(key: configuration.masterKey?.bytes ?? [],
+                                                       message: Array("parley-files-signing".utf8)),
+                            logger: logger)
+        }
+        files = filesModule
         let messagingModule = auth.map { auth in
             MessagingModule(configuration: configuration.messaging, database: database,
                             authenticator: auth.authenticator, logger: logger,
-                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds })
+                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
+                            attachments: filesModule?.access)
         }
         messaging = messagingModule
         let metrics = metrics
@@ -55,19 +68,20 @@ public final class Application: Sendable {
             }
         }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging, realtime: realtime)
+                                                   auth: auth, messaging: messaging, realtime: realtime, files: files)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
-                               realtime: RealtimeModule? = nil) -> HTTPResponder {
+                               realtime: RealtimeModule? = nil, files: FilesModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
         realtime?.register(on: &router)
+        files?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -97,16 +111,24 @@ public final class Application: Sendable {
         try await auth.start()
         messaging?.start()
         realtime?.start()
+        files?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
         realtime?.stop()
+        files?.stop()
         messaging?.stop()
         await auth.stop()
         await database.shutdown()
         group.shutdown()
         logger.info("stopped")
+    }
+
+    static func makeBlobStorage(_ configuration: FilesConfiguration) -> any BlobStorage {
+        switch configuration.backend {
+        case .local(let directory): LocalBlobStorage(root: directory)
+        }
     }
 
     /// `serve` refuses to start with pending migrations unless asked to apply them.
