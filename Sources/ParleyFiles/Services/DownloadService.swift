@@ -16,10 +16,13 @@ public final class DownloadService: Sendable {
     private let cacheLimit: Int
     static let cacheSeconds: Int64 = 300
 
+    /// A file's metadata and the header values derived from it, computed once per load.
     struct CachedFile {
         var file: StoredFile
         var etag: String
         var lastModified: String
+        var inlineDisposition: String
+        var attachmentDisposition: String
         var loadedAt: Int64
     }
 
@@ -39,27 +42,26 @@ public final class DownloadService: Sendable {
         let key = String(path.dropFirst(prefix.count))
         // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
         guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
-        let query = request.queryParameters
-        let now = Int64(Date().timeIntervalSince1970)
-        switch signer.verify(objectKey: key, expiresAt: query["exp"], signature: query["sig"], now: now) {
+        let exp = request.queryParameter("exp")
+        let now = Int64(time(nil))
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: request.queryParameter("sig"), now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
         case .valid: break
         }
-        let expiresAt = Int64(query["exp"]!)!
+        let expiresAt = Int64(exp!)!
         guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
         let file = entry.file
         var headers = HTTPHeaders()
         headers.reserveCapacity(9)
-        headers.add(name: "etag", value: entry.etag)
-        headers.add(name: "last-modified", value: entry.lastModified)
-        headers.add(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
-        headers.add(name: "accept-ranges", value: "bytes")
+        headers.appendLowercased(name: "etag", value: entry.etag)
+        headers.appendLowercased(name: "last-modified", value: entry.lastModified)
+        headers.appendLowercased(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
+        headers.appendLowercased(name: "accept-ranges", value: "bytes")
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
             return HTTPResponse(status: 304, headers: headers)
         }
-        let disposition = ContentDisposition.value(disposition: query["download"] == "1" ? .attachment : .inline,
-                                                   filename: file.name)
+        let disposition = request.queryParameter("download") == "1" ? entry.attachmentDisposition : entry.inlineDisposition
         switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
                                     contentDisposition: disposition) {
         case .redirect(let url):
@@ -72,9 +74,9 @@ public final class DownloadService: Sendable {
                 logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
                 throw APIError.fileNotFound
             }
-            headers.add(name: "content-type", value: file.mimeType)
-            headers.add(name: "content-disposition", value: disposition)
-            headers.add(name: "x-content-type-options", value: "nosniff")
+            headers.appendLowercased(name: "content-type", value: file.mimeType)
+            headers.appendLowercased(name: "content-disposition", value: disposition)
+            headers.appendLowercased(name: "x-content-type-options", value: "nosniff")
             // If-Range: a range only when the client's copy is still this one.
             let ifRange = request.headers["if-range"]
             let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
@@ -103,6 +105,8 @@ public final class DownloadService: Sendable {
         guard let file = try await repository.find(objectKey: key) else { return nil }
         let entry = CachedFile(file: file, etag: EntityTag.quoted(file.sha256),
                                lastModified: ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970)),
+                               inlineDisposition: ContentDisposition.value(disposition: .inline, filename: file.name),
+                               attachmentDisposition: ContentDisposition.value(disposition: .attachment, filename: file.name),
                                loadedAt: now)
         let limit = cacheLimit
         cache.withLock { cache in
