@@ -102,6 +102,7 @@ public final class FilesModule: Sendable {
             for key in keys {
                 do {
                     try await storage.delete(key: key)
+                    downloads.forgetBlob(storageKey: key)
                     deleted.append(key)
                 } catch {
                     logger.warning("deleting a storage object failed", ["storage_key": .string(key),

@@ -14,6 +14,7 @@ public final class DownloadService: Sendable {
     let logger: Logger
     private let cache: Mutex<[String: CachedFile]>
     private let cacheLimit: Int
+    private let smallBlobs = SmallBlobCache()
     static let cacheSeconds: Int64 = 300
 
     /// A file's metadata and the header values derived from it, computed once per load.
@@ -68,35 +69,40 @@ public final class DownloadService: Sendable {
             headers.add(name: "location", value: url)
             return HTTPResponse(status: 302, headers: headers)
         case .localFile(let blobPath):
-            let fd = open(blobPath, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                invalidate(key)
-                logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
-                throw APIError.fileNotFound
-            }
             headers.appendLowercased(name: "content-type", value: file.mimeType)
             headers.appendLowercased(name: "content-disposition", value: disposition)
             headers.appendLowercased(name: "x-content-type-options", value: "nosniff")
             // If-Range: a range only when the client's copy is still this one.
             let ifRange = request.headers["if-range"]
             let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
-            switch ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size) {
-            case .full:
-                var response = HTTPResponse(status: 200, headers: headers)
-                response.file = ResponseFile(descriptor: fd, offset: 0, length: file.size)
-                return response
-            case .partial(let range):
-                headers.add(name: "content-range", value: ByteRangeRequest.contentRange(range, size: file.size))
-                var response = HTTPResponse(status: 206, headers: headers)
-                response.file = ResponseFile(descriptor: fd, offset: range.lowerBound,
-                                             length: range.upperBound - range.lowerBound + 1)
-                return response
-            case .unsatisfiable:
-                close(fd)
+            let decision = ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size)
+            if case .unsatisfiable = decision {
                 var error = APIError.rangeNotSatisfiable
                 error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
                 throw error
             }
+            var response = HTTPResponse(status: 200, headers: headers)
+            var range: ClosedRange<Int64>?
+            if case .partial(let partial) = decision {
+                range = partial
+                response.status = 206
+                response.headers.appendLowercased(name: "content-range",
+                                                  value: ByteRangeRequest.contentRange(partial, size: file.size))
+            }
+            if let bytes = smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
+                response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
+                return response
+            }
+            let fd = open(blobPath, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                invalidate(key)
+                logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
+                throw APIError.fileNotFound
+            }
+            let offset = range?.lowerBound ?? 0
+            let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
+            response.file = ResponseFile(descriptor: fd, offset: offset, length: length)
+            return response
         }
     }
 
@@ -115,6 +121,11 @@ public final class DownloadService: Sendable {
             cache[key] = entry
         }
         return entry
+    }
+
+    /// A blob deleted from storage leaves this instance's memory too.
+    func forgetBlob(storageKey: String) {
+        smallBlobs.remove(key: storageKey)
     }
 
     func invalidate(_ key: String) {
