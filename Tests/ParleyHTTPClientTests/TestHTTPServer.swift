@@ -8,7 +8,7 @@ import Synchronization
 ///   any  /echo             200; each request field `x-...` comes back as `x-echo-...`; body = the method
 ///   PUT  /upload/...       201; the body is recorded under the path (see `received(path:)`)
 ///   GET  /slow?ms=N        200 after N ms
-///   GET  /bytes?n=N        200 with N bytes (Content-Length)
+///   GET  /bytes?n=N        200 with N bytes (Content-Length); HEAD: only the Content-Length
 ///   GET  /stream?n=N       200 with N bytes, no Content-Length (ends by closing)
 ///   else                   404
 final class TestHTTPServer: @unchecked Sendable {
@@ -124,6 +124,8 @@ final class TestHTTPServer: @unchecked Sendable {
             send(fd, status: 200, headers: [], body: Array("slow".utf8))
         case ("GET", "/bytes"):
             send(fd, status: 200, headers: [], body: Self.pattern(count: Int(request.query("n") ?? "0")!))
+        case ("HEAD", "/bytes"):
+            send(fd, status: 200, headers: [], body: [], contentLength: Int(request.query("n") ?? "0")!)
         case ("GET", "/stream"):
             let body = Self.pattern(count: Int(request.query("n") ?? "0")!)
             writeAll(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".utf8) + body)
