@@ -16,6 +16,12 @@ final class MotoServer: Sendable {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }()
 
+    /// The virtualenv's Python beside moto_server (it has botocore).
+    static let python: String? = executable.flatMap { executable in
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("python").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
     static let skipReason: Comment =
         "moto_server not found: set PARLEY_TEST_MOTO_SERVER or run scripts/test, which installs moto[server] into .parley/venv"
 
