@@ -34,6 +34,8 @@ final class TestHTTPServer: @unchecked Sendable {
         var uploads: [String: Request] = [:]
         var connections = 0
         var requests = 0
+        var inFlight = 0
+        var maxInFlight = 0
         var sockets: Set<Int32> = []
     }
 
@@ -69,6 +71,8 @@ final class TestHTTPServer: @unchecked Sendable {
     func received(path: String) -> Request? { state.withLock { $0.uploads[path] } }
     var connectionsAccepted: Int { state.withLock { $0.connections } }
     var requestsServed: Int { state.withLock { $0.requests } }
+    /// The most requests being answered at one time.
+    var maxConcurrentRequests: Int { state.withLock { $0.maxInFlight } }
 
     /// Stops accepting and closes every open connection.
     func stop() {
@@ -101,8 +105,14 @@ final class TestHTTPServer: @unchecked Sendable {
     private func serve(_ fd: Int32) {
         var buffer: [UInt8] = []
         while let request = readRequest(fd, &buffer) {
-            state.withLock { $0.requests += 1 }
-            guard respond(to: request, on: fd) else { return }
+            state.withLock {
+                $0.requests += 1
+                $0.inFlight += 1
+                $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
+            }
+            let keepOpen = respond(to: request, on: fd)
+            state.withLock { $0.inFlight -= 1 }
+            guard keepOpen else { return }
             if request.header("connection")?.lowercased() == "close" { return }
         }
     }
