@@ -62,7 +62,8 @@ let package = Package(
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
-                                                  "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates"],
+                                                  "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates",
+                                                  "ParleyHTTPClient"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).

@@ -90,6 +90,8 @@ public final class S3BlobStorage: BlobStorage {
 
     /// Creates the bucket unless it exists (first start, tests). Outside us-east-1 the region goes in the body,
     /// as S3 requires.
+    public func prepare() async throws { try await ensureBucket() }
+
     public func ensureBucket() async throws(S3Error) {
         let head = try await send(bucketRequest("HEAD"))
         if head.status == 200 { return }
