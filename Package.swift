@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "ParleyRealtimeTests", dependencies: ["ParleyRealtime", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                                "ParleyWebSocket", "ParleyPostgres", "ParleyTestSupport",
                                                                "ParleyLiveSupport"]),
-        .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient"]),
+        .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient", "ParleyTestSupport"]),
         .testTarget(name: "ParleyFilesTests", dependencies: ["ParleyFiles", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                             "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                             "ParleyPostgres", "ParleyTestSupport", "ParleyLiveSupport"]),
