@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyFiles
+import ParleyHTTPClient
 import ParleyHTTP
 import ParleyHTTPClient
 import ParleyMessaging
@@ -51,8 +52,9 @@ public final class Application: Sendable {
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
         let database = database
         let logger = logger
+        let blobStorage = try Application.makeBlobStorage(configuration.files, logger: logger)
         let filesModule = auth.map { auth in
-            FilesModule(configuration: configuration.files, storage: Application.makeBlobStorage(configuration.files),
+            FilesModule(configuration: configuration.files, storage: blobStorage,
                             database: database, authenticator: auth.authenticator,
                             signingSecret: HMAC.sha256(key: configuration.masterKey?.bytes ?? [],
                                                        message: Array("parley-files-signing".utf8)),
@@ -146,9 +148,16 @@ public final class Application: Sendable {
         logger.info("stopped")
     }
 
-    static func makeBlobStorage(_ configuration: FilesConfiguration) -> any BlobStorage {
+    static func makeBlobStorage(_ configuration: FilesConfiguration, logger: Logger) throws -> any BlobStorage {
         switch configuration.backend {
-        case .local(let directory): LocalBlobStorage(root: directory)
+        case .local(let directory):
+            return LocalBlobStorage(root: directory)
+        case .s3(let s3, _):
+            do {
+                return try S3BlobStorage(configuration: s3, client: HTTPClient(logger: logger))
+            } catch {
+                throw Configuration.Invalid(description: "S3 settings: \(error)")
+            }
         }
     }
 

@@ -3,6 +3,9 @@ public struct FilesConfiguration: Sendable {
     public enum Backend: Sendable {
         /// Blobs under `directory/blobs`, spooled in `directory/spool`.
         case local(directory: String)
+        /// Blobs in an S3-compatible bucket (AWS S3, MinIO); uploads are spooled in `spoolDirectory` first and
+        /// downloads redirect to presigned URLs.
+        case s3(S3Configuration, spoolDirectory: String)
     }
 
     public var backend: Backend = .local(directory: ".parley/files")
@@ -27,6 +30,7 @@ public struct FilesConfiguration: Sendable {
     public var spoolDirectory: String {
         switch backend {
         case .local(let directory): "\(directory)/spool"
+        case .s3(_, let spool): spool
         }
     }
 }

@@ -53,6 +53,16 @@ public final class FilesModule: Sendable {
                                                                        "error": .string(String(describing: error))])
         }
         removeStaleSpoolFiles(olderThan: 3600)
+        let storage = storage
+        let logger = logger
+        Task {
+            do {
+                try await storage.prepare()
+            } catch {
+                logger.error("file storage is not ready", ["storage": .string(storage.kind),
+                                                            "error": .string(String(describing: error))])
+            }
+        }
         guard configuration.sweepIntervalSeconds > 0 else { return }
         let interval = configuration.sweepIntervalSeconds
         let task = Task { [self] in
@@ -102,6 +112,7 @@ public final class FilesModule: Sendable {
             for key in keys {
                 do {
                     try await storage.delete(key: key)
+                    downloads.forgetBlob(storageKey: key)
                     deleted.append(key)
                 } catch {
                     logger.warning("deleting a storage object failed", ["storage_key": .string(key),

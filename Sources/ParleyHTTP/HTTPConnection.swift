@@ -281,7 +281,9 @@ final class HTTPConnection: IOHandler {
     private func flush() {
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+                // A file follows: MSG_MORE lets the kernel put the head in the same segments as the file's bytes.
+                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset,
+                     Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
             }
             if n > 0 {
                 outputOffset += n

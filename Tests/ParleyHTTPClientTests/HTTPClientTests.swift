@@ -139,7 +139,6 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let started = ContinuousClock.now
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<50 {
                 group.addTask {
@@ -153,8 +152,9 @@ import Testing
         }
         #expect(statuses.count == 50)
         #expect(statuses.allSatisfy { $0 == 200 })
-        // 25 requests of 200 ms each ran side by side, not one after another (5 s).
-        #expect(ContinuousClock.now - started < .seconds(4))
+        // The 200 ms requests overlapped rather than queueing behind each other (counted by the server, not by
+        // the clock: the two cores are shared with other test processes).
+        #expect(server.maxConcurrentRequests >= 10)
     }
 
     @Test func connectionRefusedIsConnectFailed() async throws {
@@ -198,6 +198,10 @@ import Testing
                 _ = try await client.execute(HTTPClientRequest(url: server.baseURL + path))
             }
         }
+        // A HEAD response describes a body it does not carry: no limit applies (S3's HEAD of a large object).
+        let head = try await client.execute(HTTPClientRequest(method: "HEAD", url: server.baseURL + "/bytes?n=5000"))
+        #expect(head.status == 200)
+        #expect(head.header("content-length") == "5000")
     }
 
     @Test func malformedRequestsAreRefused() async throws {

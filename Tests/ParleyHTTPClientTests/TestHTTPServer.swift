@@ -8,7 +8,7 @@ import Synchronization
 ///   any  /echo             200; each request field `x-...` comes back as `x-echo-...`; body = the method
 ///   PUT  /upload/...       201; the body is recorded under the path (see `received(path:)`)
 ///   GET  /slow?ms=N        200 after N ms
-///   GET  /bytes?n=N        200 with N bytes (Content-Length)
+///   GET  /bytes?n=N        200 with N bytes (Content-Length); HEAD: only the Content-Length
 ///   GET  /stream?n=N       200 with N bytes, no Content-Length (ends by closing)
 ///   else                   404
 final class TestHTTPServer: @unchecked Sendable {
@@ -34,6 +34,8 @@ final class TestHTTPServer: @unchecked Sendable {
         var uploads: [String: Request] = [:]
         var connections = 0
         var requests = 0
+        var inFlight = 0
+        var maxInFlight = 0
         var sockets: Set<Int32> = []
     }
 
@@ -69,6 +71,8 @@ final class TestHTTPServer: @unchecked Sendable {
     func received(path: String) -> Request? { state.withLock { $0.uploads[path] } }
     var connectionsAccepted: Int { state.withLock { $0.connections } }
     var requestsServed: Int { state.withLock { $0.requests } }
+    /// The most requests being answered at one time.
+    var maxConcurrentRequests: Int { state.withLock { $0.maxInFlight } }
 
     /// Stops accepting and closes every open connection.
     func stop() {
@@ -101,8 +105,14 @@ final class TestHTTPServer: @unchecked Sendable {
     private func serve(_ fd: Int32) {
         var buffer: [UInt8] = []
         while let request = readRequest(fd, &buffer) {
-            state.withLock { $0.requests += 1 }
-            guard respond(to: request, on: fd) else { return }
+            state.withLock {
+                $0.requests += 1
+                $0.inFlight += 1
+                $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
+            }
+            let keepOpen = respond(to: request, on: fd)
+            state.withLock { $0.inFlight -= 1 }
+            guard keepOpen else { return }
             if request.header("connection")?.lowercased() == "close" { return }
         }
     }
@@ -124,6 +134,8 @@ final class TestHTTPServer: @unchecked Sendable {
             send(fd, status: 200, headers: [], body: Array("slow".utf8))
         case ("GET", "/bytes"):
             send(fd, status: 200, headers: [], body: Self.pattern(count: Int(request.query("n") ?? "0")!))
+        case ("HEAD", "/bytes"):
+            send(fd, status: 200, headers: [], body: [], contentLength: Int(request.query("n") ?? "0")!)
         case ("GET", "/stream"):
             let body = Self.pattern(count: Int(request.query("n") ?? "0")!)
             writeAll(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".utf8) + body)

@@ -124,21 +124,33 @@ public final class ChildProcess: Sendable {
         } == 0
     }
 
-    /// A TCP port on 127.0.0.1 that nothing listens on (the OS's choice, bound for a moment and released).
+    /// A TCP port that nothing uses, on IPv4 and IPv6: random in 15000-31999, below Linux's ephemeral range, so
+    /// no outgoing connection takes it between this check and the server's bind (as `free_port` in the scripts).
     public static func unusedPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        while true {
+            let port = Int.random(in: 15000...31999)
+            if canBind(port: port, family: AF_INET) && canBind(port: port, family: AF_INET6) { return port }
+        }
+    }
+
+    private static func canBind(port: Int, family: Int32) -> Bool {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return family == AF_INET6 }  // no IPv6 on this machine: nothing to collide with
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        if family == AF_INET {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(port).bigEndian
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        } == 0
     }
 
     /// The first executable named `name` in `PATH` or in `extraDirectories`.

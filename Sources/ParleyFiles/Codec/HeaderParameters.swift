@@ -1,3 +1,5 @@
+import ParleyHTTP
+
 /// A header value of the form `type; name=value; name="quoted value"` (RFC 9110 §5.6.6), split into its
 /// leading value and its parameters. Shared by the `Content-Type` and `Content-Disposition` readers so both
 /// follow one grammar.
@@ -127,7 +129,8 @@ enum ExtendedParameterValue {
         var iterator = pieces[2].utf8.makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+                guard let high = iterator.next().flatMap(PercentDecoding.hexValue),
+                      let low = iterator.next().flatMap(PercentDecoding.hexValue)
                 else { return nil }
                 bytes.append(high << 4 | low)
             } else if isAttrChar(byte) {
@@ -159,15 +162,6 @@ enum ExtendedParameterValue {
             true
         default:
             false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

@@ -1,10 +1,13 @@
 import ParleyCrypto
+import Synchronization
 
 /// Signs and checks download URLs: `sig = base64url(HMAC-SHA256(appKey, "GET\n<objectKey>\n<exp>"))`, where the
 /// per-app key is derived from the server's secret and the app id taken from the object key. A signature made
 /// for one app never verifies for another app's key, and changing the key or the expiry breaks it.
-public struct FileURLSigner: Sendable {
+public final class FileURLSigner: Sendable {
     private let secret: [UInt8]
+    /// Per-app keys, derived once (a download verifies one signature; deriving costs another HMAC).
+    private let appKeys = Mutex<[Int64: HMACKey]>([:])
 
     /// `secret`: the server-wide signing secret (derived from the master key at start-up).
     public init(secret: [UInt8]) {
@@ -33,7 +36,13 @@ public struct FileURLSigner: Sendable {
     }
 
     private func mac(objectKey: String, expiresAt: Int64, appId: Int64) -> [UInt8] {
-        let appKey = HMAC.sha256(key: secret, message: Array("app:\(appId)".utf8))
-        return HMAC.sha256(key: appKey, message: Array("GET\n\(objectKey)\n\(expiresAt)".utf8))
+        let appKey = appKeys.withLock { keys in
+            if let key = keys[appId] { return key }
+            let key = HMACKey(HMAC.sha256(key: secret, message: Array("app:\(appId)".utf8)))
+            if keys.count >= 100_000 { keys.removeAll() }
+            keys[appId] = key
+            return key
+        }
+        return appKey.authenticate(Array("GET\n\(objectKey)\n\(expiresAt)".utf8))
     }
 }

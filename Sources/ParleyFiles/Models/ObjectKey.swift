@@ -17,15 +17,33 @@ public enum ObjectKey {
         return "\(appId)/\(year)/\(month < 10 ? "0" : "")\(month)/\(random)"
     }
 
-    /// The app id of a well-formed key; nil for anything else.
+    /// The app id of a well-formed key; nil for anything else. One pass over the bytes, no allocation (every
+    /// signed download checks it).
     public static func appId(of key: String) -> Int64? {
-        let parts = key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.count == 4, (1...19).contains(parts[0].count), parts[0].allSatisfy(isDigit),
-              parts[0].first != UInt8(ascii: "0"),
-              parts[1].count == 4, parts[1].allSatisfy(isDigit),
-              parts[2].count == 2, parts[2].allSatisfy(isDigit),
-              parts[3].count == randomLength, parts[3].allSatisfy(isBase64URL) else { return nil }
-        return Int64(String(decoding: parts[0], as: UTF8.self))
+        var key = key
+        return key.withUTF8 { bytes -> Int64? in
+            // <appId: 1-19 digits, no leading 0> / <4 digits> / <2 digits> / <22 base64url>
+            guard bytes.count >= 1 + 1 + 4 + 1 + 2 + 1 + randomLength, bytes.count <= 19 + 1 + 4 + 1 + 2 + 1 + randomLength else {
+                return nil
+            }
+            var index = 0
+            var appId: Int64 = 0
+            while index < bytes.count, isDigit(bytes[index]) {
+                guard index < 19 else { return nil }
+                let (product, overflow) = appId.multipliedReportingOverflow(by: 10)
+                guard !overflow else { return nil }
+                appId = product + Int64(bytes[index] - 0x30)
+                index += 1
+            }
+            guard index >= 1, bytes[0] != UInt8(ascii: "0"), bytes.count - index == 1 + 4 + 1 + 2 + 1 + randomLength,
+                  bytes[index] == UInt8(ascii: "/"),
+                  (index + 1...index + 4).allSatisfy({ isDigit(bytes[$0]) }), bytes[index + 5] == UInt8(ascii: "/"),
+                  isDigit(bytes[index + 6]), isDigit(bytes[index + 7]), bytes[index + 8] == UInt8(ascii: "/") else {
+                return nil
+            }
+            for position in (index + 9)..<bytes.count where !isBase64URL(bytes[position]) { return nil }
+            return appId
+        }
     }
 
     public static func isValid(_ key: String) -> Bool { appId(of: key) != nil }

@@ -14,12 +14,16 @@ public final class DownloadService: Sendable {
     let logger: Logger
     private let cache: Mutex<[String: CachedFile]>
     private let cacheLimit: Int
+    private let smallBlobs = SmallBlobCache()
     static let cacheSeconds: Int64 = 300
 
+    /// A file's metadata and the header values derived from it, computed once per load.
     struct CachedFile {
         var file: StoredFile
         var etag: String
         var lastModified: String
+        var inlineDisposition: String
+        var attachmentDisposition: String
         var loadedAt: Int64
     }
 
@@ -39,62 +43,66 @@ public final class DownloadService: Sendable {
         let key = String(path.dropFirst(prefix.count))
         // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
         guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
-        let query = request.queryParameters
-        let now = Int64(Date().timeIntervalSince1970)
-        switch signer.verify(objectKey: key, expiresAt: query["exp"], signature: query["sig"], now: now) {
+        let exp = request.queryParameter("exp")
+        let now = Int64(time(nil))
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: request.queryParameter("sig"), now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
         case .valid: break
         }
-        let expiresAt = Int64(query["exp"]!)!
+        let expiresAt = Int64(exp!)!
         guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
         let file = entry.file
         var headers = HTTPHeaders()
         headers.reserveCapacity(9)
-        headers.add(name: "etag", value: entry.etag)
-        headers.add(name: "last-modified", value: entry.lastModified)
-        headers.add(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
-        headers.add(name: "accept-ranges", value: "bytes")
+        headers.appendLowercased(name: "etag", value: entry.etag)
+        headers.appendLowercased(name: "last-modified", value: entry.lastModified)
+        headers.appendLowercased(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
+        headers.appendLowercased(name: "accept-ranges", value: "bytes")
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
             return HTTPResponse(status: 304, headers: headers)
         }
-        let disposition = ContentDisposition.value(disposition: query["download"] == "1" ? .attachment : .inline,
-                                                   filename: file.name)
+        let disposition = request.queryParameter("download") == "1" ? entry.attachmentDisposition : entry.inlineDisposition
         switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
                                     contentDisposition: disposition) {
         case .redirect(let url):
             headers.add(name: "location", value: url)
             return HTTPResponse(status: 302, headers: headers)
         case .localFile(let blobPath):
+            headers.appendLowercased(name: "content-type", value: file.mimeType)
+            headers.appendLowercased(name: "content-disposition", value: disposition)
+            headers.appendLowercased(name: "x-content-type-options", value: "nosniff")
+            // If-Range: a range only when the client's copy is still this one.
+            let ifRange = request.headers["if-range"]
+            let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
+            let decision = ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size)
+            if case .unsatisfiable = decision {
+                var error = APIError.rangeNotSatisfiable
+                error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
+                throw error
+            }
+            var response = HTTPResponse(status: 200, headers: headers)
+            var range: ClosedRange<Int64>?
+            if case .partial(let partial) = decision {
+                range = partial
+                response.status = 206
+                response.headers.appendLowercased(name: "content-range",
+                                                  value: ByteRangeRequest.contentRange(partial, size: file.size))
+            }
+            if let bytes = smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
+                response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
+                return response
+            }
             let fd = open(blobPath, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
                 invalidate(key)
                 logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
                 throw APIError.fileNotFound
             }
-            headers.add(name: "content-type", value: file.mimeType)
-            headers.add(name: "content-disposition", value: disposition)
-            headers.add(name: "x-content-type-options", value: "nosniff")
-            // If-Range: a range only when the client's copy is still this one.
-            let ifRange = request.headers["if-range"]
-            let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
-            switch ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size) {
-            case .full:
-                var response = HTTPResponse(status: 200, headers: headers)
-                response.file = ResponseFile(descriptor: fd, offset: 0, length: file.size)
-                return response
-            case .partial(let range):
-                headers.add(name: "content-range", value: ByteRangeRequest.contentRange(range, size: file.size))
-                var response = HTTPResponse(status: 206, headers: headers)
-                response.file = ResponseFile(descriptor: fd, offset: range.lowerBound,
-                                             length: range.upperBound - range.lowerBound + 1)
-                return response
-            case .unsatisfiable:
-                close(fd)
-                var error = APIError.rangeNotSatisfiable
-                error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
-                throw error
-            }
+            let offset = range?.lowerBound ?? 0
+            let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
+            response.file = ResponseFile(descriptor: fd, offset: offset, length: length)
+            return response
         }
     }
 
@@ -103,6 +111,8 @@ public final class DownloadService: Sendable {
         guard let file = try await repository.find(objectKey: key) else { return nil }
         let entry = CachedFile(file: file, etag: EntityTag.quoted(file.sha256),
                                lastModified: ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970)),
+                               inlineDisposition: ContentDisposition.value(disposition: .inline, filename: file.name),
+                               attachmentDisposition: ContentDisposition.value(disposition: .attachment, filename: file.name),
                                loadedAt: now)
         let limit = cacheLimit
         cache.withLock { cache in
@@ -111,6 +121,11 @@ public final class DownloadService: Sendable {
             cache[key] = entry
         }
         return entry
+    }
+
+    /// A blob deleted from storage leaves this instance's memory too.
+    func forgetBlob(storageKey: String) {
+        smallBlobs.remove(key: storageKey)
     }
 
     func invalidate(_ key: String) {
