@@ -4,10 +4,12 @@ import ParleyCrypto
 import ParleyFiles
 import ParleyHTTPClient
 import ParleyHTTP
+import ParleyHTTPClient
 import ParleyMessaging
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
+import ParleyPush
 import ParleyRealtime
 
 /// The composition root: the only place that knows every concrete type. Builds the loops, the
@@ -27,6 +29,10 @@ public final class Application: Sendable {
     public let realtime: RealtimeModule?
     /// Uploads, signed downloads and the sweeper; nil when `auth` is.
     public let files: FilesModule?
+    /// Push tokens and the outbox worker (APNs); nil when `auth` is.
+    public let push: PushModule?
+    /// Outgoing HTTP/2 to APNs.
+    let pushClient: HTTPClient?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -69,21 +75,33 @@ public final class Application: Sendable {
                                database: database, logger: logger, metrics: metrics)
             }
         }
+        let pushClient = auth.map { _ in HTTPClient(maxResponseBytes: 64 * 1024, logger: logger) }
+        self.pushClient = pushClient
+        push = auth.flatMap { auth in
+            pushClient.map { client in
+                PushModule(configuration: configuration.push, database: database, authenticator: auth.authenticator,
+                           sessionEvents: auth.events, keys: PushKeyBox(masterKey: auth.configuration.masterKey),
+                           sender: APNsSender(client: client, logger: logger.with("component", "push")), logger: logger)
+            }
+        }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging, realtime: realtime, files: files)
+                                                   auth: auth, messaging: messaging, realtime: realtime, files: files,
+                                                   push: push)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
-                               realtime: RealtimeModule? = nil, files: FilesModule? = nil) -> HTTPResponder {
+                               realtime: RealtimeModule? = nil, files: FilesModule? = nil,
+                               push: PushModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
         realtime?.register(on: &router)
         files?.register(on: &router)
+        push?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -114,11 +132,14 @@ public final class Application: Sendable {
         messaging?.start()
         realtime?.start()
         files?.start()
+        push?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
-        realtime?.stop()
+        await realtime?.stop()
+        push?.stop()
+        pushClient?.shutdown()
         files?.stop()
         messaging?.stop()
         await auth.stop()
