@@ -26,7 +26,8 @@ public struct HTTPServerConfiguration: Sendable {
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let group: EventLoopGroup
-    private let responder: HTTPResponder
+    /// The routes and middleware this server answers with (read by tests that compare them with openapi.yaml).
+    public let responder: HTTPResponder
     private let logger: Logger
     private let loopServers: [LoopServer]
     private let boundPort = Atomic<Int>(0)
