@@ -6,6 +6,7 @@ import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 import ParleyRealtime
+import ParleyUpdates
 
 /// The composition root: the only place that knows every concrete type. Builds the loops, the
 /// database client, the router and the server from a `Configuration`, and runs them until a signal.
@@ -22,6 +23,8 @@ public final class Application: Sendable {
     public let messaging: MessagingModule?
     /// The WebSocket gateway; nil when `auth` is.
     public let realtime: RealtimeModule?
+    /// Releases and update checks; nil when `auth` is.
+    public let updates: UpdatesModule?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -54,20 +57,23 @@ public final class Application: Sendable {
                                database: database, logger: logger, metrics: metrics)
             }
         }
+        updates = auth.map { UpdatesModule(database: database, auth: $0, logger: logger) }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging, realtime: realtime)
+                                                   auth: auth, messaging: messaging, realtime: realtime,
+                                                   updates: updates)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
-                               realtime: RealtimeModule? = nil) -> HTTPResponder {
+                               realtime: RealtimeModule? = nil, updates: UpdatesModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
         realtime?.register(on: &router)
+        updates?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -97,10 +103,12 @@ public final class Application: Sendable {
         try await auth.start()
         messaging?.start()
         realtime?.start()
+        updates?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
+        updates?.stop()
         realtime?.stop()
         messaging?.stop()
         await auth.stop()
