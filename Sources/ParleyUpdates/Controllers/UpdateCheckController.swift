@@ -13,14 +13,25 @@ struct UpdateCheckController: Sendable {
         let auth = auth
         let cache = cache
         router.get("/api/update/check") { request, _ in
-            let app = try await auth.requireApp(of: request)
-            let query = try UpdateCheckQuery(request.queryParameters)
+            // The steady state needs no suspension: the app and its releases are in memory.
+            let app: AppSettings
+            if let key = request.headers["x-app-key"], let known = auth.directory.app(key: key) {
+                app = known
+            } else {
+                app = try await auth.requireApp(of: request)
+            }
+            let query = try UpdateCheckQuery(query: request.head.query)
             var subject = query.deviceId.map { "d:" + $0 }
             if request.headers.contains(name: "authorization"),
                let verified = try? await auth.authenticator.authenticate(request, audience: .api, consent: .exempt) {
                 subject = "u:" + verified.principal.userId
             }
-            let releases = try await cache.releases(appId: app.id)
+            let releases: AppReleases
+            if let fresh = cache.fresh(appId: app.id) {
+                releases = fresh
+            } else {
+                releases = try await cache.releases(appId: app.id)
+            }
             let answer = releases.answer(platform: query.platform, channel: query.channel,
                                          versionCode: query.versionCode, subject: subject)
             return answer.response(ifNoneMatch: request.headers["if-none-match"])
@@ -35,13 +46,45 @@ struct UpdateCheckQuery {
     var versionCode: Int64
     var deviceId: String?
 
-    init(_ query: [String: String]) throws(APIError) {
-        guard let platform = query["platform"], !platform.isEmpty else {
+    /// Reads the raw query string in one pass (the first value of a repeated name wins, as in
+    /// `HTTPRequest.queryParameters`); only values with escapes are percent-decoded.
+    init(query: String?) throws(APIError) {
+        var platform: String?
+        var versionCode: String?
+        var channel: String?
+        var deviceId: String?
+        if let query {
+            for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+                let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+                let name = pair[pair.startIndex..<equals]
+                let rawValue = equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...]
+                func value() throws(APIError) -> String {
+                    let text = Substring(rawValue)
+                    guard rawValue.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+                        return String(text)
+                    }
+                    guard let decoded = PercentDecoding.decode(text, plusAsSpace: true) else {
+                        throw APIError.validationFailed.with(message: "malformed percent-encoding in the query")
+                    }
+                    return decoded
+                }
+                if platform == nil, name.elementsEqual("platform".utf8) {
+                    platform = try value()
+                } else if versionCode == nil, name.elementsEqual("versionCode".utf8) {
+                    versionCode = try value()
+                } else if channel == nil, name.elementsEqual("channel".utf8) {
+                    channel = try value()
+                } else if deviceId == nil, name.elementsEqual("deviceId".utf8) {
+                    deviceId = try value()
+                }
+            }
+        }
+        guard let platform, !platform.isEmpty else {
             throw APIError.validationFailed.with(message: "missing query parameter `platform`")
         }
         self.platform = try ReleaseInput.platform(platform)
-        versionCode = try ReleaseInput.versionCode(query: query["versionCode"])
-        channel = try ReleaseInput.channel(query["channel"])
-        deviceId = try ReleaseInput.deviceID(query["deviceId"])
+        self.versionCode = try ReleaseInput.versionCode(query: versionCode)
+        self.channel = try ReleaseInput.channel(channel)
+        self.deviceId = try ReleaseInput.deviceID(deviceId)
     }
 }

@@ -43,6 +43,22 @@ public final class ReleaseCache: Sendable {
 
     /// The app's releases: from memory, or loaded (once for all concurrent callers).
     public func releases(appId: Int64) async throws -> AppReleases {
+        if let fresh = fresh(appId: appId) { return fresh }
+        return try await lookUp(appId: appId)
+    }
+
+    /// The app's releases when they are in memory and within the TTL: the synchronous common case.
+    @inline(__always)
+    func fresh(appId: Int64) -> AppReleases? {
+        let now = Instant.now()
+        return entries.withLock { entries in
+            guard let entry = entries[appId], let releases = entry.releases,
+                  now.since(entry.loadedAt) < ttl else { return nil }
+            return releases
+        }
+    }
+
+    private func lookUp(appId: Int64) async throws -> AppReleases {
         let now = Instant.now()
         let lookup = entries.withLock { entries -> Lookup in
             var entry = entries[appId] ?? Entry()
