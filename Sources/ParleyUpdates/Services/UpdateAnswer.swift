@@ -51,8 +51,8 @@ struct UpdateInfo: Encodable {
 
 /// One possible answer of an update check, encoded once when the release list is loaded: the 200 (envelope,
 /// `ETag`) and the 304 for a client that already has it. A check picks one and copies it (no encoding, no
-/// hashing per request).
-public struct UpdateAnswer: Sendable {
+/// hashing per request). A class, so that handing one around is a single retain.
+public final class UpdateAnswer: Sendable {
     /// The strong entity tag: a quoted SHA-256 prefix of the body.
     public let etag: String
     let full: HTTPResponse

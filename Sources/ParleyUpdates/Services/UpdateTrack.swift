@@ -10,12 +10,21 @@
 ///
 /// Releases older than the newest full (100%) rollout can never be chosen, so they are not kept.
 public struct UpdateTrack: Sendable {
-    struct Candidate: Sendable {
+    /// A class: the decision walks candidates on every check, and copying one is then a single retain.
+    final class Candidate: Sendable {
         let releaseId: Int64
         let versionCode: Int64
         let rolloutPercent: Int
         let update: UpdateAnswer
         let forcedUpdate: UpdateAnswer
+
+        init(releaseId: Int64, versionCode: Int64, rolloutPercent: Int, update: UpdateAnswer, forcedUpdate: UpdateAnswer) {
+            self.releaseId = releaseId
+            self.versionCode = versionCode
+            self.rolloutPercent = rolloutPercent
+            self.update = update
+            self.forcedUpdate = forcedUpdate
+        }
     }
 
     let appId: Int64
