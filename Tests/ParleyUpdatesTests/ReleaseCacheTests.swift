@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLiveSupport
 import ParleyObservability
 @testable import ParleyUpdates
 import Synchronization
@@ -7,17 +8,20 @@ import Testing
 /// `ReleaseCache` without a database: one load for many concurrent checks, invalidation, the TTL backstop.
 @Suite("Release cache")
 struct ReleaseCacheTests {
+    /// Counts loads; each load reads the versions when it starts, then waits while `held` (and `delay`).
     final class CountingLoader: Sendable {
         let loads = Atomic<Int>(0)
         let versions = Mutex<[Int64]>([100])
-        let delay: Duration
+        let held = Atomic<Bool>(false)
+        let delay: Mutex<Duration>
 
-        init(delay: Duration = .milliseconds(50)) { self.delay = delay }
+        init(delay: Duration = .milliseconds(50)) { self.delay = Mutex(delay) }
 
         func load(_ appId: Int64) async throws -> [Release] {
             loads.add(1, ordering: .relaxed)
             let versions = versions.withLock { $0 }
-            try await Task.sleep(for: delay)
+            try await Task.sleep(for: delay.withLock { $0 })
+            while held.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
             return versions.enumerated().map { UpdateDecisionTests.release(Int64($0.offset + 1), $0.element) }
         }
 
@@ -43,18 +47,22 @@ struct ReleaseCacheTests {
     }
 
     @Test func invalidationLoadsAgainAndALoadStartedBeforeItIsNotKept() async throws {
-        let loader = CountingLoader(delay: .milliseconds(200))
+        let loader = CountingLoader(delay: .zero)
         let cache = ReleaseCache(ttl: .seconds(60), logger: Self.logger) { try await loader.load($0) }
         #expect(try await Self.newest(cache) == 100)
         cache.invalidate(appId: 7)
         // A load in flight (it read [100]) when the release list changes and is invalidated again.
+        loader.held.store(true, ordering: .relaxed)
         let early = Task { try await Self.newest(cache) }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(try await eventually(timeout: .seconds(10)) { loader.count == 2 } != nil)
         loader.versions.withLock { $0 = [100, 110] }
         cache.invalidate(appId: 7)
-        #expect(try await Self.newest(cache) == 110)
+        let late = Task { try await Self.newest(cache) } // must not join the early load
+        #expect(try await eventually(timeout: .seconds(10)) { loader.count == 3 } != nil)
+        loader.held.store(false, ordering: .relaxed)
+        #expect(try await late.value == 110)
         #expect(try await early.value == 100) // its caller started before the change
-        try await Task.sleep(for: .milliseconds(250)) // the early load has finished: it must not have replaced 110
+        // The early load finished after the change: it must not have replaced 110.
         #expect(try await Self.newest(cache) == 110)
         #expect(loader.count == 3)
         cache.invalidateAll()
@@ -63,17 +71,16 @@ struct ReleaseCacheTests {
     }
 
     @Test func pastTheTTLTheStaleListAnswersWhileItReloads() async throws {
-        let loader = CountingLoader(delay: .milliseconds(100))
+        let loader = CountingLoader(delay: .zero)
         let cache = ReleaseCache(ttl: .milliseconds(100), logger: Self.logger) { try await loader.load($0) }
         #expect(try await Self.newest(cache) == 100)
         loader.versions.withLock { $0 = [100, 120] }
+        loader.held.store(true, ordering: .relaxed) // the background reload cannot finish until released
         try await Task.sleep(for: .milliseconds(150))
-        let clock = ContinuousClock()
-        let started = clock.now
-        #expect(try await Self.newest(cache) == 100) // stale, at once
-        #expect(clock.now - started < .milliseconds(50))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(try await Self.newest(cache) == 120)
+        #expect(try await Self.newest(cache) == 100) // stale, without waiting for the reload
+        #expect(try await Self.newest(cache) == 100) // still one reload in flight
+        loader.held.store(false, ordering: .relaxed)
+        #expect(try await eventually(timeout: .seconds(10)) { try await Self.newest(cache) == 120 } != nil)
         #expect(loader.count == 2)
     }
 

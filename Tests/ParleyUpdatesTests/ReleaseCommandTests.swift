@@ -36,7 +36,7 @@ struct ReleaseCommandTests {
                 #expect(Self.field("versionCode", in: published) == "42")
                 #expect(Self.field("minSupported", in: published) == "40")
                 // The server's cache learns of it through NOTIFY.
-                #expect(try await eventually { try await fx.check(1).offeredVersion == 42 } != nil)
+                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(1).offeredVersion == 42 } != nil)
                 #expect(try await fx.check(39).forceUpdate == true)
 
                 let refused = await #expect(throws: ReleaseCommand.Refused.self) {
@@ -55,14 +55,14 @@ struct ReleaseCommandTests {
 
                 let updated = try await Self.run(["update", "--app", app.appKey, id, "--rollout", "0"], configuration)
                 #expect(Self.field("rollout", in: updated) == "0%")
-                #expect(try await eventually { try await fx.check(40, deviceId: "d").needsUpdate == false } != nil)
+                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(40, deviceId: "d").needsUpdate == false } != nil)
 
                 let listed = try await Self.run(["list", "--app", app.appKey, "--platform", "ios"], configuration)
                 #expect(listed.count == 2 && listed[1].hasPrefix("\(id)\tios\t\t42\t2.0\t40\t0%"))
 
                 let withdrawn = try await Self.run(["withdraw", "--app", app.appKey, id], configuration)
                 #expect(Self.field("withdrawnAt", in: withdrawn) != nil)
-                #expect(try await eventually { try await fx.check(39).forceUpdate == false } != nil)
+                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(39).forceUpdate == false } != nil)
                 #expect(try await Self.run(["list", "--app", app.appKey], configuration).count == 1)
                 #expect(try await Self.run(["list", "--app", app.appKey, "--include-withdrawn"], configuration).count == 2)
             } catch {
