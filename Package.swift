@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "ParleyObservability", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
         .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "ParleyHTTP", dependencies: ["ParleyNet", "ParleyObservability", "ParleyJSON"],
+        .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
@@ -62,7 +62,8 @@ let package = Package(
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
-                                                  "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates"],
+                                                  "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates",
+                                                  "ParleyHTTPClient"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
@@ -77,7 +78,7 @@ let package = Package(
         .target(name: "ParleyTestSupport", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyObservability"],
                 path: "Tests/ParleyTestSupport"),
         // A whole Parley server on a fresh database, and an HTTP client for it (feature tests).
-        .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyCrypto", "ParleyObservability",
+        .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyFiles", "ParleyCrypto", "ParleyObservability",
                                                           "ParleyPostgres", "ParleyTestSupport"],
                 path: "Tests/ParleyLiveSupport"),
 
@@ -98,7 +99,7 @@ let package = Package(
         .testTarget(name: "ParleyRealtimeTests", dependencies: ["ParleyRealtime", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                                "ParleyWebSocket", "ParleyPostgres", "ParleyTestSupport",
                                                                "ParleyLiveSupport"]),
-        .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient"]),
+        .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient", "ParleyTestSupport"]),
         .testTarget(name: "ParleyFilesTests", dependencies: ["ParleyFiles", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                             "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                             "ParleyPostgres", "ParleyTestSupport", "ParleyLiveSupport"]),

@@ -1,1 +1,51 @@
 #include <curl/curl.h>
+
+// Swift cannot call C variadic functions, so curl_easy_setopt, curl_multi_setopt and curl_easy_getinfo are
+// wrapped once per argument type Parley passes. Each wrapper is a plain call; curl's own checks still apply.
+
+static inline CURLcode parley_curl_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+
+static inline CURLcode parley_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode parley_curl_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// Strings are copied by libcurl (except CURLOPT_POSTFIELDS, which Parley does not use).
+static inline CURLcode parley_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode parley_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode parley_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION.
+static inline CURLcode parley_curl_easy_setopt_write(CURL *handle, CURLoption option, curl_write_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode parley_curl_easy_setopt_read(CURL *handle, curl_read_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, value);
+}
+
+static inline CURLcode parley_curl_easy_setopt_seek(CURL *handle, curl_seek_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+
+static inline CURLcode parley_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLMcode parley_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+/// The libcurl version in use (0xXXYYZZ), which may be newer than the headers.
+static inline unsigned int parley_curl_version_num(void) { return curl_version_info(CURLVERSION_NOW)->version_num; }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyAuth
+import ParleyFiles
 import ParleyHTTP
 import ParleyPostgres
 
@@ -16,6 +17,9 @@ public enum AppCommand {
       parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P] [--revoke-window SECONDS]
                                  change settings; raising --privacy-version makes users consent again (code 1033);
                                  --revoke-window sets how long senders may revoke their messages
+      parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
+                                 the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES) and the
+                                 MIME types it accepts; without options prints the current limits
     """
 
     public struct UsageError: Error, CustomStringConvertible {
@@ -87,6 +91,30 @@ public enum AppCommand {
                     throw UsageError(description: "no app with key \(key)")
                 }
                 describe(updated, output: output)
+            case "files":
+                let key = try options.takePositional("APP_KEY")
+                let maxBytes = try options.takeInt("--max-bytes")
+                let types = options.take("--types").map {
+                    $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+                }
+                let allTypes = options.takeFlag("--all-types")
+                try options.finish()
+                if let maxBytes, maxBytes < 1 { throw UsageError(description: "--max-bytes must be at least 1") }
+                if let types, types.isEmpty || types.contains(where: { !$0.contains("/") }) {
+                    throw UsageError(description: "--types takes MIME types or type/* patterns, comma-separated")
+                }
+                guard let target = try await repository.find(key: key) else {
+                    throw UsageError(description: "no app with key \(key)")
+                }
+                let files = FileRepository(database: app.database)
+                if maxBytes != nil || types != nil || allTypes {
+                    try await files.updateLimits(appId: target.id, maxFileBytes: maxBytes.map(Int64.init),
+                                                 allowedTypes: types, clearTypes: allTypes)
+                }
+                let limits = try await files.limits(appId: target.id)
+                output("appKey          \(target.appKey)")
+                output("maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")")
+                output("allowedTypes    \(limits.allowedTypes?.joined(separator: ",") ?? "(every type)")")
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
@@ -133,6 +161,12 @@ public enum AppCommand {
             guard let raw = take(flag) else { return nil }
             guard let value = Int(raw), value >= 0 else { throw UsageError(description: "\(flag) needs a whole number ≥ 0") }
             return value
+        }
+
+        mutating func takeFlag(_ flag: String) -> Bool {
+            guard let index = items.firstIndex(of: flag) else { return false }
+            items.remove(at: index)
+            return true
         }
 
         mutating func takePolicy() throws -> SessionPolicy? {

@@ -1,5 +1,8 @@
 import Foundation
 import ParleyAuth
+import ParleyCrypto
+import ParleyFiles
+import ParleyHTTPClient
 import ParleyHTTP
 import ParleyMessaging
 import ParleyNet
@@ -23,6 +26,8 @@ public final class Application: Sendable {
     public let messaging: MessagingModule?
     /// The WebSocket gateway; nil when `auth` is.
     public let realtime: RealtimeModule?
+    /// Uploads, signed downloads and the sweeper; nil when `auth` is.
+    public let files: FilesModule?
     /// Releases and update checks; nil when `auth` is.
     public let updates: UpdatesModule?
     let logSink: LogSink
@@ -44,10 +49,20 @@ public final class Application: Sendable {
             : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
         let database = database
         let logger = logger
+        let blobStorage = try Application.makeBlobStorage(configuration.files, logger: logger)
+        let filesModule = auth.map { auth in
+            FilesModule(configuration: configuration.files, storage: blobStorage,
+                            database: database, authenticator: auth.authenticator,
+                            signingSecret: HMAC.sha256(key: configuration.masterKey?.bytes ?? [],
+                                                       message: Array("parley-files-signing".utf8)),
+                            logger: logger)
+        }
+        files = filesModule
         let messagingModule = auth.map { auth in
             MessagingModule(configuration: configuration.messaging, database: database,
                             authenticator: auth.authenticator, logger: logger,
-                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds })
+                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
+                            attachments: filesModule?.access)
         }
         messaging = messagingModule
         let metrics = metrics
@@ -59,7 +74,7 @@ public final class Application: Sendable {
         }
         updates = auth.map { UpdatesModule(database: database, auth: $0, logger: logger) }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging, realtime: realtime,
+                                                   auth: auth, messaging: messaging, realtime: realtime, files: files,
                                                    updates: updates)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
@@ -67,12 +82,14 @@ public final class Application: Sendable {
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
-                               realtime: RealtimeModule? = nil, updates: UpdatesModule? = nil) -> HTTPResponder {
+                               realtime: RealtimeModule? = nil, files: FilesModule? = nil,
+                               updates: UpdatesModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
         realtime?.register(on: &router)
+        files?.register(on: &router)
         updates?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
@@ -103,6 +120,7 @@ public final class Application: Sendable {
         try await auth.start()
         messaging?.start()
         realtime?.start()
+        files?.start()
         updates?.start()
         try await server.start()
         await stop()
@@ -110,11 +128,25 @@ public final class Application: Sendable {
         await server.shutdown()
         updates?.stop()
         realtime?.stop()
+        files?.stop()
         messaging?.stop()
         await auth.stop()
         await database.shutdown()
         group.shutdown()
         logger.info("stopped")
+    }
+
+    static func makeBlobStorage(_ configuration: FilesConfiguration, logger: Logger) throws -> any BlobStorage {
+        switch configuration.backend {
+        case .local(let directory):
+            return LocalBlobStorage(root: directory)
+        case .s3(let s3, _):
+            do {
+                return try S3BlobStorage(configuration: s3, client: HTTPClient(logger: logger))
+            } catch {
+                throw Configuration.Invalid(description: "S3 settings: \(error)")
+            }
+        }
     }
 
     /// `serve` refuses to start with pending migrations unless asked to apply them.

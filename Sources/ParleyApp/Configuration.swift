@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
+import ParleyFiles
 import ParleyMessaging
 import ParleyObservability
 import ParleyRealtime
@@ -36,6 +37,7 @@ public struct Configuration: Sendable {
     public var trustedProxies: TrustedProxies
     public var passwordHashThreads: Int
     public var messaging = MessagingConfiguration()
+    public var files = FilesConfiguration()
     public var realtime = RealtimeConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
@@ -93,6 +95,29 @@ public struct Configuration: Sendable {
         Setting(name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
         Setting(name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
                 help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
+        Setting(name: "PARLEY_FILES_DIR", defaultValue: ".parley/files",
+                help: "local file storage: blobs under DIR/blobs, uploads in progress under DIR/spool"),
+        Setting(name: "PARLEY_FILES_MAX_BYTES", defaultValue: "104857600",
+                help: "largest upload (100 MiB; `parley app files --max-bytes` lowers it per app)"),
+        Setting(name: "PARLEY_FILES_URL_TTL_SECONDS", defaultValue: "3600",
+                help: "lifetime of signed download URLs when the caller names none (at most 7 days)"),
+        Setting(name: "PARLEY_FILES_SWEEP_GRACE_SECONDS", defaultValue: "86400",
+                help: "files no message or avatar references are removed after this long"),
+        Setting(name: "PARLEY_FILES_SWEEP_INTERVAL_SECONDS", defaultValue: "600", help: "how often the file sweeper runs (0: never)"),
+        Setting(name: "PARLEY_FILES_BACKEND", defaultValue: "local",
+                help: "where file blobs live: local (PARLEY_FILES_DIR) or s3 (the PARLEY_S3_* settings)"),
+        Setting(name: "PARLEY_S3_ENDPOINT", defaultValue: "(required for s3)",
+                help: "S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000"),
+        Setting(name: "PARLEY_S3_REGION", defaultValue: "us-east-1", help: "S3 region (signature scope)"),
+        Setting(name: "PARLEY_S3_BUCKET", defaultValue: "(required for s3)", help: "bucket for blobs (created when missing)"),
+        Setting(name: "PARLEY_S3_ACCESS_KEY_ID", defaultValue: "(required for s3)", help: "S3 access key id"),
+        Setting(name: "PARLEY_S3_SECRET_ACCESS_KEY", defaultValue: "(required for s3)", help: "S3 secret access key"),
+        Setting(name: "PARLEY_S3_PATH_STYLE", defaultValue: "(1 unless the endpoint is *.amazonaws.com)",
+                help: "path-style bucket addressing (MinIO) instead of virtual-hosted"),
+        Setting(name: "PARLEY_S3_PRESIGN_ENDPOINT", defaultValue: "(PARLEY_S3_ENDPOINT)",
+                help: "endpoint clients download from, when it differs from the one Parley reaches"),
+        Setting(name: "PARLEY_PUBLIC_URL", defaultValue: "(http:// + the request's Host)",
+                help: "origin of the URLs Parley hands out, e.g. https://im.example.com"),
         Setting(name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
                 help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
         Setting(name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
@@ -171,6 +196,37 @@ public struct Configuration: Sendable {
         messaging.revokeWindowSeconds = try integer("PARLEY_IM_REVOKE_WINDOW_SECONDS", 120, range: 0...(30 * 86400))
         messaging.editWindowSeconds = try integer("PARLEY_IM_EDIT_WINDOW_SECONDS", 86400, range: 0...(365 * 86400))
         messaging.syncRetentionDays = try integer("PARLEY_IM_SYNC_RETENTION_DAYS", 30, range: 1...3650)
+        let filesDirectory = value("PARLEY_FILES_DIR") ?? ".parley/files"
+        switch value("PARLEY_FILES_BACKEND")?.lowercased() ?? "local" {
+        case "local":
+            files.backend = .local(directory: filesDirectory)
+        case "s3":
+            func required(_ name: String) throws -> String {
+                guard let v = value(name) else { throw Invalid(description: "PARLEY_FILES_BACKEND=s3 needs \(name)") }
+                return v
+            }
+            let pathStyle: Bool? = value("PARLEY_S3_PATH_STYLE") == nil ? nil : try flag("PARLEY_S3_PATH_STYLE", true)
+            files.backend = .s3(S3Configuration(endpoint: try required("PARLEY_S3_ENDPOINT"),
+                                                region: value("PARLEY_S3_REGION") ?? "us-east-1",
+                                                bucket: try required("PARLEY_S3_BUCKET"),
+                                                accessKeyID: try required("PARLEY_S3_ACCESS_KEY_ID"),
+                                                secretAccessKey: try required("PARLEY_S3_SECRET_ACCESS_KEY"),
+                                                pathStyle: pathStyle,
+                                                presignEndpoint: value("PARLEY_S3_PRESIGN_ENDPOINT")),
+                                spoolDirectory: filesDirectory + "/spool")
+        case let other:
+            throw Invalid(description: "PARLEY_FILES_BACKEND=\(other) must be local or s3")
+        }
+        files.maxUploadBytes = Int64(try integer("PARLEY_FILES_MAX_BYTES", 100 << 20, range: 1...(64 << 30)))
+        files.defaultURLTTLSeconds = try integer("PARLEY_FILES_URL_TTL_SECONDS", 3600, range: 1...(7 * 86400))
+        files.sweepGraceSeconds = try integer("PARLEY_FILES_SWEEP_GRACE_SECONDS", 86400, range: 0...(365 * 86400))
+        files.sweepIntervalSeconds = try integer("PARLEY_FILES_SWEEP_INTERVAL_SECONDS", 600, range: 0...86400)
+        if let url = value("PARLEY_PUBLIC_URL") {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw Invalid(description: "PARLEY_PUBLIC_URL=\(url) must start with http:// or https://")
+            }
+            files.publicBaseURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
         let wsMessageBytes = try integer("PARLEY_WS_MAX_MESSAGE_BYTES", 1 << 20, range: 1024...(64 << 20))
         realtime.webSocket.maxFrameBytes = wsMessageBytes
         realtime.webSocket.maxMessageBytes = wsMessageBytes

@@ -15,9 +15,17 @@ public protocol BlobStorage: Sendable {
     /// Whether the blob exists.
     func exists(key: String) async throws -> Bool
 
+    /// Called once at start-up (e.g. creates the S3 bucket when missing); errors are logged, uploads then fail
+    /// with 1308 until storage works.
+    func prepare() async throws
+
     /// How `GET /files/{objectKey}` serves the blob: from a local path (sendfile), or by redirecting to a
     /// URL of the backend's own that expires at `expiresAt` (Unix seconds) and answers with these headers.
     func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String) throws -> BlobDownload
+}
+
+extension BlobStorage {
+    public func prepare() async throws {}
 }
 
 public enum BlobDownload: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import CParleyLinux
 import Glibc
 import ParleyNet
 import ParleyObservability
@@ -25,6 +26,10 @@ final class HTTPConnection: IOHandler {
     // Output.
     private var output: [UInt8] = []
     private var outputOffset = 0
+    /// A file body still being sent after `output` (sendfile); `fileOffset` is the next byte to send.
+    private var outputFile: ResponseFile?
+    private var fileOffset: Int64 = 0
+    private var fileEnd: Int64 = 0
     private var closeAfterWrite = false
     private var lastWriteProgress = Instant.now()
 
@@ -45,7 +50,7 @@ final class HTTPConnection: IOHandler {
                                                                  maxBodyBytes: host.configuration.defaultBodyLimit))
     }
 
-    var pendingOutputBytes: Int { output.count - outputOffset }
+    var pendingOutputBytes: Int { output.count - outputOffset + Int(fileEnd - fileOffset) }
 
     /// No request in progress and nothing to write: safe to close at shutdown or on idle timeout.
     var isIdle: Bool {
@@ -218,6 +223,12 @@ final class HTTPConnection: IOHandler {
         enqueue(host.serializer.serialize(response, requestMethod: head.method, requestVersion: head.version,
                                           keepAlive: keepAlive, date: host.dateHeader()))
         if !keepAlive { closeAfterWrite = true }
+        if let file = response.file, head.method != .HEAD, response.status >= 200, response.status != 204,
+           response.status != 304, file.length > 0 {
+            outputFile = file
+            fileOffset = file.offset
+            fileEnd = file.offset + file.length
+        }
         if upgrading, let upgrade = response.upgrade {
             let leftover = parser.takeUnconsumedBytes()
             let channel = ByteChannel(connection: self)
@@ -270,7 +281,9 @@ final class HTTPConnection: IOHandler {
     private func flush() {
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+                // A file follows: MSG_MORE lets the kernel put the head in the same segments as the file's bytes.
+                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset,
+                     Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
             }
             if n > 0 {
                 outputOffset += n
@@ -285,6 +298,7 @@ final class HTTPConnection: IOHandler {
                 return
             }
         }
+        if outputFile != nil && !flushFile() { return }
         // Drained: drop a large buffer rather than keep its capacity for an idle connection.
         output = []
         outputOffset = 0
@@ -297,6 +311,40 @@ final class HTTPConnection: IOHandler {
             upgraded.handler.channelWritable()
         }
         updateInterest()
+    }
+
+    /// Sends the pending file body; false while bytes remain (writable interest is set) or the connection
+    /// closed. At most 4 MiB per call, so one fast reader of a large file does not starve the loop's others.
+    private func flushFile() -> Bool {
+        guard let file = outputFile else { return true }
+        var budget = 4 << 20
+        while fileOffset < fileEnd {
+            var offset = off_t(fileOffset)
+            let chunk = Int(min(fileEnd - fileOffset, Int64(1 << 20)))
+            let n = sendfile(fd, file.descriptor, &offset, chunk)
+            if n > 0 {
+                fileOffset += Int64(n)
+                lastWriteProgress = Instant.now()
+                budget -= n
+                if budget <= 0 && fileOffset < fileEnd {
+                    updateInterest()
+                    return false
+                }
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                updateInterest()
+                return false
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                // 0 before the end: the file shrank under us; the promised length cannot be met.
+                close()
+                return false
+            }
+        }
+        outputFile = nil
+        fileOffset = 0
+        fileEnd = 0
+        return true
     }
 
     // MARK: Interest
@@ -399,6 +447,9 @@ final class HTTPConnection: IOHandler {
         bodyStream = nil
         output = []
         outputOffset = 0
+        outputFile = nil
+        fileOffset = 0
+        fileEnd = 0
         host.connectionClosed(self)
         if let upgraded {
             self.upgraded = nil

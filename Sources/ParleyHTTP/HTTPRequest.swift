@@ -31,6 +31,31 @@ public final class HTTPRequest: Sendable {
         return result
     }
 
+    /// One query parameter, percent-decoded; the first wins. Scans the query without building the dictionary
+    /// (hot paths such as signed downloads read two parameters per request).
+    public func queryParameter(_ name: String) -> String? {
+        guard var query = head.query, !query.isEmpty else { return nil }
+        let wanted = name.utf8
+        let found: Range<Int>? = query.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+                var equals = start
+                while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                if equals - start == wanted.count && bytes[start..<equals].elementsEqual(wanted) {
+                    return min(equals + 1, end)..<end
+                }
+                start = end + 1
+            }
+            return nil
+        }
+        guard let found else { return nil }
+        let utf8 = query.utf8
+        let value = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: found.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.upperBound)])
+        return PercentDecoding.decode(value, plusAsSpace: true)
+    }
+
     /// The buffered body bytes (empty for a streamed body).
     public var bodyBytes: [UInt8] {
         if case .buffered(let bytes) = body { return bytes }
@@ -64,6 +89,10 @@ public enum RequestBody: Sendable {
 /// Percent-decoding (RFC 3986 §2.1); nil for malformed escapes or invalid UTF-8.
 public enum PercentDecoding {
     public static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+        // Most paths and parameters carry no escape: nothing to decode, nothing to allocate beyond the result.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(text)
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
@@ -80,7 +109,8 @@ public enum PercentDecoding {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit (either case); nil for anything else.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable {
     public var upgrade: HTTPUpgrade?
     /// The server closes the connection after this response.
     public var closeConnection: Bool = false
+    /// A body sent from an open file with `sendfile` instead of `body` (downloads); `Content-Length` is its length.
+    public var file: ResponseFile?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], upgrade: HTTPUpgrade? = nil) {
         self.status = status
@@ -46,6 +48,22 @@ public struct HTTPResponse: Sendable {
         headers.appendLowercased(name: "content-type", value: "application/json; charset=utf-8")
         return HTTPResponse(status: status, headers: headers, body: body)
     }
+}
+
+/// A byte range of an open file, sent by the connection with `sendfile(2)` (zero-copy, never held in memory).
+/// Owns the descriptor: it is closed when the response is done with it.
+public final class ResponseFile: Sendable {
+    public let descriptor: Int32
+    public let offset: Int64
+    public let length: Int64
+
+    public init(descriptor: Int32, offset: Int64, length: Int64) {
+        self.descriptor = descriptor
+        self.offset = offset
+        self.length = length
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// Encodes Parley's response envelope. Success bodies are built around the encoded `data` so the

@@ -1,3 +1,4 @@
+import CParleyLinux
 import Glibc
 import ParleyNet
 import ParleyObservability

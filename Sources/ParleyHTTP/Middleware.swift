@@ -205,7 +205,7 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
                 line.field("status", int: response.status)
                 line.field("duration_us", int: Int(elapsed.nanosecondsClamped / 1000))
                 line.field("remote", string: remote)
-                line.field("bytes", int: response.body.count)
+                line.field("bytes", int: response.file.map { Int($0.length) } ?? response.body.count)
             }
         }
     }

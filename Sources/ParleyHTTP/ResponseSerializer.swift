@@ -24,7 +24,7 @@ public struct ResponseSerializer: Sendable {
         }
         if status >= 200 && status != 204 && status != 304 {
             out.append(contentsOf: "Content-Length: ".utf8)
-            DecimalASCII.append(response.body.count, to: &out)
+            DecimalASCII.append(response.file.map { Int($0.length) } ?? response.body.count, to: &out)
             out.append(contentsOf: "\r\n".utf8)
         }
         out.append(contentsOf: "Date: ".utf8)
@@ -38,7 +38,7 @@ public struct ResponseSerializer: Sendable {
             out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
         out.append(contentsOf: "\r\n".utf8)
-        if bodyAllowed { out.append(contentsOf: response.body) }
+        if bodyAllowed && response.file == nil { out.append(contentsOf: response.body) }
         return out
     }
 
@@ -86,7 +86,8 @@ public struct ResponseSerializer: Sendable {
     private static let knownNames: [String: String] = {
         let names = ["Content-Type", "X-Request-Id", "Allow", "Retry-After", "ETag", "Last-Modified", "Cache-Control",
                      "Content-Disposition", "Content-Range", "Accept-Ranges", "Location", "Upgrade",
-                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary"]
+                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary",
+                     "X-Content-Type-Options", "Content-Encoding", "Expires", "Pragma"]
         return Dictionary(uniqueKeysWithValues: names.map { ($0.lowercased(), $0) })
     }()
 

@@ -123,30 +123,35 @@ public struct Router: Sendable {
     }
 
     private func find(path: String, parameters: inout [String: String]) -> Int? {
-        guard path.hasPrefix("/") else { return nil }
-        let segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/") else { return nil }
+        let slash = UInt8(ascii: "/")
         var current = 0
-        var index = 0
-        while index < segments.count {
-            let raw = segments[index]
+        var index = utf8.startIndex
+        // Segment by segment without building an array of them; empty segments (`//`) are skipped.
+        while true {
+            while index < utf8.endIndex && utf8[index] == slash { index = utf8.index(after: index) }
+            if index == utf8.endIndex { return current }
+            var end = index
+            while end < utf8.endIndex && utf8[end] != slash { end = utf8.index(after: end) }
+            let raw = Substring(utf8[index..<end])
             let node = nodes[current]
-            if let next = node.literals[String(decoding: raw, as: UTF8.self)] {
+            if let next = node.literals[String(raw)] {
                 current = next
             } else if let (name, next) = node.parameter {
                 // A parameter is one segment; decoding after splitting keeps %2F inside it.
-                guard let value = PercentDecoding.decode(String(decoding: raw, as: UTF8.self)), !value.contains("\0") else { return nil }
+                guard let value = PercentDecoding.decode(raw), !value.utf8.contains(0) else { return nil }
                 parameters[name] = value
                 current = next
             } else if let (name, next) = node.catchAll {
-                let rest = segments[index...].map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
-                guard let value = PercentDecoding.decode(rest), !value.contains("\0") else { return nil }
+                // The rest of the path as sent, from this segment on (empty segments kept).
+                guard let value = PercentDecoding.decode(Substring(utf8[index...])), !value.utf8.contains(0) else { return nil }
                 parameters[name] = value
                 return next
             } else {
                 return nil
             }
-            index += 1
+            index = end
         }
-        return current
     }
 }

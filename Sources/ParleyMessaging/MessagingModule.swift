@@ -19,10 +19,12 @@ public final class MessagingModule: Sendable {
     let logger: Logger
     private let pruning = Mutex<Task<Void, Never>?>(nil)
 
-    /// `revokeWindow`: an app's own revoke window in seconds, when it set one.
+    /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
+    /// check of the object keys a message references.
     public init(configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
                 logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
-                revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil }) {
+                revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
+                attachments: (any AttachmentAuthorizer)? = nil) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
         self.authenticator = authenticator
@@ -32,7 +34,8 @@ public final class MessagingModule: Sendable {
         messages = MessageService(configuration: configuration, messages: messageRepository,
                                   batcher: SendBatcher(repository: messageRepository),
                                   validator: MessageContentValidator(configuration: configuration), events: events,
-                                  revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() })
+                                  revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
+                                  attachments: attachments)
         conversations = ConversationService(configuration: configuration,
                                             conversations: ConversationRepository(database: database),
                                             messages: messageRepository, events: events)

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyApp
+import ParleyFiles
 import ParleyAuth
 import ParleyCrypto
 import ParleyObservability
@@ -38,6 +39,9 @@ public final class LiveApp: Sendable {
             "PARLEY_PASSWORD_HASH_THREADS": "2",
             "PARLEY_DEV_ROUTES": "1",
             "PARLEY_SHUTDOWN_GRACE_SECONDS": "1",
+            // Each server its own file storage, so tests never see each other's blobs.
+            "PARLEY_FILES_DIR": NSTemporaryDirectory() + "parley-files-" + UUID().uuidString,
+            "PARLEY_FILES_SWEEP_INTERVAL_SECONDS": "0",
         ]
         env.merge(environment) { _, new in new }
         var configuration = try Configuration(environment: env)
@@ -71,9 +75,16 @@ public final class LiveApp: Sendable {
 
     public var auth: AuthModule { app.auth! }
 
+    /// The local file storage directory of this server.
+    public var filesDirectory: String {
+        if case .local(let directory) = app.configuration.files.backend { return directory }
+        return ""
+    }
+
     public func stop() async {
         stopSignal.finish()
         _ = try? await runTask.value
+        if !filesDirectory.isEmpty { try? FileManager.default.removeItem(atPath: filesDirectory) }
     }
 
     // MARK: Helpers

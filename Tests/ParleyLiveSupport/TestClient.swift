@@ -7,6 +7,12 @@ public struct TestResponse: @unchecked Sendable {
     public let headers: [(String, String)]
     public let body: [UInt8]
 
+    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
     public var text: String { String(decoding: body, as: UTF8.self) }
     public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }

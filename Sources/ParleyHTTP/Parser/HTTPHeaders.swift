@@ -85,12 +85,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
 }
 
 extension HTTPHeaders {
-    /// Appends a line whose name the caller has already lowercased (the parser's path without extra work).
-    mutating func appendLowercased(name: String, value: String) {
+    /// Appends a line whose name the caller has already lowercased (the parser, hot response paths).
+    public mutating func appendLowercased(name: String, value: String) {
         fields.append((name: name, value: value))
     }
 
-    mutating func reserveCapacity(_ capacity: Int) {
+    public mutating func reserveCapacity(_ capacity: Int) {
         fields.reserveCapacity(capacity)
     }
 

@@ -77,6 +77,29 @@ struct MessageContentValidator: Sendable {
         return serialized
     }
 
+    /// The object keys a (validated) content references: `objectKey`, `thumbnailObjectKey`, `coverObjectKey`, and
+    /// those of forwarded messages. The same fields as the database's `parley_message_object_keys` (0006).
+    static func objectKeys(_ type: MessageType, _ content: JSONValue) -> [String] {
+        func keys(of value: JSONValue?) -> [String] {
+            guard case .object(let object)? = value else { return [] }
+            return ["objectKey", "thumbnailObjectKey", "coverObjectKey"].compactMap { object[$0]?.stringValue }
+        }
+        switch type {
+        case .image, .video, .audio, .file:
+            return keys(of: content)
+        case .forward:
+            guard case .object(let object) = content, case .array(let messages)? = object["messages"] else { return [] }
+            var all: [String] = []
+            for message in messages {
+                guard case .object(let item) = message else { continue }
+                for key in keys(of: item["content"]) where !all.contains(key) { all.append(key) }
+            }
+            return all
+        default:
+            return []
+        }
+    }
+
     /// `extra`: any JSON within `maxExtraBytes`; nil when absent or null.
     func validateExtra(_ extra: JSONValue?) throws(APIError) -> [UInt8]? {
         guard let extra, !extra.isNull else { return nil }

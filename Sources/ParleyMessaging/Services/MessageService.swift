@@ -13,6 +13,8 @@ public struct MessageService: Sendable {
     /// The revoke window of an app in seconds (its override or the server default).
     let revokeWindow: @Sendable (Int64) -> Int
     let now: @Sendable () -> Date
+    /// Checks the files a message references (nil: keys are only checked for shape).
+    let attachments: (any AttachmentAuthorizer)?
 
     /// What a client sends (`POST /api/im/messages`, the WebSocket `send` frame).
     public struct SendRequest: Sendable, Decodable {
@@ -48,6 +50,10 @@ public struct MessageService: Sendable {
         let toId = try MessagingInput.userID(request.toId, field: "toId")
         let content = try validator.validate(msgType, request.content)
         let extra = try validator.validateExtra(request.extra)
+        if let attachments {
+            let keys = MessageContentValidator.objectKeys(msgType, request.content)
+            if !keys.isEmpty { try await attachments.authorize(objectKeys: keys, appId: principal.appId, userId: principal.userId) }
+        }
         let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
         let outcome = try await batcher.send(MessageRepository.NewMessage(
             appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,

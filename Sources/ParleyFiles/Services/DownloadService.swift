@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+import ParleyHTTP
+import ParleyObservability
+import Synchronization
+
+/// Serves `GET /files/{objectKey}?exp=&sig=`: checks the signature, finds the file (metadata cached in memory: a
+/// file's row never changes, and a swept file's blob is gone, which answers 404), and answers with the bytes
+/// (sendfile), a range of them, 304, or a redirect to the backend's own presigned URL.
+public final class DownloadService: Sendable {
+    let signer: FileURLSigner
+    let repository: FileRepository
+    let storage: any BlobStorage
+    let logger: Logger
+    private let cache: Mutex<[String: CachedFile]>
+    private let cacheLimit: Int
+    private let smallBlobs = SmallBlobCache()
+    static let cacheSeconds: Int64 = 300
+
+    /// A file's metadata and the header values derived from it, computed once per load.
+    struct CachedFile {
+        var file: StoredFile
+        var etag: String
+        var lastModified: String
+        var inlineDisposition: String
+        var attachmentDisposition: String
+        var loadedAt: Int64
+    }
+
+    init(signer: FileURLSigner, repository: FileRepository, storage: any BlobStorage, cacheLimit: Int, logger: Logger) {
+        self.signer = signer
+        self.repository = repository
+        self.storage = storage
+        self.cacheLimit = cacheLimit
+        self.logger = logger
+        cache = Mutex([:])
+    }
+
+    func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let prefix = "/files/"
+        let path = request.path
+        guard path.hasPrefix(prefix) else { throw APIError.invalidObjectKey }
+        let key = String(path.dropFirst(prefix.count))
+        // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
+        guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
+        let exp = request.queryParameter("exp")
+        let now = Int64(time(nil))
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: request.queryParameter("sig"), now: now) {
+        case .invalid: throw APIError.fileURLInvalid
+        case .expired: throw APIError.fileURLExpired
+        case .valid: break
+        }
+        let expiresAt = Int64(exp!)!
+        guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
+        let file = entry.file
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(9)
+        headers.appendLowercased(name: "etag", value: entry.etag)
+        headers.appendLowercased(name: "last-modified", value: entry.lastModified)
+        headers.appendLowercased(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
+        headers.appendLowercased(name: "accept-ranges", value: "bytes")
+        if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        let disposition = request.queryParameter("download") == "1" ? entry.attachmentDisposition : entry.inlineDisposition
+        switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
+                                    contentDisposition: disposition) {
+        case .redirect(let url):
+            headers.add(name: "location", value: url)
+            return HTTPResponse(status: 302, headers: headers)
+        case .localFile(let blobPath):
+            headers.appendLowercased(name: "content-type", value: file.mimeType)
+            headers.appendLowercased(name: "content-disposition", value: disposition)
+            headers.appendLowercased(name: "x-content-type-options", value: "nosniff")
+            // If-Range: a range only when the client's copy is still this one.
+            let ifRange = request.headers["if-range"]
+            let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
+            let decision = ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size)
+            if case .unsatisfiable = decision {
+                var error = APIError.rangeNotSatisfiable
+                error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
+                throw error
+            }
+            var response = HTTPResponse(status: 200, headers: headers)
+            var range: ClosedRange<Int64>?
+            if case .partial(let partial) = decision {
+                range = partial
+                response.status = 206
+                response.headers.appendLowercased(name: "content-range",
+                                                  value: ByteRangeRequest.contentRange(partial, size: file.size))
+            }
+            if let bytes = smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
+                response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
+                return response
+            }
+            let fd = open(blobPath, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                invalidate(key)
+                logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
+                throw APIError.fileNotFound
+            }
+            let offset = range?.lowerBound ?? 0
+            let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
+            response.file = ResponseFile(descriptor: fd, offset: offset, length: length)
+            return response
+        }
+    }
+
+    private func metadata(key: String, now: Int64) async throws -> CachedFile? {
+        if let hit = cache.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds { return hit }
+        guard let file = try await repository.find(objectKey: key) else { return nil }
+        let entry = CachedFile(file: file, etag: EntityTag.quoted(file.sha256),
+                               lastModified: ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970)),
+                               inlineDisposition: ContentDisposition.value(disposition: .inline, filename: file.name),
+                               attachmentDisposition: ContentDisposition.value(disposition: .attachment, filename: file.name),
+                               loadedAt: now)
+        let limit = cacheLimit
+        cache.withLock { cache in
+            // Bounded: past the limit start over (metadata reloads in one indexed query).
+            if cache.count >= limit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = entry
+        }
+        return entry
+    }
+
+    /// A blob deleted from storage leaves this instance's memory too.
+    func forgetBlob(storageKey: String) {
+        smallBlobs.remove(key: storageKey)
+    }
+
+    func invalidate(_ key: String) {
+        _ = cache.withLock { $0.removeValue(forKey: key) }
+    }
+}

@@ -1,0 +1,21 @@
+import ParleyHTTP
+import ParleyMessaging
+
+/// Who may read a file: its uploader, anyone in a conversation where a message references it, and every user of
+/// the app for avatars (see `FileRepository.readable`). Messages may only reference files their sender may read.
+public struct FileAccessService: AttachmentAuthorizer {
+    let repository: FileRepository
+
+    public func authorize(objectKeys: [String], appId: Int64, userId: String) async throws {
+        for key in objectKeys where ObjectKey.appId(of: key) != appId {
+            throw APIError.fileNotFound.with(message: "no file `\(key)` in this app")
+        }
+        let readable = try await repository.readable(appId: appId, userId: userId, objectKeys: objectKeys)
+        guard readable.count < Set(objectKeys).count else { return }
+        let existing = try await repository.existing(appId: appId, objectKeys: objectKeys)
+        for key in objectKeys where !readable.contains(key) {
+            if !existing.contains(key) { throw APIError.fileNotFound.with(message: "no file `\(key)` in this app") }
+            throw APIError.fileAccessDenied.with(message: "not permitted to use file `\(key)`")
+        }
+    }
+}

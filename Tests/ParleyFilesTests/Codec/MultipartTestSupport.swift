@@ -1,0 +1,141 @@
+import ParleyFiles
+import Testing
+
+/// What parsing a body produced: every event (adjacent `.partData` merged), the error if any, and the most
+/// bytes the parser held back after any feed.
+struct MultipartOutcome: Equatable, CustomStringConvertible {
+    var events: [MultipartEvent] = []
+    var error: MultipartError?
+    var maxBuffered = 0
+
+    /// Same error, and the same events when there is none (a failing feed throws away the events it had
+    /// gathered, so how many events precede an error depends on the split).
+    static func == (lhs: MultipartOutcome, rhs: MultipartOutcome) -> Bool {
+        lhs.error == rhs.error && (lhs.error != nil || lhs.events == rhs.events)
+    }
+
+    var heads: [MultipartPartHead] {
+        events.compactMap { if case .partBegin(let head) = $0 { head } else { nil } }
+    }
+
+    /// Each part's body, in order.
+    var bodies: [[UInt8]] {
+        var result: [[UInt8]] = []
+        for event in events {
+            switch event {
+            case .partBegin: result.append([])
+            case .partData(let bytes): result[result.count - 1] += bytes
+            default: break
+            }
+        }
+        return result
+    }
+
+    var description: String {
+        let names = events.map { event -> String in
+            switch event {
+            case .partBegin(let head): "begin(\(head.name))"
+            case .partData(let bytes): "data(\(bytes.count))"
+            case .partEnd: "partEnd"
+            case .end: "end"
+            }
+        }
+        return "\(names) error: \(error.map(String.init(describing:)) ?? "none")"
+    }
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// Feeds `input` cut at `cuts` (sorted offsets), then calls `finish()`.
+func parseMultipart(
+    _ input: [UInt8], boundary: String, cuts: [Int], limits: MultipartLimits = .init()
+) -> MultipartOutcome {
+    var parser = MultipartParser(boundary: boundary, limits: limits)
+    var outcome = MultipartOutcome()
+    var start = 0
+    do {
+        for cut in cuts + [input.count] where cut >= start {
+            for event in try parser.feed(input[start..<cut]) {
+                if case .partData(let more) = event {
+                    #expect(!more.isEmpty, "partData events are never empty")
+                    if case .partData(let earlier)? = outcome.events.last {
+                        outcome.events[outcome.events.count - 1] = .partData(earlier + more)
+                        continue
+                    }
+                }
+                outcome.events.append(event)
+            }
+            outcome.maxBuffered = max(outcome.maxBuffered, parser.bufferedByteCount)
+            start = cut
+        }
+        try parser.finish()
+    } catch {
+        outcome.error = error
+        // A failure is sticky, whatever arrives next.
+        #expect(throws: error) { try parser.feed(bytes("--\(boundary)--\r\n")) }
+        #expect(throws: error) { try parser.finish() }
+    }
+    return outcome
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64) so split points are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Parses `input` whole, one byte at a time, split in two at every byte boundary, and at seeded random cut
+/// points; records an issue if any feeding gives other events or another error than the whole input.
+/// Returns the outcome of feeding it whole.
+@discardableResult
+func parseMultipartUnderEverySplit(
+    _ input: [UInt8], boundary: String, limits: MultipartLimits = .init(),
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> MultipartOutcome {
+    let reference = parseMultipart(input, boundary: boundary, cuts: [], limits: limits)
+    guard input.count > 1 else { return reference }
+    var feedings: [(name: String, cuts: [Int])] = [("one byte at a time", Array(1..<input.count))]
+    for cut in 1..<input.count { feedings.append(("split at \(cut)", [cut])) }
+    var rng = SplitMix64(seed: 0x5EED_0000 &+ UInt64(input.count))
+    for trial in 0..<16 {
+        let cutCount = Int.random(in: 1...min(12, input.count - 1), using: &rng)
+        let cuts = Set((0..<cutCount).map { _ in Int.random(in: 1..<input.count, using: &rng) }).sorted()
+        feedings.append(("random trial \(trial) \(cuts)", cuts))
+    }
+    for feeding in feedings {
+        let outcome = parseMultipart(input, boundary: boundary, cuts: feeding.cuts, limits: limits)
+        if outcome != reference {
+            Issue.record(
+                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation
+            )
+            break
+        }
+    }
+    return reference
+}
+
+/// Builds a body: `parts` are (header lines, body) pairs framed with `boundary`, then the close delimiter.
+func multipartBody(
+    boundary: String, parts: [(headers: [String], body: [UInt8])], preamble: String = "", epilogue: String = "\r\n"
+) -> [UInt8] {
+    var result = bytes(preamble.isEmpty ? "" : preamble + "\r\n")
+    for part in parts {
+        result += bytes("--\(boundary)\r\n")
+        for line in part.headers { result += bytes(line + "\r\n") }
+        result += bytes("\r\n") + part.body + bytes("\r\n")
+    }
+    result += bytes("--\(boundary)--" + epilogue)
+    return result
+}
+
+/// A `Content-Disposition: form-data` line for a field (and optionally a file name).
+func formData(_ name: String, filename: String? = nil) -> String {
+    "Content-Disposition: form-data; name=\"\(name)\"" + (filename.map { "; filename=\"\($0)\"" } ?? "")
+}
