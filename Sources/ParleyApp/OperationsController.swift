@@ -14,9 +14,8 @@ struct OperationsController {
     private static let healthBody: [UInt8] = Envelope.success(["status": "ok"])
 
     func register(on router: inout Router) {
-        router.get("/healthz") { _, _ in
-            HTTPResponse.json(status: 200, body: OperationsController.healthBody)
-        }
+        let health: HTTPImmediateHandler = { _, _ in HTTPResponse.json(status: 200, body: OperationsController.healthBody) }
+        router.get("/healthz", immediate: health) { request, context in try health(request, context)! }
         let database = self.database
         router.get("/readyz") { _, context in
             do {

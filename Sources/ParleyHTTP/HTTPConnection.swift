@@ -191,6 +191,12 @@ final class HTTPConnection: IOHandler {
         } else if case .methodNotAllowed(_, let pattern) = match {
             context.routePattern = pattern
         }
+        if case .found(let route, _) = match, let immediate = route.immediate, case .buffered = body,
+           let response = (try? immediate(request, context)) ?? nil {
+            // Answered without a task: the caller's input loop goes on with the next pipelined request.
+            responseReady(response, head: head, continueInput: false)
+            return
+        }
         let handler = host.responder.handler(for: match)
         let box = LoopBound(self)
         let loop = self.loop
@@ -209,7 +215,7 @@ final class HTTPConnection: IOHandler {
         }
     }
 
-    private func responseReady(_ response: HTTPResponse, head: HTTPRequestHead) {
+    private func responseReady(_ response: HTTPResponse, head: HTTPRequestHead, continueInput: Bool = true) {
         guard !isClosed else { return }
         inFlight = false
         let bodyUnread = bodyStream != nil && !requestComplete
@@ -240,7 +246,7 @@ final class HTTPConnection: IOHandler {
             return
         }
         flush()
-        if !isClosed && !closeAfterWrite && pendingOutputBytes == 0 { processInput() }
+        if continueInput && !isClosed && !closeAfterWrite && pendingOutputBytes == 0 { processInput() }
     }
 
     private func parseFailed(_ error: HTTPParseError) {

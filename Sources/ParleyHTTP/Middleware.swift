@@ -49,6 +49,7 @@ public struct HTTPResponder: Sendable {
         var wrapped = Router()
         for route in router.routes {
             wrapped.add(route.method, route.pattern, options: route.options,
+                        immediate: route.immediate.flatMap { HTTPResponder.composeImmediate(middleware, endpoint: $0) },
                         HTTPResponder.compose(middleware, endpoint: route.handler))
         }
         self.router = wrapped
@@ -70,6 +71,28 @@ public struct HTTPResponder: Sendable {
             var response: HTTPResponse
             do {
                 response = try await chain(request, context)
+            } catch {
+                response = ErrorMiddleware.response(for: error, context: context)
+            }
+            for layer in inline.reversed() { layer.didHandle(request, context, &response) }
+            return response
+        }
+    }
+
+    /// The synchronous first try wrapped in the middleware, when every middleware is inline (no await); nil
+    /// otherwise, and the route then always runs its async handler. A nil answer from the endpoint means "not
+    /// now": the before-steps ran for nothing (they only stamp the context) and the async chain runs afresh.
+    static func composeImmediate(_ middleware: [any HTTPMiddleware],
+                                 endpoint: @escaping HTTPImmediateHandler) -> HTTPImmediateHandler? {
+        let inline = middleware.compactMap { $0 as? any HTTPInlineMiddleware }
+        guard inline.count == middleware.count else { return nil }
+        return { request, context in
+            var context = context
+            for layer in inline { layer.willHandle(request, &context) }
+            var response: HTTPResponse
+            do {
+                guard let answered = try endpoint(request, context) else { return nil }
+                response = answered
             } catch {
                 response = ErrorMiddleware.response(for: error, context: context)
             }

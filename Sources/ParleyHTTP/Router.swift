@@ -1,6 +1,11 @@
 /// A request handler: a plain async function from request and context to response.
 public typealias HTTPHandler = @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
 
+/// An optional synchronous first try of a route: it answers at once when it can (a cached download, a health
+/// check) and returns nil when the answer needs to wait (the async handler then runs). Answered this way, a
+/// request costs no task at all; scripts/profile-http counts the difference.
+public typealias HTTPImmediateHandler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse?
+
 /// Per-route options.
 public struct RouteOptions: Sendable {
     /// Largest accepted body; over it the server answers 413 before reading the body.
@@ -22,6 +27,7 @@ public struct Route: Sendable {
     public var pattern: String
     public var options: RouteOptions
     public var handler: HTTPHandler
+    public var immediate: HTTPImmediateHandler?
 }
 
 /// The outcome of matching a method and path.
@@ -49,7 +55,7 @@ public struct Router: Sendable {
     public init() {}
 
     public mutating func add(_ method: HTTPMethod, _ pattern: String, options: RouteOptions = RouteOptions(),
-                             _ handler: @escaping HTTPHandler) {
+                             immediate: HTTPImmediateHandler? = nil, _ handler: @escaping HTTPHandler) {
         precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
         var current = 0
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
@@ -82,7 +88,7 @@ public struct Router: Sendable {
             }
         }
         precondition(nodes[current].routes[method] == nil, "duplicate route \(method) \(pattern)")
-        let route = Route(method: method, pattern: pattern, options: options, handler: handler)
+        let route = Route(method: method, pattern: pattern, options: options, handler: handler, immediate: immediate)
         nodes[current].routes[method] = route
         nodes[current].pattern = pattern
         routes.append(route)
@@ -95,6 +101,11 @@ public struct Router: Sendable {
 
     public mutating func get(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
         add(.GET, pattern, options: options, handler)
+    }
+    /// A GET route that usually answers synchronously (`immediate`), falling back to `handler` when it cannot.
+    public mutating func get(_ pattern: String, options: RouteOptions = RouteOptions(),
+                             immediate: @escaping HTTPImmediateHandler, _ handler: @escaping HTTPHandler) {
+        add(.GET, pattern, options: options, immediate: immediate, handler)
     }
     public mutating func post(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
         add(.POST, pattern, options: options, handler)

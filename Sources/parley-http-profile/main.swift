@@ -14,7 +14,14 @@ let sink = LogSink.file(path: env("LOG_FILE") ?? "/dev/null", level: .info)
 let metrics = MetricsRegistry()
 var router = Router()
 let body = Envelope.success(["status": "ok"])
-router.get("/healthz") { _, _ in HTTPResponse.json(status: 200, body: body) }
+// IMMEDIATE=0 profiles the task path (every request in a task), the default the synchronous first try.
+if env("IMMEDIATE") == "0" {
+    router.get("/healthz") { _, _ in HTTPResponse.json(status: 200, body: body) }
+} else {
+    router.get("/healthz", immediate: { _, _ in HTTPResponse.json(status: 200, body: body) }) { _, _ in
+        HTTPResponse.json(status: 200, body: body)
+    }
+}
 var chain: [any HTTPMiddleware] = []
 for name in (env("MW") ?? "rid,log,err").split(separator: ",") {
     switch name {

@@ -34,7 +34,9 @@ struct FileController: Sendable {
                                            userId: principal.userId, baseURL: Self.baseURL(of: request)))
         })
         let downloads = downloads
-        router.get("/files/{objectKey...}") { request, _ in try await downloads.serve(request) }
+        router.get("/files/{objectKey...}", immediate: { request, _ in try downloads.serveImmediately(request) }) { request, _ in
+            try await downloads.serve(request)
+        }
     }
 
     static func baseURL(of request: HTTPRequest) -> String {

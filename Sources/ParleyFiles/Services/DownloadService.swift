@@ -36,7 +36,21 @@ public final class DownloadService: Sendable {
         cache = Mutex([:])
     }
 
+    /// The answer when the file's metadata is in memory (no await, no task); nil when it must be loaded.
+    func serveImmediately(_ request: HTTPRequest) throws -> HTTPResponse? {
+        let (key, expiresAt, now) = try verify(request)
+        guard let entry = cached(key: key, now: now) else { return nil }
+        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, now: now)
+    }
+
     func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (key, expiresAt, now) = try verify(request)
+        guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
+        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, now: now)
+    }
+
+    /// The object key of a well-formed, correctly signed, unexpired download URL, its expiry and the time now.
+    private func verify(_ request: HTTPRequest) throws -> (key: String, expiresAt: Int64, now: Int64) {
         let prefix = "/files/"
         let path = request.path
         guard path.hasPrefix(prefix) else { throw APIError.invalidObjectKey }
@@ -48,10 +62,12 @@ public final class DownloadService: Sendable {
         switch signer.verify(objectKey: key, expiresAt: exp, signature: request.queryParameter("sig"), now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
-        case .valid: break
+        case .valid: return (key, Int64(exp!)!, now)
         }
-        let expiresAt = Int64(exp!)!
-        guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
+    }
+
+    private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
+                         now: Int64) throws -> HTTPResponse {
         let file = entry.file
         var headers = HTTPHeaders()
         headers.reserveCapacity(9)
@@ -106,8 +122,13 @@ public final class DownloadService: Sendable {
         }
     }
 
+    private func cached(key: String, now: Int64) -> CachedFile? {
+        guard let hit = cache.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds else { return nil }
+        return hit
+    }
+
     private func metadata(key: String, now: Int64) async throws -> CachedFile? {
-        if let hit = cache.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds { return hit }
+        if let hit = cached(key: key, now: now) { return hit }
         guard let file = try await repository.find(objectKey: key) else { return nil }
         let entry = CachedFile(file: file, etag: EntityTag.quoted(file.sha256),
                                lastModified: ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970)),
