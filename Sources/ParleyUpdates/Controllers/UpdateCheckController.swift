@@ -1,3 +1,4 @@
+import Foundation
 import ParleyAuth
 import ParleyHTTP
 
@@ -12,30 +13,48 @@ struct UpdateCheckController: Sendable {
     func register(on router: inout Router) {
         let auth = auth
         let cache = cache
-        router.get("/api/update/check") { request, _ in
-            // The steady state needs no suspension: the app and its releases are in memory.
-            let app: AppSettings
-            if let key = request.headers["x-app-key"], let known = auth.directory.app(key: key) {
-                app = known
-            } else {
-                app = try await auth.requireApp(of: request)
+        // The steady state answers synchronously, without a task: the app, a token's claims and the releases are
+        // all in memory. Anything else (an app or releases not loaded yet, a token that does not verify here)
+        // returns nil and takes the async handler, which gives the same answers.
+        let immediate: HTTPImmediateHandler = { request, _ in
+            guard let key = request.headers["x-app-key"], let app = auth.directory.app(key: key) else { return nil }
+            let query = try UpdateCheckQuery(query: request.head.query)
+            var subject = query.deviceId.map { "d:" + $0 }
+            if let authorization = request.headers["authorization"] {
+                guard let token = Self.bearerToken(authorization),
+                      let verified = try? auth.authenticator.verify(token, audience: .api, appKey: app.appKey)
+                else { return nil }
+                subject = "u:" + verified.principal.userId
             }
+            guard let releases = cache.fresh(appId: app.id) else { return nil }
+            return Self.respond(releases, query: query, subject: subject, request: request)
+        }
+        router.get("/api/update/check", immediate: immediate) { request, _ in
+            let app = try await auth.requireApp(of: request)
             let query = try UpdateCheckQuery(query: request.head.query)
             var subject = query.deviceId.map { "d:" + $0 }
             if request.headers.contains(name: "authorization"),
                let verified = try? await auth.authenticator.authenticate(request, audience: .api, consent: .exempt) {
                 subject = "u:" + verified.principal.userId
             }
-            let releases: AppReleases
-            if let fresh = cache.fresh(appId: app.id) {
-                releases = fresh
-            } else {
-                releases = try await cache.releases(appId: app.id)
-            }
-            let answer = releases.answer(platform: query.platform, channel: query.channel,
-                                         versionCode: query.versionCode, subject: subject)
-            return answer.response(ifNoneMatch: request.headers["if-none-match"])
+            return Self.respond(try await cache.releases(appId: app.id), query: query, subject: subject, request: request)
         }
+    }
+
+    static func respond(_ releases: AppReleases, query: UpdateCheckQuery, subject: String?,
+                        request: HTTPRequest) -> HTTPResponse {
+        releases.answer(platform: query.platform, channel: query.channel, versionCode: query.versionCode, subject: subject)
+            .response(ifNoneMatch: request.headers["if-none-match"])
+    }
+
+    /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1), or nil.
+    static func bearerToken(_ header: String) -> String? {
+        // `| 0x20` lower-cases ASCII letters and keeps the space.
+        guard header.utf8.count > 7, zip(header.utf8, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
+            return nil
+        }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
     }
 }
 
