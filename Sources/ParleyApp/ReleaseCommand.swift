@@ -148,12 +148,3 @@ public enum ReleaseCommand {
         if let withdrawn = release.withdrawnAt { output("withdrawnAt     \(ISO8601.format(withdrawn))") }
     }
 }
-
-extension AppCommand.Options {
-    /// A flag without a value (`--include-withdrawn`).
-    mutating func takeFlag(_ flag: String) -> Bool {
-        guard let index = items.firstIndex(of: flag) else { return false }
-        items.remove(at: index)
-        return true
-    }
-}
