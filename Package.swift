@@ -59,11 +59,17 @@ let package = Package(
                                                       "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // Offline push: device tokens, the outbox worker, APNs over HTTP/2 (messaging does not depend on it).
+        .target(name: "ParleyPush", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+                                                   "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
+                                                   "ParleyObservability"],
+                swiftSettings: swiftSettings),
+
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
                                                   "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates",
-                                                  "ParleyHTTPClient"],
+                                                  "ParleyPush", "ParleyHTTPClient"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
@@ -106,6 +112,10 @@ let package = Package(
         .testTarget(name: "ParleyUpdatesTests", dependencies: ["ParleyUpdates", "ParleyApp", "ParleyAuth", "ParleyHTTP",
                                                               "ParleyJSON", "ParleyPostgres", "ParleyTestSupport",
                                                               "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyPushTests", dependencies: ["ParleyPush", "ParleyMessaging", "ParleyApp", "ParleyAuth",
+                                                           "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
+                                                           "ParleyPostgres", "ParleyWebSocket", "ParleyTestSupport",
+                                                           "ParleyLiveSupport"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,3 +5,6 @@
 #include <openssl/err.h>
 #include <openssl/kdf.h>
 #include <openssl/sha.h>
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/ec.h>

@@ -3,6 +3,8 @@ import ParleyAuth
 import ParleyFiles
 import ParleyHTTP
 import ParleyPostgres
+import ParleyPush
+import ParleyCrypto
 
 /// `parley app create|list|rotate-secret|update`: manages apps (tenants) in the database. Output goes through
 /// `output` (stdout in the executable, a buffer in tests). The secret is printed by `create` and `rotate-secret`
@@ -20,6 +22,11 @@ public enum AppCommand {
       parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
                                  the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES) and the
                                  MIME types it accepts; without options prints the current limits
+      parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
+                              [--preview full|sender|none] [--enable|--disable]
+                                 offline push over APNs: the .p8 key (stored encrypted under the master key), its
+                                 key id and team id, the bundle id, what alerts show, and whether push is on;
+                                 --endpoint overrides Apple's (tests, relays); without options prints the settings
     """
 
     public struct UsageError: Error, CustomStringConvertible {
@@ -115,6 +122,9 @@ public enum AppCommand {
                 output("appKey          \(target.appKey)")
                 output("maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")")
                 output("allowedTypes    \(limits.allowedTypes?.joined(separator: ",") ?? "(every type)")")
+            case "push":
+                try await push(&options, repository: repository, database: app.database, masterKey: auth.masterKey,
+                               output: output)
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
@@ -123,6 +133,91 @@ public enum AppCommand {
             throw error
         }
         await app.database.shutdown()
+    }
+
+    /// `parley app push`: checks every value before storing any.
+    private static func push(_ options: inout Options, repository: AppRepository, database: PostgresClient,
+                             masterKey: MasterKey, output: (String) -> Void) async throws {
+        let keyFile = options.take("--apns-key-file")
+        let keyId = options.take("--key-id")
+        let teamId = options.take("--team-id")
+        let bundleId = options.take("--bundle-id")
+        let endpoint = options.take("--endpoint")
+        let previewName = options.take("--preview")
+        let enable = options.takeFlag("--enable")
+        let disable = options.takeFlag("--disable")
+        let key = try options.takePositional("APP_KEY") // after the options, so a value is never taken for it
+        try options.finish()
+        if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
+        var update = PushSettingsRepository.Update()
+        if let keyId {
+            guard APNsIdentifiers.isTeamOrKeyID(keyId) else { throw UsageError(description: "--key-id must be 10 upper-case letters and digits") }
+            update.keyId = keyId
+        }
+        if let teamId {
+            guard APNsIdentifiers.isTeamOrKeyID(teamId) else { throw UsageError(description: "--team-id must be 10 upper-case letters and digits") }
+            update.teamId = teamId
+        }
+        if let bundleId {
+            guard APNsIdentifiers.isBundleID(bundleId) else { throw UsageError(description: "--bundle-id is not a bundle identifier") }
+            update.bundleId = bundleId
+        }
+        if let endpoint {
+            if endpoint == "default" {
+                update.clearEndpoint = true
+            } else {
+                guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://"), !endpoint.contains(" ") else {
+                    throw UsageError(description: "--endpoint must be an http:// or https:// URL, or `default` for Apple's")
+                }
+                update.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+            }
+        }
+        if let previewName {
+            guard let preview = PushPreview(rawValue: previewName) else {
+                throw UsageError(description: "--preview must be one of full, sender, none")
+            }
+            update.preview = preview
+        }
+        var pem: String?
+        if let keyFile {
+            guard let data = FileManager.default.contents(atPath: keyFile), let text = String(data: data, encoding: .utf8) else {
+                throw UsageError(description: "cannot read --apns-key-file \(keyFile)")
+            }
+            do {
+                _ = try P256.SigningKey(pem: text)
+            } catch {
+                throw UsageError(description: "--apns-key-file \(keyFile) is not an APNs .p8 key (PEM, EC P-256): \(error)")
+            }
+            pem = text
+        }
+        guard let target = try await repository.find(key: key) else { throw UsageError(description: "no app with key \(key)") }
+        let settings = PushSettingsRepository(database: database)
+        if let pem { update.sealedKey = try PushKeyBox(masterKey: masterKey).seal(pem: pem, appId: target.id) }
+        if enable || disable { update.enabled = enable }
+        let changes = keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
+            || previewName != nil || enable || disable
+        if enable {
+            // Enabling needs complete credentials, counting those stored before.
+            var merged = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
+            merged.teamId = update.teamId ?? merged.teamId
+            merged.keyId = update.keyId ?? merged.keyId
+            merged.sealedKey = update.sealedKey ?? merged.sealedKey
+            merged.bundleId = update.bundleId ?? merged.bundleId
+            guard merged.hasAPNsCredentials else {
+                throw UsageError(description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id "
+                    + "(now or stored before)")
+            }
+        }
+        if changes { try await settings.update(appId: target.id, update) }
+        let current = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
+        output("appKey          \(target.appKey)")
+        output("enabled         \(current.enabled)")
+        output("teamId          \(current.teamId ?? "(none)")")
+        output("keyId           \(current.keyId ?? "(none)")")
+        output("apnsKey         \(current.sealedKey == nil ? "(none)" : "(stored, encrypted)")")
+        output("bundleId        \(current.bundleId ?? "(none)")")
+        output("preview         \(current.preview.rawValue)")
+        output("endpoint        \(current.endpoint ?? "(Apple's, by each token's environment)")")
     }
 
     private static func describe(_ app: AppSettings, output: (String) -> Void) {

@@ -4,10 +4,12 @@ import ParleyCrypto
 import ParleyFiles
 import ParleyHTTPClient
 import ParleyHTTP
+import ParleyHTTPClient
 import ParleyMessaging
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
+import ParleyPush
 import ParleyRealtime
 import ParleyUpdates
 
@@ -30,6 +32,10 @@ public final class Application: Sendable {
     public let files: FilesModule?
     /// Releases and update checks; nil when `auth` is.
     public let updates: UpdatesModule?
+    /// Push tokens and the outbox worker (APNs); nil when `auth` is.
+    public let push: PushModule?
+    /// Outgoing HTTP/2 to APNs.
+    let pushClient: HTTPClient?
     let logSink: LogSink
 
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
@@ -73,9 +79,18 @@ public final class Application: Sendable {
             }
         }
         updates = auth.map { UpdatesModule(database: database, auth: $0, logger: logger) }
+        let pushClient = auth.map { _ in HTTPClient(maxResponseBytes: 64 * 1024, logger: logger) }
+        self.pushClient = pushClient
+        push = auth.flatMap { auth in
+            pushClient.map { client in
+                PushModule(configuration: configuration.push, database: database, authenticator: auth.authenticator,
+                           sessionEvents: auth.events, keys: PushKeyBox(masterKey: auth.configuration.masterKey),
+                           sender: APNsSender(client: client, logger: logger.with("component", "push")), logger: logger)
+            }
+        }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
                                                    auth: auth, messaging: messaging, realtime: realtime, files: files,
-                                                   updates: updates)
+                                                   updates: updates, push: push)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
@@ -83,7 +98,7 @@ public final class Application: Sendable {
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
                                realtime: RealtimeModule? = nil, files: FilesModule? = nil,
-                               updates: UpdatesModule? = nil) -> HTTPResponder {
+                               updates: UpdatesModule? = nil, push: PushModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
@@ -91,6 +106,7 @@ public final class Application: Sendable {
         realtime?.register(on: &router)
         files?.register(on: &router)
         updates?.register(on: &router)
+        push?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth?.registerBenchmarkRoutes(on: &router)
@@ -122,12 +138,15 @@ public final class Application: Sendable {
         realtime?.start()
         files?.start()
         updates?.start()
+        push?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
+        await realtime?.stop()
         updates?.stop()
-        realtime?.stop()
+        push?.stop()
+        pushClient?.shutdown()
         files?.stop()
         messaging?.stop()
         await auth.stop()

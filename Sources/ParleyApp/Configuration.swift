@@ -5,6 +5,7 @@ import ParleyHTTP
 import ParleyFiles
 import ParleyMessaging
 import ParleyObservability
+import ParleyPush
 import ParleyRealtime
 
 /// Every setting Parley reads, from the environment. `Setting.all` is the single list that
@@ -39,6 +40,7 @@ public struct Configuration: Sendable {
     public var messaging = MessagingConfiguration()
     public var files = FilesConfiguration()
     public var realtime = RealtimeConfiguration()
+    public var push = PushConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
 
@@ -124,6 +126,12 @@ public struct Configuration: Sendable {
                 help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
         Setting(name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
                 help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
+        Setting(name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
+                help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
+        Setting(name: "PARLEY_PUSH_MAX_ATTEMPTS", defaultValue: "10",
+                help: "attempts of a push (backoff 1 s, 2 s, 4 s ... at most 5 min) before it is given up"),
+        Setting(name: "PARLEY_PUSH_LEASE_SECONDS", defaultValue: "30",
+                help: "a push being delivered is left to its instance this long; after a crash another takes it over"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -233,6 +241,9 @@ public struct Configuration: Sendable {
         realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
         realtime.webSocket.maxBufferedOutgoingBytes = try integer("PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
                                                                   range: (64 << 10)...(1 << 30))
+        push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
+        push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
+        push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)
     }
 
     public static let missingMasterKey = "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "

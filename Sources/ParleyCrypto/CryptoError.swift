@@ -13,6 +13,12 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyDerivationFailed
     /// OpenSSL failed while encrypting (usually an allocation failure).
     case encryptionFailed
+    /// A key (PEM) could not be read, or is not of the expected kind.
+    case invalidKeyFormat(String)
+    /// OpenSSL failed to generate a key.
+    case keyGenerationFailed
+    /// OpenSSL failed to sign.
+    case signingFailed
 
     public var description: String {
         switch self {
@@ -26,6 +32,12 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
             return "key derivation failed"
         case .encryptionFailed:
             return "encryption failed"
+        case let .invalidKeyFormat(reason):
+            return "invalid key: \(reason)"
+        case .keyGenerationFailed:
+            return "key generation failed"
+        case .signingFailed:
+            return "signing failed"
         }
     }
 }

@@ -33,8 +33,11 @@ public final class RealtimeModule: Sendable {
         socketConfiguration.metrics = socketConfiguration.metrics ?? WebSocketMetrics(registry: metrics)
         var withMetrics = configuration
         withMetrics.webSocket = socketConfiguration
+        let presence = ClusterPresence(database: database, logger: logger) {
+            registry.all().map { .init(connectionId: $0.id, appId: $0.appId, userId: $0.userId, sessionId: $0.sessionId) }
+        }
         gateway = Gateway(configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
-                          relay: relay, logger: logger)
+                          relay: relay, presence: presence, logger: logger)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
         }
@@ -73,6 +76,7 @@ public final class RealtimeModule: Sendable {
     /// events, and session ends.
     public func start() {
         let gateway = gateway
+        gateway.presence?.start()
         let events = messaging.events.subscribe()
         let sessionEvents = auth.events.subscribe()
         let logger = logger
@@ -151,7 +155,11 @@ public final class RealtimeModule: Sendable {
         }
     }
 
-    public func stop() {
+    public func stop() async {
         tasks.cancelAll()
+        await gateway.presence?.stop()
     }
+
+    /// This instance's id in `realtime_instances` (presence rows name it).
+    public var instanceId: String? { gateway.presence?.instanceId }
 }

@@ -33,6 +33,19 @@ public struct MessagingFixture: Sendable {
 
     public var database: PostgresClient { live.app.database }
 
+    // MARK: Files
+
+    /// Uploads a small file as `session` (`PUT /api/files`) and returns its object key, for messages that
+    /// reference files (the server checks every key).
+    public func uploadKey(_ session: Session, bytes: [UInt8] = Array("attachment \(UUID().uuidString)".utf8)) async throws -> String {
+        let response = try await client.send("PUT", "/api/files", headers: ["Authorization": "Bearer \(session.accessToken)"],
+                                             body: bytes)
+        guard response.status == 201, let key = response.string("objectKey") else {
+            throw TestFailure("upload failed: \(response.status) \(response.text)")
+        }
+        return key
+    }
+
     // MARK: Messages
 
     public func send(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",

@@ -39,9 +39,9 @@ struct ConversationStateTests {
             #expect(bobView["lastMessagePreview"] as? String == "message revoked")
 
             // Typed previews.
-            try await fx.sendOK(alice, to: bob.userId, msgType: "image", content: ["objectKey": "a.jpg", "width": 1, "height": 1])
+            try await fx.sendOK(alice, to: bob.userId, msgType: "image", content: ["objectKey": try await fx.uploadKey(alice), "width": 1, "height": 1])
             #expect(try await fx.conversation(bob, id)?["lastMessagePreview"] as? String == "[image]")
-            try await fx.sendOK(alice, to: bob.userId, msgType: "audio", content: ["objectKey": "a.m4a", "durationSec": 3])
+            try await fx.sendOK(alice, to: bob.userId, msgType: "audio", content: ["objectKey": try await fx.uploadKey(alice), "durationSec": 3])
             bobView = try #require(try await fx.conversation(bob, id))
             #expect(bobView["lastMessagePreview"] as? String == "[voice]")
             #expect(bobView["unreadCount"] as? Int == 2)
@@ -50,7 +50,7 @@ struct ConversationStateTests {
             #expect(try await fx.conversation(bob, id)?["unreadCount"] as? Int == 2)
 
             // Bob replies: sending reads everything before it.
-            try await fx.sendOK(bob, to: alice.userId, msgType: "file", content: ["objectKey": "f", "name": "a.pdf", "size": 10])
+            try await fx.sendOK(bob, to: alice.userId, msgType: "file", content: ["objectKey": try await fx.uploadKey(bob), "name": "a.pdf", "size": 10])
             bobView = try #require(try await fx.conversation(bob, id))
             #expect(bobView["unreadCount"] as? Int == 0)
             #expect(bobView["lastMessagePreview"] as? String == "[file]")

@@ -114,7 +114,7 @@ struct RevokeAndEditTests {
             #expect(try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "x"], token: bob.accessToken).code == 1107)
             // Not text.
             let image = try await fx.sendOK(alice, to: bob.userId, msgType: "image",
-                                            content: ["objectKey": "k/1.jpg", "width": 10, "height": 10])
+                                            content: ["objectKey": try await fx.uploadKey(alice), "width": 10, "height": 10])
             #expect(try await fx.client.patch("/api/im/messages/\(image["id"] as! String)", json: ["content": "x"],
                                               token: alice.accessToken).code == 1107)
             // Invalid new content: 1002, nothing changed.

@@ -1,11 +1,11 @@
 import ParleyJSON
 
 /// The one-line preview of a conversation's last message, by type: text itself (trimmed, one line, at most
-/// 100 characters), "[image]", "[voice]", ... and "message revoked".
-enum MessagePreview {
+/// 100 characters), "[image]", "[voice]", ... and "message revoked". Also the body of push alerts (ParleyPush).
+public enum MessagePreview {
     static let maxCharacters = 100
 
-    static func text(type: MessageType, content: JSONValue, revoked: Bool) -> String {
+    public static func text(type: MessageType, content: JSONValue, revoked: Bool) -> String {
         if revoked { return "message revoked" }
         switch type {
         case .text: return shorten(content.stringValue ?? "")

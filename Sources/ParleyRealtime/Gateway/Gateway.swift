@@ -13,16 +13,19 @@ final class Gateway: Sendable {
     let registry: ConnectionRegistry
     let fanOut: FanOut
     let relay: ClusterRelay
+    /// Where connections are recorded for other features (offline push); nil in tests that build a bare gateway.
+    let presence: ClusterPresence?
     let logger: Logger
     private let nextConnectionID = Atomic<UInt64>(0)
 
     init(configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
-         fanOut: FanOut, relay: ClusterRelay, logger: Logger) {
+         fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger) {
         self.configuration = configuration
         self.messaging = messaging
         self.registry = registry
         self.fanOut = fanOut
         self.relay = relay
+        self.presence = presence
         self.logger = logger
     }
 

@@ -36,6 +36,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                                  sessionId: principal.sessionId, handle: session.handle)
         self.entry = entry
         gateway.registry.add(entry)
+        gateway.presence?.connected(.init(connectionId: entry.id, appId: entry.appId, userId: entry.userId,
+                                          sessionId: entry.sessionId))
         session.send(encodedFrame: ServerFrame.encoded(type: "hello", json: .object(JSONObject([
             ("serverTime", .string(ISO8601.format(Date()))),
             ("userId", .string(principal.userId)), ("sessionId", .string(principal.sessionId)),
@@ -95,7 +97,10 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         pending.removeAll()
         if let timer = expiryTimer { session.loop.cancelTimer(timer) }
         expiryTimer = nil
-        if let entry { gateway.registry.remove(entry) }
+        if let entry {
+            gateway.registry.remove(entry)
+            gateway.presence?.disconnected(connectionId: entry.id)
+        }
         entry = nil
     }
 }

@@ -1,0 +1,175 @@
+import Foundation
+import ParleyCrypto
+import ParleyObservability
+import Synchronization
+
+/// Delivers the outbox: leases due jobs, pushes each message to its offline recipients' tokens, records every
+/// token pushed, and deletes the job when all are done. Retryable failures (timeouts, 5xx, 429) put the job back
+/// with exponential backoff; dead tokens are deleted. A crash anywhere leaves the job leased until its lease
+/// ends, then any instance takes it over; tokens recorded as pushed are not pushed again.
+final class PushWorker: Sendable {
+    let configuration: PushConfiguration
+    let jobs: PushJobRepository
+    let tokens: PushTokenRepository
+    let settings: PushSettingsRepository
+    let keys: PushKeyBox
+    let sender: any PushSender
+    let logger: Logger
+    /// Signing keys opened from their sealed form, per app (opened again when the sealed bytes change).
+    private let openedKeys = Mutex<[Int64: (sealed: [UInt8], key: P256.SigningKey)]>([:])
+
+    init(configuration: PushConfiguration, jobs: PushJobRepository, tokens: PushTokenRepository,
+         settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, logger: Logger) {
+        self.configuration = configuration
+        self.jobs = jobs
+        self.tokens = tokens
+        self.settings = settings
+        self.keys = keys
+        self.sender = sender
+        self.logger = logger
+    }
+
+    /// Runs until cancelled: a pass every `pollInterval`, and at once again while batches come back full.
+    func run() async {
+        while !Task.isCancelled {
+            while !Task.isCancelled, await runPass() >= configuration.batchSize {}
+            try? await Task.sleep(for: configuration.pollInterval)
+        }
+    }
+
+    /// One lease and its jobs; returns how many jobs were leased.
+    @discardableResult
+    func runPass() async -> Int {
+        let leased: [PushJobRepository.Job]
+        do {
+            leased = try await jobs.lease(limit: configuration.batchSize, leaseSeconds: configuration.leaseSeconds)
+        } catch {
+            logger.warning("leasing push jobs failed", ["error": .string(String(describing: error))])
+            return 0
+        }
+        guard !leased.isEmpty else { return 0 }
+        let appSettings: [Int64: PushSettings]
+        do {
+            appSettings = try await settings.settings(appIds: Array(Set(leased.map(\.appId))))
+        } catch {
+            logger.warning("loading push settings failed", ["error": .string(String(describing: error))])
+            return leased.count // the leases expire and the jobs come back
+        }
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for job in leased {
+                if running >= configuration.concurrentJobs {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { [self] in await process(job, settings: appSettings[job.appId]) }
+                running += 1
+            }
+        }
+        return leased.count
+    }
+
+    /// Pushes one job. Errors of the database leave the job leased: it is retried when the lease expires.
+    func process(_ job: PushJobRepository.Job, settings: PushSettings?) async {
+        do {
+            try await deliver(job, settings: settings)
+        } catch {
+            logger.warning("push job failed; retried after its lease", ["job_id": .int(Int(job.id)),
+                                                                          "error": .string(String(describing: error))])
+        }
+    }
+
+    private func deliver(_ job: PushJobRepository.Job, settings: PushSettings?) async throws {
+        guard let settings, settings.enabled, let credentials = credentials(settings) else {
+            // Push was turned off (or never configured) after the job was queued.
+            try await jobs.complete(jobId: job.id)
+            return
+        }
+        guard let message = try await jobs.message(appId: job.appId, id: job.messageId), !message.revoked else {
+            try await jobs.complete(jobId: job.id) // revoked (or gone) before delivery: no push
+            return
+        }
+        let targets = try await jobs.targets(job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
+        let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
+        let plan = PushPayload.plan(for: message, tokens: targets.map { $0.0 }).filter { !delivered.contains($0.0) }
+        if plan.isEmpty {
+            try await jobs.complete(jobId: job.id)
+            return
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        let alert = PushPayload.alert(for: message, preview: settings.preview)
+        let voip = message.callMedia.map { PushPayload.voip(for: message, media: $0, preview: settings.preview) }
+        let outcomes = await withTaskGroup(of: (PushTarget, PushOutcome).self) { group in
+            for (target, kind) in plan {
+                let notification = PushNotification(
+                    vendor: target.vendor, token: target.token, environment: target.environment,
+                    bundleId: target.bundleId, kind: kind, payload: kind == .voip ? voip ?? alert : alert,
+                    collapseId: String(message.id),
+                    expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
+                group.addTask { [sender] in (target, await sender.send(notification, credentials: credentials)) }
+            }
+            var all: [(PushTarget, PushOutcome)] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        var pushed: [PushTarget] = []
+        var dead: [(PushVendor, String)] = []
+        var retryReasons: [String] = []
+        for (target, outcome) in outcomes {
+            switch outcome {
+            case .delivered:
+                pushed.append(target)
+            case .invalidToken(let reason):
+                logger.info("push token removed", ["app_id": .int(Int(job.appId)), "user_id": .string(target.userId),
+                                                   "vendor": .string(target.vendor.rawValue), "reason": .string(reason)])
+                dead.append((target.vendor, target.token))
+            case .rejected(let reason):
+                logger.warning("push rejected", ["app_id": .int(Int(job.appId)), "job_id": .int(Int(job.id)),
+                                                 "reason": .string(reason)])
+                pushed.append(target) // not worth another try: counted as done
+            case .retry(let reason):
+                retryReasons.append(reason)
+            }
+        }
+        try await jobs.recordDeliveries(jobId: job.id, pushed)
+        try await tokens.delete(appId: job.appId, tokens: dead)
+        guard !retryReasons.isEmpty else {
+            try await jobs.complete(jobId: job.id)
+            return
+        }
+        if job.attempts >= configuration.maxAttempts {
+            logger.warning("push job given up", ["job_id": .int(Int(job.id)), "message_id": .int(Int(job.messageId)),
+                                                 "attempts": .int(job.attempts), "reason": .string(retryReasons[0])])
+            try await jobs.complete(jobId: job.id)
+            return
+        }
+        let delay = configuration.backoff(afterAttempts: job.attempts)
+        logger.info("push job will retry", ["job_id": .int(Int(job.id)), "attempts": .int(job.attempts),
+                                            "delay_ms": .int(Int(delay.components.seconds * 1000)),
+                                            "reason": .string(retryReasons[0])])
+        try await jobs.reschedule(jobId: job.id, after: delay)
+    }
+
+    /// The app's APNs credentials, with its key opened (cached while the sealed key is unchanged).
+    func credentials(_ settings: PushSettings) -> APNsCredentials? {
+        guard let teamId = settings.teamId, let keyId = settings.keyId, let sealed = settings.sealedKey,
+              let bundleId = settings.bundleId else {
+            logger.warning("push enabled without APNs credentials", ["app_id": .int(Int(settings.appId))])
+            return nil
+        }
+        let cached = openedKeys.withLock { $0[settings.appId] }
+        let key: P256.SigningKey
+        if let cached, cached.sealed == sealed {
+            key = cached.key
+        } else {
+            guard let pem = keys.open(sealed, appId: settings.appId), let opened = try? P256.SigningKey(pem: pem) else {
+                logger.error("the app's APNs key does not open under this master key", ["app_id": .int(Int(settings.appId))])
+                return nil
+            }
+            openedKeys.withLock { $0[settings.appId] = (sealed, opened) }
+            key = opened
+        }
+        return APNsCredentials(appId: settings.appId, teamId: teamId, keyId: keyId, key: key, bundleId: bundleId,
+                               endpoint: settings.endpoint)
+    }
+}

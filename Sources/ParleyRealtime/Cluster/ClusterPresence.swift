@@ -1,0 +1,167 @@
+import Foundation
+import ParleyCrypto
+import ParleyObservability
+import ParleyPostgres
+import Synchronization
+
+/// Who is connected where, in the database, for whoever must know whether a user is online anywhere (offline push
+/// asks `realtime_presence` joined with live `realtime_instances`, migrations/0008).
+///
+/// Connects and disconnects only queue a change under a lock (the gateway never waits for the database); one task
+/// writes the queued changes in one transaction per batch. The instance row is heartbeated every few seconds:
+/// readers ignore the rows of instances silent for 15 s, so a crashed instance's users count as offline soon.
+/// When the instance row has vanished (another instance pruned it after a long database outage), the next
+/// heartbeat recreates it and rewrites every open connection.
+final class ClusterPresence: Sendable {
+    struct Row: Sendable, Hashable {
+        var connectionId: UInt64
+        var appId: Int64
+        var userId: String
+        var sessionId: String
+    }
+
+    private struct Pending {
+        var inserts: [UInt64: Row] = [:]
+        var deletes: Set<UInt64> = []
+        var resync = true
+    }
+
+    let instanceId: String
+    private let database: PostgresClient
+    private let logger: Logger
+    private let heartbeat: Duration
+    /// Every open connection of this instance (for a resync).
+    private let snapshot: @Sendable () -> [Row]
+    private let pending = Mutex(Pending())
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakes: AsyncStream<Void>
+    private let tasks = TaskBox()
+
+    init(database: PostgresClient, logger: Logger, heartbeat: Duration = .seconds(5),
+         snapshot: @escaping @Sendable () -> [Row]) {
+        instanceId = Hex.encode(SecureRandom.bytes(12))
+        self.database = database
+        self.logger = logger
+        self.heartbeat = heartbeat
+        self.snapshot = snapshot
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: Gateway side (never blocks)
+
+    func connected(_ row: Row) {
+        pending.withLock { state in
+            state.deletes.remove(row.connectionId)
+            state.inserts[row.connectionId] = row
+        }
+        wake.yield()
+    }
+
+    func disconnected(connectionId: UInt64) {
+        pending.withLock { state in
+            // Connected and gone within one batch: nothing to write.
+            if state.inserts.removeValue(forKey: connectionId) == nil { state.deletes.insert(connectionId) }
+        }
+        wake.yield()
+    }
+
+    // MARK: Writer
+
+    func start() {
+        tasks.add(Task { [self] in
+            for await _ in wakes {
+                await flush()
+            }
+        })
+        tasks.add(Task { [self] in
+            while !Task.isCancelled {
+                await beat()
+                try? await Task.sleep(for: heartbeat)
+            }
+        })
+        wake.yield()
+    }
+
+    /// Stops writing and removes this instance's rows (its connections are closing anyway).
+    func stop() async {
+        tasks.cancelAll()
+        wake.finish()
+        do {
+            _ = try await database.query("DELETE FROM realtime_instances WHERE id = \(instanceId)")
+        } catch {
+            logger.warning("could not remove this instance's presence", ["error": .string(String(describing: error))])
+        }
+    }
+
+    /// Heartbeat; also prunes instances silent for a minute (their presence rows go with them).
+    func beat() async {
+        do {
+            let rows = try await database.query("""
+                INSERT INTO realtime_instances (id) VALUES (\(instanceId))
+                ON CONFLICT (id) DO UPDATE SET last_seen = now()
+                RETURNING (xmax = 0) AS inserted
+                """)
+            if try rows.first?.decode("inserted", as: Bool.self) == true {
+                pending.withLock { $0.resync = true }
+                wake.yield()
+            }
+            _ = try await database.query("""
+                DELETE FROM realtime_instances WHERE last_seen < now() - interval '60 seconds' AND id <> \(instanceId)
+                """)
+        } catch {
+            logger.warning("presence heartbeat failed", ["error": .string(String(describing: error))])
+        }
+    }
+
+    /// Writes the queued changes (or everything, after the instance row was recreated) in one transaction. On
+    /// failure they stay queued for the next attempt.
+    func flush() async {
+        let (inserts, deletes, resync): ([Row], [UInt64], Bool) = pending.withLock { state in
+            defer { state = Pending(resync: false) }
+            return (Array(state.inserts.values), Array(state.deletes), state.resync)
+        }
+        // Taken after the queue was emptied: a connection closing from here on queues its delete again.
+        let rows = resync ? snapshot() : inserts
+        guard resync || !rows.isEmpty || !deletes.isEmpty else { return }
+        do {
+            let instanceId = instanceId
+            try await database.withTransaction { connection in
+                if resync {
+                    _ = try await connection.query("""
+                        INSERT INTO realtime_instances (id) VALUES (\(instanceId))
+                        ON CONFLICT (id) DO UPDATE SET last_seen = now()
+                        """)
+                    _ = try await connection.query("DELETE FROM realtime_presence WHERE instance_id = \(instanceId)")
+                }
+                if !deletes.isEmpty {
+                    _ = try await connection.query("""
+                        DELETE FROM realtime_presence WHERE instance_id = \(instanceId)
+                          AND connection_id = ANY(\(PostgresTextArray(deletes.map(String.init)))::bigint[])
+                        """)
+                }
+                if !rows.isEmpty {
+                    _ = try await connection.query("""
+                        INSERT INTO realtime_presence (instance_id, connection_id, app_id, user_id, session_id)
+                        SELECT \(instanceId), r.id, r.app, r.usr, r.sess
+                        FROM unnest(\(PostgresTextArray(rows.map { String($0.connectionId) }))::bigint[],
+                                    \(PostgresTextArray(rows.map { String($0.appId) }))::bigint[],
+                                    \(PostgresTextArray(rows.map(\.userId)))::text[],
+                                    \(PostgresTextArray(rows.map(\.sessionId)))::text[]) AS r(id, app, usr, sess)
+                        ON CONFLICT DO NOTHING
+                        """)
+                }
+            }
+        } catch {
+            logger.warning("writing presence failed; will retry", ["error": .string(String(describing: error))])
+            pending.withLock { state in
+                if resync { state.resync = true }
+                for row in inserts where !state.deletes.contains(row.connectionId) && state.inserts[row.connectionId] == nil {
+                    state.inserts[row.connectionId] = row
+                }
+                for id in deletes where state.inserts.removeValue(forKey: id) == nil { state.deletes.insert(id) }
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+            wake.yield()
+        }
+    }
+}

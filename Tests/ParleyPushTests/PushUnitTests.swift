@@ -1,0 +1,151 @@
+import Foundation
+import ParleyAuth
+import ParleyCrypto
+import ParleyJSON
+@testable import ParleyPush
+import Testing
+
+@Suite("Push: payloads, APNs answers, backoff, tokens (pure)")
+struct PushUnitTests {
+    static func message(_ type: String = "text", content: String? = "\"hi there\"", revoked: Bool = false) -> PushMessage {
+        PushMessage(id: 42, appId: 1, conversationId: "si:a:b", fromId: "a", chatType: "single", msgType: type,
+                    content: content, revoked: revoked, senderName: "Alice")
+    }
+
+    static func json(_ bytes: [UInt8]) throws -> [String: Any] {
+        try #require((try JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any])
+    }
+
+    @Test func alertPayloadsFollowThePreviewSetting() throws {
+        let full = try Self.json(PushPayload.alert(for: Self.message(), preview: .full))
+        let aps = try #require(full["aps"] as? [String: Any])
+        #expect(aps["alert"] as? [String: String] == ["title": "Alice", "body": "hi there"])
+        #expect(aps["sound"] as? String == "default")
+        #expect(aps["mutable-content"] as? Int == 1)
+        #expect(full["ext"] as? [String: String] == ["type": "chat", "conversation_id": "si:a:b", "msg_id": "42"])
+        let image = try Self.json(PushPayload.alert(for: Self.message("image", content: #"{"objectKey":"k"}"#), preview: .full))
+        #expect(((image["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"] == "[image]")
+        let sender = try Self.json(PushPayload.alert(for: Self.message(), preview: .sender))
+        #expect((sender["aps"] as? [String: Any])?["alert"] as? [String: String]
+            == ["title": "Alice", "body": "Alice sent you a message"])
+        let none = try Self.json(PushPayload.alert(for: Self.message(), preview: .none))
+        #expect((none["aps"] as? [String: Any])?["alert"] as? [String: String] == ["body": "You have a new message"])
+        // A long text is cut as conversation lists cut it; names and texts are JSON-escaped.
+        let long = Self.message(content: JSONValue.string(String(repeating: "\"x\n", count: 200)).serializedString)
+        let cut = try Self.json(PushPayload.alert(for: long, preview: .full))
+        let body = try #require(((cut["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"])
+        #expect(body.count == 101 && body.hasSuffix("…"))
+    }
+
+    @Test func voipPayloadsCarryTheCallerAndTheMedia() throws {
+        let call = Self.message("callAudio", content: #"{"status":"calling"}"#)
+        #expect(call.callMedia == "audio")
+        let voip = try Self.json(PushPayload.voip(for: call, media: "audio", preview: .full))
+        #expect((voip["aps"] as? [String: Any])?.isEmpty == true)
+        #expect(voip["voip_caller_name"] as? String == "Alice")
+        let ext = try #require(voip["ext"] as? [String: Any])
+        #expect(ext["type"] as? String == "call")
+        #expect((ext["voip_ext"] as? [String: String]) == ["voip_media_type": "audio"])
+        let hidden = try Self.json(PushPayload.voip(for: call, media: "video", preview: .none))
+        #expect(hidden["voip_caller_name"] as? String == "Incoming call")
+        #expect(Self.message("callVideo").callMedia == "video")
+        #expect(Self.message().callMedia == nil)
+    }
+
+    @Test func callsGoToVoIPTokensAndOtherwiseToAlertTokens() {
+        func target(_ user: String, _ vendor: PushVendor) -> PushTarget {
+            PushTarget(userId: user, vendor: vendor, token: "\(user)-\(vendor.rawValue)", environment: .production,
+                       bundleId: "")
+        }
+        let tokens = [target("u1", .apns), target("u1", .apnsVoip), target("u2", .apns)]
+        let chat = PushPayload.plan(for: Self.message(), tokens: tokens)
+        #expect(chat.map { $0.0.token } == ["u1-apns", "u2-apns"])
+        #expect(chat.allSatisfy { $0.1 == .alert })
+        let call = PushPayload.plan(for: Self.message("callVideo"), tokens: tokens)
+        #expect(call.map { "\($0.0.token):\($0.1.rawValue)" } == ["u1-apns_voip:voip", "u2-apns:alert"])
+    }
+
+    @Test func apnsAnswersMapToOutcomes() {
+        func body(_ reason: String) -> [UInt8] { Array(#"{"reason":"\#(reason)"}"#.utf8) }
+        #expect(APNsSender.outcome(status: 200, body: []) == .delivered)
+        #expect(APNsSender.outcome(status: 410, body: body("Unregistered")) == .invalidToken(reason: "Unregistered"))
+        #expect(APNsSender.outcome(status: 400, body: body("BadDeviceToken")) == .invalidToken(reason: "BadDeviceToken"))
+        #expect(APNsSender.outcome(status: 400, body: body("DeviceTokenNotForTopic"))
+            == .invalidToken(reason: "DeviceTokenNotForTopic"))
+        #expect(APNsSender.outcome(status: 400, body: body("PayloadEmpty")) == .rejected(reason: "PayloadEmpty"))
+        #expect(APNsSender.outcome(status: 413, body: body("PayloadTooLarge")) == .rejected(reason: "PayloadTooLarge"))
+        #expect(APNsSender.outcome(status: 429, body: body("TooManyRequests")) == .retry(reason: "TooManyRequests"))
+        #expect(APNsSender.outcome(status: 403, body: body("ExpiredProviderToken")) == .retry(reason: "ExpiredProviderToken"))
+        #expect(APNsSender.outcome(status: 503, body: []) == .retry(reason: "HTTP 503"))
+        #expect(APNsSender.outcome(status: 500, body: Array("not json".utf8)) == .retry(reason: "HTTP 500"))
+    }
+
+    @Test func backoffDoublesUpToTheCap() {
+        let configuration = PushConfiguration()
+        #expect((1...6).map { configuration.backoff(afterAttempts: $0) }
+            == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32)])
+        #expect(configuration.backoff(afterAttempts: 9) == .seconds(256))
+        #expect(configuration.backoff(afterAttempts: 10) == .seconds(300))
+        #expect(configuration.backoff(afterAttempts: 1000) == .seconds(300))
+    }
+
+    @Test func tokensAreCheckedPerVendor() {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(PushVendor.apns.normalize(hex.uppercased()) == hex)
+        #expect(PushVendor.apnsVoip.normalize(String(repeating: "0", count: 200)) != nil)
+        #expect(PushVendor.apns.normalize(String(repeating: "0", count: 202)) == nil)
+        #expect(PushVendor.apns.normalize(String(hex.dropFirst(2))) == nil) // 62 hex digits: too short
+        #expect(PushVendor.apns.normalize("g" + hex.dropFirst()) == nil)
+        #expect(PushVendor.fcm.normalize("dGVzdA:APA91bH-x_y.z" + String(repeating: "q", count: 20)) != nil)
+        #expect(PushVendor.fcm.normalize("with/slash" + String(repeating: "q", count: 20)) == nil)
+        #expect(APNsIdentifiers.isBundleID("com.example.Chat-1"))
+        #expect(!APNsIdentifiers.isBundleID("com.example."))
+        #expect(!APNsIdentifiers.isBundleID("com example"))
+        #expect(APNsIdentifiers.isTeamOrKeyID("ABCDE12345"))
+        #expect(!APNsIdentifiers.isTeamOrKeyID("abcde12345"))
+    }
+
+    @Test func providerTokensAreReusedForFiftyMinutesThenRenewed() throws {
+        let clock = ManualClock(1_700_000_000)
+        let tokens = APNsProviderTokens(now: { clock.value })
+        let key = try P256.SigningKey.generate()
+        let credentials = APNsCredentials(appId: 1, teamId: "TEAM000001", keyId: "KEY0000001", key: key,
+                                          bundleId: "com.example", endpoint: nil)
+        let first = try tokens.token(for: credentials)
+        clock.value += 49 * 60
+        #expect(try tokens.token(for: credentials) == first)
+        clock.value += 60
+        let renewed = try tokens.token(for: credentials)
+        #expect(renewed != first)
+        let (header, claims) = try JWT.verifyES256(renewed, key: key.verifyingKey)
+        #expect(String(decoding: header, as: UTF8.self) == #"{"alg":"ES256","kid":"KEY0000001"}"#)
+        #expect(String(decoding: claims, as: UTF8.self) == #"{"iat":1700003000,"iss":"TEAM000001"}"#)
+        // Another app has its own token; invalidation forces a new one.
+        var other = credentials
+        other.appId = 2
+        #expect(try tokens.token(for: other) != renewed)
+        clock.value += 1
+        tokens.invalidate(appId: 1)
+        #expect(try tokens.token(for: credentials) != renewed)
+    }
+
+    @Test func sealedKeysOpenOnlyForTheirApp() throws {
+        let box = PushKeyBox(masterKey: try MasterKey(bytes: [UInt8](repeating: 7, count: 32)))
+        let pem = try P256.SigningKey.generate().pem
+        let sealed = try box.seal(pem: pem, appId: 5)
+        #expect(box.open(sealed, appId: 5) == pem)
+        #expect(box.open(sealed, appId: 6) == nil)
+        let otherMaster = PushKeyBox(masterKey: try MasterKey(bytes: [UInt8](repeating: 8, count: 32)))
+        #expect(otherMaster.open(sealed, appId: 5) == nil)
+    }
+}
+
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Int
+    init(_ value: Int) { current = value }
+    var value: Int {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+}
