@@ -229,7 +229,7 @@ public enum AppCommand {
         if let window = app.revokeWindowSeconds { output("revokeWindow    \(window)s") }
     }
 
-    private static func requireSchema(_ app: Application) async throws {
+    static func requireSchema(_ app: Application) async throws {
         let migrator = Migrator(client: app.database, directory: app.configuration.migrationsDirectory, logger: app.logger)
         let status = try await migrator.status()
         guard status.pending.isEmpty else {

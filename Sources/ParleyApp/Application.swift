@@ -11,6 +11,7 @@ import ParleyObservability
 import ParleyPostgres
 import ParleyPush
 import ParleyRealtime
+import ParleyUpdates
 
 /// The composition root: the only place that knows every concrete type. Builds the loops, the
 /// database client, the router and the server from a `Configuration`, and runs them until a signal.
@@ -29,6 +30,8 @@ public final class Application: Sendable {
     public let realtime: RealtimeModule?
     /// Uploads, signed downloads and the sweeper; nil when `auth` is.
     public let files: FilesModule?
+    /// Releases and update checks; nil when `auth` is.
+    public let updates: UpdatesModule?
     /// Push tokens and the outbox worker (APNs); nil when `auth` is.
     public let push: PushModule?
     /// Outgoing HTTP/2 to APNs.
@@ -75,6 +78,7 @@ public final class Application: Sendable {
                                database: database, logger: logger, metrics: metrics)
             }
         }
+        updates = auth.map { UpdatesModule(database: database, auth: $0, logger: logger) }
         let pushClient = auth.map { _ in HTTPClient(maxResponseBytes: 64 * 1024, logger: logger) }
         self.pushClient = pushClient
         push = auth.flatMap { auth in
@@ -86,7 +90,7 @@ public final class Application: Sendable {
         }
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
                                                    auth: auth, messaging: messaging, realtime: realtime, files: files,
-                                                   push: push)
+                                                   updates: updates, push: push)
         server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
                             metrics: metrics)
     }
@@ -94,13 +98,14 @@ public final class Application: Sendable {
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
                                auth: AuthModule? = nil, messaging: MessagingModule? = nil,
                                realtime: RealtimeModule? = nil, files: FilesModule? = nil,
-                               push: PushModule? = nil) -> HTTPResponder {
+                               updates: UpdatesModule? = nil, push: PushModule? = nil) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth?.register(on: &router)
         messaging?.register(on: &router)
         realtime?.register(on: &router)
         files?.register(on: &router)
+        updates?.register(on: &router)
         push?.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
@@ -132,12 +137,14 @@ public final class Application: Sendable {
         messaging?.start()
         realtime?.start()
         files?.start()
+        updates?.start()
         push?.start()
         try await server.start()
         await stop()
         logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
         await server.shutdown()
         await realtime?.stop()
+        updates?.stop()
         push?.stop()
         pushClient?.shutdown()
         files?.stop()

@@ -15,6 +15,7 @@ enum CommandLineInterface {
       parley migrate             apply pending migrations and exit
       parley migrate status      list applied and pending migrations
     \(AppCommand.usage)
+    \(ReleaseCommand.usage)
       parley --help              this text
 
     SETTINGS (environment variables)
@@ -46,6 +47,16 @@ enum CommandLineInterface {
                     try await AppCommand.run(rest, configuration: configuration) { print($0) }
                 } catch let error as AppCommand.UsageError {
                     return usageError(error.description)
+                }
+                return 0
+            case "release":
+                do {
+                    try await ReleaseCommand.run(rest, configuration: configuration) { print($0) }
+                } catch let error as AppCommand.UsageError {
+                    return usageError(error.description)
+                } catch let error as ReleaseCommand.Refused {
+                    printError("parley release: \(error.description)")
+                    return 1
                 }
                 return 0
             default:
