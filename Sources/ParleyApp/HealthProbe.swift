@@ -5,6 +5,10 @@ import Glibc
 public enum HealthProbe {
     public struct Failure: Error, CustomStringConvertible, Equatable {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// The address to probe for a listen address: the wildcards are reached over loopback.
