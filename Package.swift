@@ -116,7 +116,8 @@ let package = Package(
                                                            "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                            "ParleyPostgres", "ParleyWebSocket", "ParleyTestSupport",
                                                            "ParleyLiveSupport"]),
-        .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet",
+                                                        "ParleyObservability", "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,6 +14,7 @@ enum CommandLineInterface {
       parley serve [--migrate]   serve HTTP and WebSocket; --migrate applies pending migrations first
       parley migrate             apply pending migrations and exit
       parley migrate status      list applied and pending migrations
+      parley healthcheck         GET /healthz on PARLEY_HTTP_HOST:PARLEY_HTTP_PORT; exit 0 on 200 (container HEALTHCHECK)
     \(AppCommand.usage)
     \(ReleaseCommand.usage)
       parley --help              this text
@@ -42,6 +43,9 @@ enum CommandLineInterface {
                 return try await serve(configuration, applyMigrations: rest.contains("--migrate"))
             case "migrate":
                 return try await migrate(configuration, statusOnly: rest == ["status"], extra: rest)
+            case "healthcheck":
+                guard rest.isEmpty else { return usageError("unknown option for healthcheck: \(rest[0])") }
+                return healthcheck(configuration)
             case "app":
                 do {
                     try await AppCommand.run(rest, configuration: configuration) { print($0) }
@@ -94,6 +98,20 @@ enum CommandLineInterface {
         }
         await app.database.shutdown()
         return 0
+    }
+
+    static func healthcheck(_ configuration: Configuration) -> Int32 {
+        do {
+            let status = try HealthProbe.check(host: configuration.httpHost, port: configuration.httpPort)
+            guard status == 200 else {
+                printError("parley healthcheck: /healthz answered HTTP \(status)")
+                return 1
+            }
+            return 0
+        } catch {
+            printError("parley healthcheck: \(error)")
+            return 1
+        }
     }
 
     static func printUsage() {
