@@ -13,18 +13,7 @@ extension JWT {
         throws(JWTError) -> String {
         var fields = header
         fields["alg"] = "ES256"
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        let headerJSON: Data
-        let claimsJSON: Data
-        do {
-            headerJSON = try encoder.encode(fields)
-            claimsJSON = try encoder.encode(claims)
-        } catch {
-            throw .encodingFailed
-        }
-        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(claimsJSON)
+        let signingInput = try signingInput(header: fields, claims: claims)
         guard let signature = try? key.sign(signingInput.utf8) else { throw .encodingFailed }
         return signingInput + "." + Base64URL.encode(signature)
     }

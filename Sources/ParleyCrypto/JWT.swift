@@ -32,19 +32,7 @@ public enum JWT {
         var fields = header
         fields["alg"] = algorithm
         if fields["typ"] == nil { fields["typ"] = "JWT" }
-
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        let headerJSON: Data
-        let claimsJSON: Data
-        do {
-            headerJSON = try encoder.encode(fields)
-            claimsJSON = try encoder.encode(claims)
-        } catch {
-            throw .encodingFailed
-        }
-        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(claimsJSON)
+        let signingInput = try Self.signingInput(header: fields, claims: claims)
         let signature = HMAC.sha256(key: key, message: signingInput.utf8)
         return signingInput + "." + Base64URL.encode(signature)
     }
@@ -96,5 +84,19 @@ public enum JWT {
         let alg: String?
         let kid: String?
         let crit: [String]?
+    }
+}
+
+extension JWT {
+    /// `base64url(header JSON) "." base64url(claims JSON)`, keys sorted so equal inputs sign equal bytes.
+    static func signingInput(header: [String: String], claims: some Encodable) throws(JWTError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        do {
+            return Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        } catch {
+            throw .encodingFailed
+        }
     }
 }

@@ -9,16 +9,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/e2e.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 
-venv=${PARLEY_E2E_VENV:-$PARLEY_ROOT/.parley/venv}
-websockets_version=13.1
-installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("websockets"))' 2>/dev/null || true)
-if [[ $installed != "$websockets_version" ]]; then
-    ensure_apt_packages python3-venv
-    log "installing websockets $websockets_version into $venv"
-    [[ -x $venv/bin/python ]] || { mkdir -p "$(dirname "$venv")" && python3 -m venv "$venv"; }
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets==$websockets_version" \
-        || fail "pip install websockets==$websockets_version failed"
-fi
+venv=$(e2e_realtime_venv)
 
 db=$(e2e_fresh_db)
 # A small outgoing bound and long texts, so that a stalled client overflows its queue quickly.
