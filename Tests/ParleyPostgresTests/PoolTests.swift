@@ -98,8 +98,9 @@ import Testing
             let started = ContinuousClock.now
             let error = await #expect(throws: PostgresError.self) { try await client.ping() }
             #expect(error?.kind == .unavailable)
-            // Functional bound, not a speed target: far below the 60 s acquire timeout even on a loaded machine.
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // Functional bound, not a speed target: well below the 60 s acquire timeout even on a loaded machine
+            // (a clean-clone CI run with every suite at once once took 12 s).
+            #expect(ContinuousClock.now - started < .seconds(30))
         }
         let concurrent = await withTaskGroup(of: PostgresError.Kind?.self) { group in
             for _ in 0..<20 {
