@@ -68,3 +68,19 @@ import Testing
         await live.stop()
     }
 }
+
+/// TRACE is a method the server knows but never serves: 405 with `Allow` on a known path, 404 elsewhere.
+@Suite struct TraceMethodTests {
+    @Test func traceOnAKnownPathIs405WithAllow() async throws {
+        let live = try await LiveServer(routes: standardRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        try client.send("TRACE /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        let known = try client.readResponse()
+        #expect(known.status == 405)
+        #expect(known.header("allow")?.contains("GET") == true)
+        #expect(known.header("allow")?.contains("TRACE") == false)
+        try client.send("TRACE /nowhere HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().status == 404)
+        await live.stop()
+    }
+}

@@ -1,8 +1,9 @@
-/// The request methods Parley implements (RFC 9110 §9).
+/// The request methods Parley knows (RFC 9110 §9). TRACE is known so that a known path answers it with 405 and
+/// `Allow` (no route ever serves it: echoing requests back would expose credentials, RFC 9110 §9.3.8).
 ///
-/// The parser answers any other syntactically valid method with 501 (RFC 9110 §9.1).
+/// The parser answers any other syntactically valid method (CONNECT, extension methods) with 501 (RFC 9110 §9.1).
 public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
-    case GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS
+    case GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE
 }
 
 /// The HTTP versions the parser accepts (RFC 9112 §2.3); any other `HTTP/d.d` is answered with 505.

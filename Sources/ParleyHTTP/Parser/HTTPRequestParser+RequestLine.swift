@@ -70,6 +70,7 @@ extension HTTPRequestParser {
             if matches(bytes, start, "HEAD") { return .HEAD }
         case 5:
             if matches(bytes, start, "PATCH") { return .PATCH }
+            if matches(bytes, start, "TRACE") { return .TRACE }
         case 6:
             if matches(bytes, start, "DELETE") { return .DELETE }
         case 7:
