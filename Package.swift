@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyTestSupport"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
-        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON"]),
+        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", "ParleyTestSupport"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),
         .testTarget(name: "ParleyWebSocketTests", dependencies: ["ParleyWebSocket", "ParleyHTTP", "ParleyNet", "ParleyCrypto",
                                                                 "ParleyObservability", "ParleyTestSupport"]),

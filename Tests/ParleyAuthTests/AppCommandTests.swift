@@ -9,14 +9,9 @@ import Testing
 @Suite("parley app commands")
 struct AppCommandTests {
     static func run(_ arguments: [String], _ configuration: Configuration) async throws -> [String] {
-        let lines = Mutex<[String]>([])
-        try await AppCommand.run(arguments, configuration: configuration) { line in lines.withLock { $0.append(line) } }
-        return lines.withLock { $0 }
+        try await CommandOutput.lines { try await AppCommand.run(arguments, configuration: configuration, output: $0) }
     }
 
-    static func field(_ name: String, in lines: [String]) -> String? {
-        lines.first { $0.hasPrefix(name + " ") }.map { $0.dropFirst(name.count).trimmingCharacters(in: .whitespaces) }
-    }
 
     @Test func createListRotate() async throws {
         try await withDatabase { url in
@@ -25,12 +20,12 @@ struct AppCommandTests {
             let configuration = try LiveApp.configuration(databaseURL: url, masterKeyHex: live.masterKeyHex)
             do {
                 let created = try await Self.run(["create", "--name", "Chat Demo", "--privacy-version", "3"], configuration)
-                let key = try #require(Self.field("appKey", in: created))
-                let secret = try #require(Self.field("appSecret", in: created))
+                let key = try #require(CommandOutput.field("appKey", in: created))
+                let secret = try #require(CommandOutput.field("appSecret", in: created))
                 #expect(key.hasPrefix("ak_"))
                 #expect(secret.hasPrefix("as_") && secret.count == 46)
                 #expect(created.filter { $0.contains(secret) }.count == 1) // printed once
-                #expect(Self.field("privacyVersion", in: created) == "3")
+                #expect(CommandOutput.field("privacyVersion", in: created) == "3")
 
                 let stored = try await live.app.database.query(
                     "SELECT secret_ciphertext FROM apps WHERE app_key = \(key)")[0].decode(0, as: [UInt8].self)
@@ -47,7 +42,7 @@ struct AppCommandTests {
                 #expect(ok.status == 200)
 
                 let rotated = try await Self.run(["rotate-secret", key, "--grace-seconds", "0"], configuration)
-                let newSecret = try #require(Self.field("appSecret", in: rotated))
+                let newSecret = try #require(CommandOutput.field("appSecret", in: rotated))
                 #expect(newSecret != secret)
                 #expect(try await eventually {
                     try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: secret, userId: "x").code == 1038
@@ -57,8 +52,8 @@ struct AppCommandTests {
 
                 let updated = try await Self.run(["update", key, "--session-policy", "single", "--privacy-version", "4"],
                                                  configuration)
-                #expect(Self.field("sessionPolicy", in: updated) == "single")
-                #expect(Self.field("privacyVersion", in: updated) == "4")
+                #expect(CommandOutput.field("sessionPolicy", in: updated) == "single")
+                #expect(CommandOutput.field("privacyVersion", in: updated) == "4")
 
                 await #expect(throws: AppCommand.UsageError.self) { try await Self.run(["create"], configuration) }
                 await #expect(throws: AppCommand.UsageError.self) {

@@ -1,4 +1,5 @@
 import ParleyHTTP
+import ParleyTestSupport
 import Testing
 
 /// What parsing an input produced: every event (consecutive `.body` runs merged) and the error, if any.
@@ -68,18 +69,6 @@ func parse(_ input: [UInt8], cuts: [Int], options: ParseOptions = .init()) -> Pa
     return outcome
 }
 
-/// Deterministic pseudo-random numbers (SplitMix64) so split points are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Every way the verifier feeds an input (after feeding it whole): one byte at a time, split in two at every
 /// boundary (or at a stride for large inputs), and at seeded random cut points.

@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import ParleyJSON
 import Testing
 

@@ -11,14 +11,9 @@ import Testing
 @Suite("parley app push")
 struct PushCommandTests {
     static func run(_ arguments: [String], _ configuration: Configuration) async throws -> [String] {
-        let lines = Mutex<[String]>([])
-        try await AppCommand.run(arguments, configuration: configuration) { line in lines.withLock { $0.append(line) } }
-        return lines.withLock { $0 }
+        try await CommandOutput.lines { try await AppCommand.run(arguments, configuration: configuration, output: $0) }
     }
 
-    static func field(_ name: String, in lines: [String]) -> String? {
-        lines.first { $0.hasPrefix(name + " ") }.map { $0.dropFirst(name.count).trimmingCharacters(in: .whitespaces) }
-    }
 
     @Test func configuresAPNsAndRefusesBadValues() async throws {
         try await withDatabase { url in
@@ -32,8 +27,8 @@ struct PushCommandTests {
                 defer { try? FileManager.default.removeItem(atPath: keyFile) }
 
                 let empty = try await Self.run(["push", app.appKey], configuration)
-                #expect(Self.field("enabled", in: empty) == "false")
-                #expect(Self.field("apnsKey", in: empty) == "(none)")
+                #expect(CommandOutput.field("enabled", in: empty) == "false")
+                #expect(CommandOutput.field("apnsKey", in: empty) == "(none)")
 
                 // Enabling needs complete credentials.
                 await #expect(throws: AppCommand.UsageError.self) {
@@ -57,10 +52,10 @@ struct PushCommandTests {
                                               "--team-id", "TEAM000001", "--bundle-id", "com.example.chat",
                                               "--preview", "sender", "--endpoint", "http://127.0.0.1:9/", "--enable"],
                                              configuration)
-                #expect(Self.field("enabled", in: set) == "true")
-                #expect(Self.field("apnsKey", in: set) == "(stored, encrypted)")
-                #expect(Self.field("preview", in: set) == "sender")
-                #expect(Self.field("endpoint", in: set) == "http://127.0.0.1:9")
+                #expect(CommandOutput.field("enabled", in: set) == "true")
+                #expect(CommandOutput.field("apnsKey", in: set) == "(stored, encrypted)")
+                #expect(CommandOutput.field("preview", in: set) == "sender")
+                #expect(CommandOutput.field("endpoint", in: set) == "http://127.0.0.1:9")
                 #expect(!set.joined().contains("PRIVATE KEY"))
 
                 let stored = try #require(try await PushSettingsRepository(database: live.app.database).settings(appId: app.id))
@@ -70,9 +65,9 @@ struct PushCommandTests {
                 #expect(opened == key.pem)
 
                 let changed = try await Self.run(["push", app.appKey, "--endpoint", "default", "--disable"], configuration)
-                #expect(Self.field("enabled", in: changed) == "false")
-                #expect(Self.field("endpoint", in: changed)?.hasPrefix("(Apple's") == true)
-                #expect(Self.field("teamId", in: changed) == "TEAM000001", "other settings are kept")
+                #expect(CommandOutput.field("enabled", in: changed) == "false")
+                #expect(CommandOutput.field("endpoint", in: changed)?.hasPrefix("(Apple's") == true)
+                #expect(CommandOutput.field("teamId", in: changed) == "TEAM000001", "other settings are kept")
 
                 await #expect(throws: AppCommand.UsageError.self) {
                     try await Self.run(["push", "ak_nosuchapp"], configuration)

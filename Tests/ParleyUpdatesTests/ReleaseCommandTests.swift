@@ -9,14 +9,9 @@ import Testing
 @Suite("parley release commands")
 struct ReleaseCommandTests {
     static func run(_ arguments: [String], _ configuration: Configuration) async throws -> [String] {
-        let lines = Mutex<[String]>([])
-        try await ReleaseCommand.run(arguments, configuration: configuration) { line in lines.withLock { $0.append(line) } }
-        return lines.withLock { $0 }
+        try await CommandOutput.lines { try await ReleaseCommand.run(arguments, configuration: configuration, output: $0) }
     }
 
-    static func field(_ name: String, in lines: [String]) -> String? {
-        lines.first { $0.hasPrefix(name + " ") }.map { $0.dropFirst(name.count).trimmingCharacters(in: .whitespaces) }
-    }
 
     @Test func publishListUpdateWithdraw() async throws {
         try await withDatabase { url in
@@ -32,9 +27,9 @@ struct ReleaseCommandTests {
                     "--notes", "New look", "--app-store-url", "https://apps.apple.com/app/id1", "--min-supported", "40",
                     "--rollout", "100",
                 ], configuration)
-                let id = try #require(Self.field("releaseId", in: published))
-                #expect(Self.field("versionCode", in: published) == "42")
-                #expect(Self.field("minSupported", in: published) == "40")
+                let id = try #require(CommandOutput.field("releaseId", in: published))
+                #expect(CommandOutput.field("versionCode", in: published) == "42")
+                #expect(CommandOutput.field("minSupported", in: published) == "40")
                 // The server's cache learns of it through NOTIFY.
                 #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(1).offeredVersion == 42 } != nil)
                 #expect(try await fx.check(39).forceUpdate == true)
@@ -54,14 +49,14 @@ struct ReleaseCommandTests {
                 await #expect(throws: AppCommand.UsageError.self) { try await Self.run(["list"], configuration) }
 
                 let updated = try await Self.run(["update", "--app", app.appKey, id, "--rollout", "0"], configuration)
-                #expect(Self.field("rollout", in: updated) == "0%")
+                #expect(CommandOutput.field("rollout", in: updated) == "0%")
                 #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(40, deviceId: "d").needsUpdate == false } != nil)
 
                 let listed = try await Self.run(["list", "--app", app.appKey, "--platform", "ios"], configuration)
                 #expect(listed.count == 2 && listed[1].hasPrefix("\(id)\tios\t\t42\t2.0\t40\t0%"))
 
                 let withdrawn = try await Self.run(["withdraw", "--app", app.appKey, id], configuration)
-                #expect(Self.field("withdrawnAt", in: withdrawn) != nil)
+                #expect(CommandOutput.field("withdrawnAt", in: withdrawn) != nil)
                 #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(39).forceUpdate == false } != nil)
                 #expect(try await Self.run(["list", "--app", app.appKey], configuration).count == 1)
                 #expect(try await Self.run(["list", "--app", app.appKey, "--include-withdrawn"], configuration).count == 2)

@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import ParleyFiles
 import Testing
 

@@ -1,4 +1,5 @@
 import ParleyFiles
+import ParleyTestSupport
 import Testing
 
 /// What parsing a body produced: every event (adjacent `.partData` merged), the error if any, and the most
@@ -78,18 +79,6 @@ func parseMultipart(
     return outcome
 }
 
-/// Deterministic pseudo-random numbers (SplitMix64) so split points are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Parses `input` whole, one byte at a time, split in two at every byte boundary, and at seeded random cut
 /// points; records an issue if any feeding gives other events or another error than the whole input.
