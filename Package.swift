@@ -27,11 +27,12 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Core layers.
-        .target(name: "ParleyJSON", swiftSettings: swiftSettings),
-        .target(name: "ParleyObservability", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
+        .target(name: "ParleyBytes", swiftSettings: swiftSettings),
+        .target(name: "ParleyJSON", dependencies: ["ParleyBytes"], swiftSettings: swiftSettings),
+        .target(name: "ParleyObservability", dependencies: ["ParleyBytes", "ParleyJSON"], swiftSettings: swiftSettings),
         .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyNet", "ParleyObservability", "ParleyJSON"],
+        .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyBytes", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),

@@ -187,7 +187,8 @@ final class HTTPConnection: IOHandler {
         var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress)
         if case .found(let route, let parameters) = match {
             context.parameters = parameters
-            context.routePattern = route.options.name ?? route.pattern
+            context.routePattern = route.metricName
+            context.routeID = route.id
         } else if case .methodNotAllowed(_, let pattern) = match {
             context.routePattern = pattern
         }

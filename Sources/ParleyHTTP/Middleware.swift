@@ -181,9 +181,15 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
     let latency: HistogramFamily
     private let series = SeriesCache()
 
-    /// Series looked up by one small hashable key instead of label arrays on every request.
+    /// The metric series of each route, found by the route's id (an array index) rather than by hashing its
+    /// name on every request; unmatched requests (404, 405) use a dictionary by name.
     final class SeriesCache: Sendable {
         struct Key: Hashable { let route: String; let method: HTTPMethod; let status: Int }
+        struct RouteSeries {
+            var histogram: Histogram?
+            var counters: [(method: HTTPMethod, status: Int, counter: Counter)] = []
+        }
+        let routes = Mutex<[RouteSeries]>([])
         let counters = Mutex<[Key: Counter]>([:])
         let histograms = Mutex<[String: Histogram]>([:])
     }
@@ -200,23 +206,49 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
         context.startedAt = Instant.now()
     }
 
-    public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {
-        let elapsed = Instant.now().since(context.startedAt)
-        let seconds = elapsed.secondsDouble
-        let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
-        let key = SeriesCache.Key(route: route, method: request.method, status: response.status)
+    private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod, status: Int) -> (Counter, Histogram) {
+        let found: (Counter, Histogram)? = series.routes.withLock { routes in
+            guard id < routes.count, let histogram = routes[id].histogram,
+                  let entry = routes[id].counters.first(where: { $0.method == method && $0.status == status })
+            else { return nil }
+            return (entry.counter, histogram)
+        }
+        if let found { return found }
+        let counter = requests.labels(name, method.rawValue, String(status))
+        let histogram = latency.labels(name)
+        series.routes.withLock { routes in
+            while routes.count <= id { routes.append(SeriesCache.RouteSeries()) }
+            routes[id].histogram = histogram
+            if !routes[id].counters.contains(where: { $0.method == method && $0.status == status }) {
+                routes[id].counters.append((method, status, counter))
+            }
+        }
+        return (counter, histogram)
+    }
+
+    private func seriesByName(_ route: String, method: HTTPMethod, status: Int) -> (Counter, Histogram) {
+        let key = SeriesCache.Key(route: route, method: method, status: status)
         let counter = series.counters.withLock { $0[key] } ?? {
-            let created = requests.labels(route, request.method.rawValue, String(response.status))
+            let created = requests.labels(route, method.rawValue, String(status))
             series.counters.withLock { $0[key] = created }
             return created
         }()
-        counter.increment()
         let histogram = series.histograms.withLock { $0[route] } ?? {
             let created = latency.labels(route)
             series.histograms.withLock { $0[route] = created }
             return created
         }()
-        histogram.observe(seconds)
+        return (counter, histogram)
+    }
+
+    public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {
+        let elapsed = Instant.now().since(context.startedAt)
+        let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
+        let (counter, histogram) = context.routeID >= 0
+            ? seriesOfRoute(context.routeID, name: route, method: request.method, status: response.status)
+            : seriesByName(route, method: request.method, status: response.status)
+        counter.increment()
+        histogram.observe(elapsed.secondsDouble)
         if logAccess {
             let requestID = context.requestID
             let remote = request.remoteAddress

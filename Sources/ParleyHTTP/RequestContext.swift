@@ -14,6 +14,8 @@ public struct RequestContext: Sendable {
     public var parameters: [String: String]
     /// The matched route's pattern, e.g. `/api/users/{id}` (used for metrics and logs).
     public var routePattern: String
+    /// The matched route's `Route.id`; -1 when no route matched (404, 405).
+    public var routeID = -1
     public var remoteAddress: String
     /// When the request started being handled (the access log's clock).
     public var startedAt = Instant.now()

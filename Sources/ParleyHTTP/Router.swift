@@ -1,3 +1,5 @@
+import Glibc
+
 /// A request handler: a plain async function from request and context to response.
 public typealias HTTPHandler = @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
 
@@ -22,12 +24,29 @@ public struct RouteOptions: Sendable {
     }
 }
 
-public struct Route: Sendable {
-    public var method: HTTPMethod
-    public var pattern: String
-    public var options: RouteOptions
-    public var handler: HTTPHandler
-    public var immediate: HTTPImmediateHandler?
+/// A registered route. A class: a match hands it through the request path, and a reference costs one retain
+/// where a struct of strings and closures costs one per field.
+public final class Route: Sendable {
+    public let method: HTTPMethod
+    public let pattern: String
+    public let options: RouteOptions
+    public let handler: HTTPHandler
+    public let immediate: HTTPImmediateHandler?
+    /// Position in registration order (0, 1, ...): lets per-route state (metric series) live in an array.
+    public let id: Int
+    /// The name for metrics and logs: `options.name`, else the pattern.
+    public let metricName: String
+
+    init(method: HTTPMethod, pattern: String, options: RouteOptions, handler: @escaping HTTPHandler,
+         immediate: HTTPImmediateHandler?, id: Int) {
+        self.method = method
+        self.pattern = pattern
+        self.options = options
+        self.handler = handler
+        self.immediate = immediate
+        self.id = id
+        self.metricName = options.name ?? pattern
+    }
 }
 
 /// The outcome of matching a method and path.
@@ -43,6 +62,9 @@ public enum RouteMatch: Sendable {
 public struct Router: Sendable {
     private struct Node: Sendable {
         var literals: [String: Int] = [:]
+        /// The same literals as bytes, scanned in order: cheaper than hashing the segment for the few
+        /// children a node has.
+        var literalBytes: [(bytes: [UInt8], node: Int)] = []
         var parameter: (name: String, node: Int)?
         var catchAll: (name: String, node: Int)?
         var routes: [HTTPMethod: Route] = [:]
@@ -83,12 +105,14 @@ public struct Router: Sendable {
                 if let existing = nodes[current].literals[key] { current = existing } else {
                     let created = newNode()
                     nodes[current].literals[key] = created
+                    nodes[current].literalBytes.append((Array(key.utf8), created))
                     current = created
                 }
             }
         }
         precondition(nodes[current].routes[method] == nil, "duplicate route \(method) \(pattern)")
-        let route = Route(method: method, pattern: pattern, options: options, handler: handler, immediate: immediate)
+        let route = Route(method: method, pattern: pattern, options: options, handler: handler, immediate: immediate,
+                          id: routes.count)
         nodes[current].routes[method] = route
         nodes[current].pattern = pattern
         routes.append(route)
@@ -134,29 +158,37 @@ public struct Router: Sendable {
     }
 
     private func find(path: String, parameters: inout [String: String]) -> Int? {
-        let utf8 = path.utf8
-        guard utf8.first == UInt8(ascii: "/") else { return nil }
+        var path = path
+        return path.withUTF8 { bytes -> Int? in
+            nodes.withUnsafeBufferPointer { nodes -> Int? in
+                Router.find(bytes, nodes: nodes, parameters: &parameters)
+            }
+        }
+    }
+
+    private static func find(_ path: UnsafeBufferPointer<UInt8>, nodes: UnsafeBufferPointer<Node>,
+                             parameters: inout [String: String]) -> Int? {
         let slash = UInt8(ascii: "/")
+        guard path.first == slash else { return nil }
         var current = 0
-        var index = utf8.startIndex
+        var index = 0
         // Segment by segment without building an array of them; empty segments (`//`) are skipped.
         while true {
-            while index < utf8.endIndex && utf8[index] == slash { index = utf8.index(after: index) }
-            if index == utf8.endIndex { return current }
+            while index < path.count && path[index] == slash { index += 1 }
+            if index == path.count { return current }
             var end = index
-            while end < utf8.endIndex && utf8[end] != slash { end = utf8.index(after: end) }
-            let raw = Substring(utf8[index..<end])
-            let node = nodes[current]
-            if let next = node.literals[String(raw)] {
+            while end < path.count && path[end] != slash { end += 1 }
+            let segment = UnsafeBufferPointer(rebasing: path[index..<end])
+            if let next = literalChild(nodes[current], segment) {
                 current = next
-            } else if let (name, next) = node.parameter {
+            } else if let (name, next) = nodes[current].parameter {
                 // A parameter is one segment; decoding after splitting keeps %2F inside it.
-                guard let value = PercentDecoding.decode(raw), !value.utf8.contains(0) else { return nil }
+                guard let value = decodeParameter(segment) else { return nil }
                 parameters[name] = value
                 current = next
-            } else if let (name, next) = node.catchAll {
+            } else if let (name, next) = nodes[current].catchAll {
                 // The rest of the path as sent, from this segment on (empty segments kept).
-                guard let value = PercentDecoding.decode(Substring(utf8[index...])), !value.utf8.contains(0) else { return nil }
+                guard let value = decodeParameter(UnsafeBufferPointer(rebasing: path[index...])) else { return nil }
                 parameters[name] = value
                 return next
             } else {
@@ -164,5 +196,21 @@ public struct Router: Sendable {
             }
             index = end
         }
+    }
+
+    @inline(__always)
+    private static func literalChild(_ node: borrowing Node, _ segment: UnsafeBufferPointer<UInt8>) -> Int? {
+        for literal in node.literalBytes where literal.bytes.count == segment.count {
+            if literal.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }) {
+                return literal.node
+            }
+        }
+        return nil
+    }
+
+    private static func decodeParameter(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let value = PercentDecoding.decode(Substring(decoding: raw, as: UTF8.self)), !value.utf8.contains(0)
+        else { return nil }
+        return value
     }
 }

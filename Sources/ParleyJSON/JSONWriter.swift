@@ -1,3 +1,5 @@
+import ParleyBytes
+
 extension JSONValue {
     /// The compact serialization: no whitespace, object members in stored order, non-ASCII as raw
     /// UTF-8.
@@ -57,21 +59,37 @@ public enum JSONString {
     /// Everything else, `/` and U+2028/U+2029 included, is written as raw UTF-8.
     public static func append(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        forEachRun(of: string, plain: { out.append(contentsOf: $0) }, escape: { appendEscape(for: $0, to: &out) })
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The same into a `ByteBuffer` (log lines).
+    public static func append(_ string: String, to out: inout ByteBuffer) {
+        out.append(UInt8(ascii: "\""))
+        forEachRun(of: string, plain: { out.append($0) }, escape: { byte in
+            var escaped: [UInt8] = []
+            appendEscape(for: byte, to: &escaped)
+            out.append(escaped)
+        })
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Splits `string` into runs of bytes that need no escaping (copied in one go) and single bytes that do.
+    @inline(__always)
+    private static func forEachRun(of string: String, plain: (UnsafeBufferPointer<UInt8>) -> Void,
+                                   escape: (UInt8) -> Void) {
         var string = string
         string.withUTF8 { bytes in
             var runStart = 0
             for offset in 0..<bytes.count {
                 let byte = bytes[offset]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if offset > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<offset])) }
-                appendEscape(for: byte, to: &out)
+                if offset > runStart { plain(UnsafeBufferPointer(rebasing: bytes[runStart..<offset])) }
+                escape(byte)
                 runStart = offset + 1
             }
-            if bytes.count > runStart {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-            }
+            if bytes.count > runStart { plain(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     private static func appendEscape(for byte: UInt8, to out: inout [UInt8]) {

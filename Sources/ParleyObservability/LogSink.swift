@@ -1,4 +1,5 @@
 import Glibc
+import ParleyBytes
 import Synchronization
 
 /// Where log lines go: a file descriptor written in large batches, so that access logging never
@@ -10,7 +11,7 @@ public final class LogSink: Sendable {
     let clock: @Sendable () -> timespec
     private let fd: Int32
     private let ownsFD: Bool
-    private let buffer = Mutex<[UInt8]>([])
+    private let buffer = Mutex<ByteBuffer>(ByteBuffer(capacity: 96 * 1024))
     private let flushThreshold: Int
     private let capture: LogCapture?
 
@@ -50,16 +51,16 @@ public final class LogSink: Sendable {
         return capture.lines.withLock { String(decoding: $0, as: UTF8.self) }
     }
 
-    func write(_ line: [UInt8], urgent: Bool) {
+    func write(_ line: borrowing ByteBuffer, urgent: Bool) {
         if let capture {
-            capture.lines.withLock { $0.append(contentsOf: line) }
+            line.withUnsafeBytes { bytes in capture.lines.withLock { $0.append(contentsOf: bytes) } }
             return
         }
         let toWrite: [UInt8]? = buffer.withLock { buf in
-            buf.append(contentsOf: line)
+            buf.append(line)
             guard urgent || buf.count >= flushThreshold else { return nil }
-            let out = buf
-            buf.removeAll(keepingCapacity: true)
+            let out = buf.array
+            buf.removeAll(keepCapacityUpTo: 256 * 1024)
             return out
         }
         if let toWrite { writeAll(toWrite) }
@@ -68,8 +69,8 @@ public final class LogSink: Sendable {
     public func flush() {
         guard capture == nil else { return }
         let pending = buffer.withLock { buf -> [UInt8] in
-            let out = buf
-            buf.removeAll(keepingCapacity: true)
+            let out = buf.array
+            buf.removeAll(keepCapacityUpTo: 256 * 1024)
             return out
         }
         if !pending.isEmpty { writeAll(pending) }

@@ -1,4 +1,5 @@
 import Glibc
+import ParleyBytes
 import ParleyJSON
 import Synchronization
 
@@ -70,7 +71,8 @@ public struct Logger: Sendable {
         line.field("msg", .string(message))
         for (key, value) in metadata { line.field(key, value) }
         for (key, value) in fields { line.field(key, value) }
-        sink.write(line.finish(), urgent: level >= .error)
+        line.close()
+        sink.write(line.bytes, urgent: level >= .error)
     }
 
     /// The hot-path form: the caller appends fields straight into the line (no `LogValue` boxing, no
@@ -83,7 +85,8 @@ public struct Logger: Sendable {
         line.rawField("msg", message)
         for (key, value) in metadata { line.field(key, value) }
         fields(&line)
-        sink.write(line.finish(), urgent: level >= .error)
+        line.close()
+        sink.write(line.bytes, urgent: level >= .error)
     }
 
     public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, message, fields) }
@@ -93,21 +96,19 @@ public struct Logger: Sendable {
 }
 
 /// Builds one JSON object byte by byte; avoids Foundation's encoder on the logging hot path.
-public struct JSONLine {
-    private var bytes: [UInt8]
+public struct JSONLine: ~Copyable {
+    fileprivate var bytes: ByteBuffer
     private var first = true
 
     public init() {
-        bytes = []
-        bytes.reserveCapacity(320)
+        bytes = ByteBuffer(capacity: 384)
         bytes.append(UInt8(ascii: "{"))
     }
 
     /// `"ts":"2026-12-01T02:03:04.123Z"` with the part up to the seconds formatted once per second.
     mutating func appendTimestamp(_ timestamp: timespec, cache: TimestampCache) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
-        bytes.append(contentsOf: cache.prefix(forSecond: timestamp.tv_sec))
+        separate()
+        cache.appendPrefix(forSecond: timestamp.tv_sec, to: &bytes)
         let millis = Int(timestamp.tv_nsec) / 1_000_000
         bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millis / 100))
         bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (millis / 10) % 10))
@@ -119,37 +120,43 @@ public struct JSONLine {
     public mutating func field(_ key: String, _ value: LogValue) {
         key_(key)
         switch value {
-        case .string(let s): JSONLine.appendQuoted(s, to: &bytes)
-        case .int(let i): bytes.append(contentsOf: String(i).utf8)
-        case .double(let d): bytes.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
-        case .bool(let b): bytes.append(contentsOf: (b ? "true" : "false").utf8)
+        case .string(let s): JSONString.append(s, to: &bytes)
+        case .int(let i): bytes.appendDecimal(i)
+        case .double(let d): bytes.append(d.isFinite ? String(d) : "null")
+        case .bool(let b): bytes.append(b ? "true" as StaticString : "false")
         }
     }
 
     /// A string field whose key is a literal that needs no escaping.
     public mutating func field(_ key: StaticString, string value: String) {
         rawKey(key)
-        JSONLine.appendQuoted(value, to: &bytes)
+        JSONString.append(value, to: &bytes)
     }
 
     public mutating func field(_ key: StaticString, int value: Int) {
         rawKey(key)
-        DecimalASCII.append(value, to: &bytes)
+        bytes.appendDecimal(value)
     }
 
     /// A string field whose key and value are both literals that need no escaping.
     mutating func rawField(_ key: StaticString, _ value: StaticString) {
         rawKey(key)
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+        bytes.append(value)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private mutating func rawKey(_ key: StaticString) {
+    @inline(__always)
+    private mutating func separate() {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
+    }
+
+    private mutating func rawKey(_ key: StaticString) {
+        separate()
+        bytes.reserve(key.utf8CodeUnitCount + 3)
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(key)
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
@@ -174,18 +181,23 @@ public struct JSONLine {
         appendDigits(Int(tm.tm_sec), width: 2)
         bytes.append(UInt8(ascii: "."))
         appendDigits(Int(timestamp.tv_nsec) / 1_000_000, width: 3)
-        bytes.append(contentsOf: "Z\"".utf8)
+        bytes.append("Z\"" as StaticString)
     }
 
-    public mutating func finish() -> [UInt8] {
-        bytes.append(contentsOf: "}\n".utf8)
-        return bytes
+    /// Closes the object and the line.
+    mutating func close() {
+        bytes.append("}\n" as StaticString)
+    }
+
+    /// The finished line's bytes (tests and callers outside a sink).
+    public consuming func finish() -> [UInt8] {
+        close()
+        return bytes.array
     }
 
     private mutating func key_(_ key: String) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
-        JSONLine.appendQuoted(key, to: &bytes)
+        separate()
+        JSONString.append(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }
 
@@ -210,16 +222,28 @@ public struct JSONLine {
 /// `"ts":"YYYY-MM-DDTHH:MM:SS.` for the current second, so a busy log formats the date once a second
 /// instead of once a line (gmtime_r takes glibc's time-zone lock).
 final class TimestampCache: Sendable {
-    private let cached = Mutex<(second: Int, prefix: [UInt8])>((-1, []))
+    private struct Prefix {
+        var second = -1
+        /// Always 26 bytes: `"ts":"` (6) + `YYYY-MM-DDTHH:MM:SS.` (20).
+        var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    }
+    private static let length = 26
+    private let cached = Mutex<Prefix>(Prefix())
 
-    func prefix(forSecond second: Int) -> [UInt8] {
-        if let hit = cached.withLock({ $0.second == second ? $0.prefix : nil }) { return hit }
-        var line = JSONLine()
-        line.field("ts", timestamp: timespec(tv_sec: second, tv_nsec: 0))
-        var bytes = line.finish()
-        // `{"ts":"…:SS.000Z"}\n` -> `"ts":"…:SS.`
-        bytes = Array(bytes[1..<(bytes.count - 7)])
-        cached.withLock { $0 = (second, bytes) }
-        return bytes
+    func appendPrefix(forSecond second: Int, to out: inout ByteBuffer) {
+        var prefix = cached.withLock { $0 }
+        if prefix.second != second {
+            var line = JSONLine()
+            line.field("ts", timestamp: timespec(tv_sec: second, tv_nsec: 0))
+            let formatted = line.finish()
+            // `{"ts":"…:SS.000Z"}\n` -> `"ts":"…:SS.`
+            prefix.second = second
+            withUnsafeMutableBytes(of: &prefix.bytes) { raw in
+                for index in 0..<TimestampCache.length { raw[index] = formatted[1 + index] }
+            }
+            let fresh = prefix
+            cached.withLock { $0 = fresh }
+        }
+        withUnsafeBytes(of: &prefix.bytes) { out.append(UnsafeRawBufferPointer(rebasing: $0[0..<TimestampCache.length])) }
     }
 }
