@@ -15,6 +15,7 @@ public final class DownloadService: Sendable {
     private let cache: Mutex<[String: CachedFile]>
     private let cacheLimit: Int
     private let smallBlobs = SmallBlobCache()
+    private let openBlobs = OpenBlobCache()
     static let cacheSeconds: Int64 = 300
 
     /// A file's metadata and the header values derived from it, computed once per load.
@@ -109,15 +110,14 @@ public final class DownloadService: Sendable {
                 response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
                 return response
             }
-            let fd = open(blobPath, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
+            guard let handle = openBlobs.handle(key: file.storageKey, path: blobPath) else {
                 invalidate(key)
                 logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
                 throw APIError.fileNotFound
             }
             let offset = range?.lowerBound ?? 0
             let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
-            response.file = ResponseFile(descriptor: fd, offset: offset, length: length)
+            response.file = ResponseFile(handle: handle, offset: offset, length: length)
             return response
         }
     }
@@ -147,6 +147,7 @@ public final class DownloadService: Sendable {
     /// A blob deleted from storage leaves this instance's memory too.
     func forgetBlob(storageKey: String) {
         smallBlobs.remove(key: storageKey)
+        openBlobs.remove(key: storageKey)
     }
 
     func invalidate(_ key: String) {

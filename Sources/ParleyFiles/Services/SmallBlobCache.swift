@@ -1,16 +1,17 @@
 import Glibc
 import Synchronization
 
-/// Keeps the bytes of small blobs (thumbnails, avatars, voice notes) in memory, bounded in total size. Blobs are
-/// immutable and every storage key is used once, so an entry is never stale; a hot thumbnail is then answered with
-/// one `send` instead of open, sendfile and close per request. Eviction drops a random half when full (cheap, no
+/// Keeps the bytes of tiny blobs (up to 16 KiB: small thumbnails, avatars) in memory, bounded in total size. Blobs
+/// are immutable and every storage key is used once, so an entry is never stale; such a file is then answered with
+/// one `send`, cheaper than a head plus `sendfile` at this size (larger blobs go out with `sendfile` from
+/// descriptors `OpenBlobCache` keeps open). Eviction drops a random half when full (cheap, no
 /// bookkeeping per hit, and hot entries come back on their next request).
 final class SmallBlobCache: Sendable {
     let maxEntryBytes: Int
     let maxTotalBytes: Int
     private let state = Mutex<(entries: [String: [UInt8]], total: Int)>(([:], 0))
 
-    init(maxEntryBytes: Int = 256 * 1024, maxTotalBytes: Int = 64 << 20) {
+    init(maxEntryBytes: Int = 16 * 1024, maxTotalBytes: Int = 64 << 20) {
         self.maxEntryBytes = maxEntryBytes
         self.maxTotalBytes = maxTotalBytes
     }
