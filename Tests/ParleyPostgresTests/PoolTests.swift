@@ -186,7 +186,9 @@ import Testing
             for _ in 0..<8 { group.addTask { _ = try await client.query("SELECT pg_sleep(0.01)") } }
             try await group.waitForAll()
         }
-        _ = client.listen("shutdown_channel")
+        // Keep the subscription: a dropped stream unsubscribes (UNLISTEN), and if that lands after the LISTEN
+        // completed, waitUntilListening would wait for a channel nobody listens to any more.
+        let subscription = client.listen("shutdown_channel")
         await client.waitUntilListening("shutdown_channel")
         try await withAdminClient(url: url) { (admin: PostgresClient) async throws -> Void in
             #expect(try await backendPIDs(of: "pool_shutdown", using: admin).count >= 2)
@@ -197,6 +199,7 @@ import Testing
         let error = await #expect(throws: PostgresError.self) { try await client.query("SELECT 1") }
         #expect(error?.kind == .closed)
         #expect(client.poolStatistics == PostgresPoolStatistics())
+        withExtendedLifetime(subscription) {}
         await database.drop()
     }
 
