@@ -39,8 +39,11 @@ db=$(e2e_fresh_db)
 # and the hooks' own logins must not be refused. (The limits have their own tests: RateLimitTests.)
 parley_start "$db" PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_AUTH_RATE_PER_MINUTE=0 PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE=0
 
-app_out=$(DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" app create --name e2e-schemathesis) \
-    || fail "parley app create failed: $app_out"
+# Sessions are never displaced in this app: schemathesis reuses values it saw in answers (user ids, platforms), so a
+# signed imLogin or a login could name the fuzzing user on its platform, end its session and turn every later case
+# into a 401. (Displacement has its own tests: AuthFlowTests, AccountConflictTests.)
+app_out=$(DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" app create \
+    --name e2e-schemathesis --session-policy unlimited) || fail "parley app create failed: $app_out"
 app_key=$(awk '$1 == "appKey" { print $2 }' <<<"$app_out")
 app_secret=$(awk '$1 == "appSecret" { print $2 }' <<<"$app_out")
 [[ -n $app_key && -n $app_secret ]] || fail "no appKey/appSecret in: $app_out"

@@ -8,7 +8,8 @@
   wrong key) are covered by Tests/ParleyAuthTests/SignedRequestTests.swift.
 - Downloads (`GET /files/{objectKey}`): schemathesis percent-encodes the slashes of a path parameter, and an object
   key spans several path segments; the server rightly refuses an escaped key (1307). The hook sends the slashes as
-  they are, so that the seeded key and its signed URL can answer 200, 206, 304 and 416.
+  they are, so that the seeded key and its signed URL reach the file (200); schemathesis_downloads.py adds the
+  range and conditional answers.
 - Unbinding a push token by path: the seeded token is bound to the fuzzing user's session again first (any push
   token bound by the fuzzer since replaced it: a session keeps one token per vendor).
 - Operations that end sessions (logout, logout-all, ending a session by id) and the refresh-token exchange run as a
@@ -27,8 +28,8 @@ import json
 import os
 import re
 import secrets
-import urllib.parse
 import time
+import urllib.parse
 import urllib.request
 
 import requests
@@ -89,7 +90,7 @@ def _post(path, body, headers):
 
 
 def _throwaway_session():
-    """A new session of the throwaway user (a random platform, so that no earlier one is displaced)."""
+    """A new session of the throwaway user (the app never displaces sessions; a random platform all the same)."""
     platform = "p" + secrets.token_hex(6)
     return _post("/api/auth/login", {"username": THROWAWAY_USER, "password": THROWAWAY_PASSWORD, "platform": platform},
                  {"X-App-Key": APP_KEY})
