@@ -69,18 +69,32 @@ import Testing
     }
 }
 
-/// TRACE is a method the server knows but never serves: 405 with `Allow` on a known path, 404 elsewhere.
+/// TRACE and QUERY are methods the server knows but never serves: 405 with `Allow` on a known path, 404 elsewhere
+/// (not 501, which schemathesis counts as a server error).
 @Suite struct TraceMethodTests {
-    @Test func traceOnAKnownPathIs405WithAllow() async throws {
+    @Test(arguments: ["TRACE", "QUERY"])
+    func knownUnservedMethodOnAKnownPathIs405WithAllow(method: String) async throws {
         let live = try await LiveServer(routes: standardRoutes)
         let client = try RawHTTPClient(port: live.port)
-        try client.send("TRACE /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        try client.send("\(method) /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         let known = try client.readResponse()
         #expect(known.status == 405)
         #expect(known.header("allow")?.contains("GET") == true)
-        #expect(known.header("allow")?.contains("TRACE") == false)
-        try client.send("TRACE /nowhere HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(known.header("allow")?.contains(method) == false)
+        try client.send("\(method) /nowhere HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().status == 404)
+        await live.stop()
+    }
+
+    /// QUERY carries content: its body is read past, so the next request on the connection is framed right.
+    @Test func queryWithContentIsRefusedAndTheConnectionStaysInStep() async throws {
+        let live = try await LiveServer(routes: standardRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        try client.send("QUERY /hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n"
+            + #"{"q":"x"}"#)
+        #expect(try client.readResponse().status == 405)
+        try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().bodyText.contains("hello"))
         await live.stop()
     }
 }

@@ -71,6 +71,7 @@ extension HTTPRequestParser {
         case 5:
             if matches(bytes, start, "PATCH") { return .PATCH }
             if matches(bytes, start, "TRACE") { return .TRACE }
+            if matches(bytes, start, "QUERY") { return .QUERY }
         case 6:
             if matches(bytes, start, "DELETE") { return .DELETE }
         case 7:
