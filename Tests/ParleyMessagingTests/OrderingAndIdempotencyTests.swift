@@ -57,11 +57,13 @@ struct OrderingAndIdempotencyTests {
             let results = Mutex<[(Int, String)]>([])
             try await concurrently(16, width: 16) { _ in
                 let response = try await fx.send(alice, to: bob.userId, content: "once", clientMsgId: "dup-1")
-                results.withLock { $0.append((response.status, response.data["id"] as? String ?? "")) }
+                let id = response.data["id"] as? String ?? "code \(response.code ?? -1): \(response.json["message"] ?? "")"
+                results.withLock { $0.append((response.status, id)) }
             }
             let answers = results.withLock { $0 }
             #expect(answers.count == 16)
-            #expect(Set(answers.map(\.1)).count == 1)
+            // The statuses and ids in the message: a failure under load says what the odd answer was.
+            #expect(Set(answers.map(\.1)).count == 1, "answers (status, id): \(answers)")
             #expect(answers.filter { $0.0 == 201 }.count == 1)
             #expect(answers.filter { $0.0 == 200 }.count == 15)
             #expect(try await fx.messageCount() == before + 1)
