@@ -1,6 +1,10 @@
 import ParleyJSON
 
 /// Server events (docs/protocol.md, "Server → client events") and the sync changes that stand for them.
+///
+/// Live events carry no cursor, so the sync after a reconnect repeats the changes since the last sync answer,
+/// some of which arrived live already. Every change is therefore applied idempotently: a message once per id, a
+/// revoke once per message, an edit once per message and edit time, a read mark once per position.
 extension ChatSession {
     func handle(_ type: String, _ data: JSONValue) async {
         switch type {
@@ -8,18 +12,21 @@ extension ChatSession {
             guard let message = try? ChatMessage(json: data) else { return }
             await received(message)
         case "edit":
-            guard let message = try? ChatMessage(json: data) else { return }
+            guard let message = try? ChatMessage(json: data),
+                  firstSighting(of: "edit \(message.id) \(message.editedAt ?? "")") else { return }
             let label = await label(of: message.conversationId)
             console.say("[\(label)] \(await nickname(of: message.fromId)) edited #\(message.id): "
                 + MessageFormatter.body(of: message))
         case "revoke":
-            guard let conversationId = data["conversationId"]?.stringValue, let msgId = data["msgId"]?.stringValue else { return }
+            guard let conversationId = data["conversationId"]?.stringValue, let msgId = data["msgId"]?.stringValue,
+                  firstSighting(of: "revoke \(msgId)") else { return }
             let operatorId = data["operatorId"]?.stringValue ?? "?"
             console.say("[\(await label(of: conversationId))] \(await nickname(of: operatorId)) revoked #\(msgId)")
         case "read":
             // 1:1 read receipts from the peer; our own reads on other devices need no line.
             guard let conversationId = data["conversationId"]?.stringValue, let userId = data["userId"]?.stringValue,
-                  userId != me.userId else { return }
+                  userId != me.userId, firstSighting(of: "read \(conversationId) \(userId) \(data["seq"]?.description ?? "")")
+            else { return }
             console.say("[\(await label(of: conversationId))] \(await nickname(of: userId)) read up to seq "
                 + (data["seq"]?.description ?? "?"))
         case "typing":

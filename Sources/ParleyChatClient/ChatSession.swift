@@ -32,7 +32,8 @@ public actor ChatSession {
     /// Conversation id -> label (`alice`, `#team`), user id -> nickname.
     var labels: [String: String] = [:]
     var nicknames: [String: String] = [:]
-    /// Ids of messages already printed: a message can come twice, live and through the sync after a reconnect.
+    /// Changes already printed (message ids, "revoke ID", ...): a change can come twice, live and through the sync
+    /// after a reconnect. Bounded: the oldest are forgotten past 10,000.
     var seen = Set<String>()
     var seenOrder: [String] = []
     /// Messages from others that arrived (live or through sync), for `--wait-for`.
@@ -158,10 +159,10 @@ public actor ChatSession {
 
     // MARK: Names
 
-    /// Remembers a printed message id; false when it was printed already.
-    func firstSighting(of messageId: String) -> Bool {
-        guard seen.insert(messageId).inserted else { return false }
-        seenOrder.append(messageId)
+    /// Remembers a printed change; false when it was printed already.
+    func firstSighting(of change: String) -> Bool {
+        guard seen.insert(change).inserted else { return false }
+        seenOrder.append(change)
         if seenOrder.count > 10_000 {
             seen.remove(seenOrder.removeFirst())
         }
