@@ -134,14 +134,17 @@ public actor ChatSession {
         }
     }
 
-    /// Closes the WebSocket (close handshake, at most about two seconds).
+    /// Closes the WebSocket (close handshake, at most about two seconds) and logs out, so that no session of this
+    /// run stays behind on the server.
     public func shutdown() async {
         shuttingDown = true
-        guard let connection else { return }
-        connection.close()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(3)
-        while self.connection != nil && clock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if let connection {
+            connection.close()
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(3)
+            while self.connection != nil && clock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        try? await api.logout()
     }
 
     /// Returns once `count` messages from others have arrived.

@@ -62,6 +62,12 @@ public actor ParleyAPI {
         return token
     }
 
+    /// `POST /api/auth/logout`: ends this session (its tokens stop working everywhere within a second).
+    public func logout() async throws(ParleyAPIError) {
+        _ = try await call("POST", "/api/auth/logout", timeout: .seconds(5))
+        session = nil
+    }
+
     private func store(_ new: AuthSession) -> AuthSession {
         session = new
         return new
