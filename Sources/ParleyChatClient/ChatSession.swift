@@ -84,7 +84,8 @@ public actor ChatSession {
                 console.warn("disconnected: \(ending); reconnecting")
                 if case .server(4002, _) = ending { token = try await api.renewIMToken() } // the IM token expired
             } catch IMConnectionError.rejected(_, 1031, _) {
-                if let renewed = try? await api.renewIMToken() { token = renewed; continue }
+                // The IM token expired while we were away: renew it, then connect again after the back-off.
+                if let renewed = try? await api.renewIMToken() { token = renewed }
             } catch IMConnectionError.rejected(let status, let code, let message) where status == 401 || status == 403 {
                 return "the server refused the connection: \(message) (code \(code))" // log in again
             } catch let error as ParleyAPIError where [1030, 1034, 1037].contains(error.code ?? 0) {

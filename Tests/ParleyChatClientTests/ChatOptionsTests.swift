@@ -86,3 +86,18 @@ import Testing
         #expect(try ServerAddress(parsing: "ws://127.0.0.1:8080").baseURL == "http://127.0.0.1:8080")
     }
 }
+
+/// docs/protocol.md's close codes: 4000-4499 and anything unplanned mean "reconnect and sync", 4500-4999 do not.
+@Suite struct CloseReasonTests {
+    @Test func reconnectsAfterTransientClosesOnly() {
+        for code: UInt16 in [1000, 1001, 1011, 4000, 4001, 4002, 4003, 4499] {
+            #expect(IMCloseReason.server(code: code, reason: "").shouldReconnect, "\(code)")
+        }
+        #expect(IMCloseReason.server(code: nil, reason: "").shouldReconnect)
+        #expect(IMCloseReason.lost("reset").shouldReconnect)
+        for code: UInt16 in [4500, 4501, 4999] {
+            #expect(!IMCloseReason.server(code: code, reason: "").shouldReconnect, "\(code)")
+        }
+        #expect(!IMCloseReason.byClient.shouldReconnect)
+    }
+}
