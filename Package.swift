@@ -66,13 +66,20 @@ let package = Package(
                                                    "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // `parley chat`: a terminal IM client on the public REST API and WebSocket protocol, also the example code
+        // for SDK authors. A client of the server, so it depends on core layers only, never on a feature.
+        .target(name: "ParleyChatClient", dependencies: ["ParleyWebSocket", "ParleyHTTPClient", "ParleyJSON", "ParleyNet",
+                                                         "ParleyCrypto"],
+                swiftSettings: swiftSettings),
+
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
                                                   "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates",
                                                   "ParleyPush", "ParleyHTTPClient"],
                 swiftSettings: swiftSettings),
-        .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyAuth", "ParleyChatClient"],
+                          swiftSettings: swiftSettings),
         // Profiling harness for the HTTP request path (scripts/profile-http).
         .executableTarget(name: "parley-http-profile", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyObservability"],
                           swiftSettings: swiftSettings),
@@ -117,6 +124,7 @@ let package = Package(
                                                            "ParleyHTTP", "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                            "ParleyPostgres", "ParleyWebSocket", "ParleyTestSupport",
                                                            "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet",
                                                         "ParleyObservability", "ParleyTestSupport"]),
     ],

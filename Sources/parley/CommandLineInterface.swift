@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ParleyApp
+import ParleyChatClient
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
@@ -17,6 +18,7 @@ enum CommandLineInterface {
       parley healthcheck         GET /healthz on PARLEY_HTTP_HOST:PARLEY_HTTP_PORT; exit 0 on 200 (container HEALTHCHECK)
     \(AppCommand.usage)
     \(ReleaseCommand.usage)
+    \(ChatProgram.usage)
       parley --help              this text
 
     SETTINGS (environment variables)
@@ -26,6 +28,10 @@ enum CommandLineInterface {
         guard let command = arguments.first, !["-h", "--help", "help"].contains(command) else {
             printUsage()
             return arguments.isEmpty ? 2 : 0
+        }
+        // A client of a server, not a server: it needs none of the server's settings (no master key, no database).
+        if command == "chat" {
+            return await ChatProgram.run(Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         }
         let configuration: Configuration
         do {
