@@ -87,6 +87,7 @@ class RestSender:
         self.http = HTTPClient(base)
         self.created, self.acked, self.unacked = [], {}, collections.deque()
         self.answers = []  # (monotonic time, route, status, code, seconds)
+        self.stopping = False  # set to end `run` after its current request (a cancelled request loses its answer)
 
     async def _send(self, cmid):
         answer = await self.http.request("POST", "/api/im/messages",
@@ -100,7 +101,7 @@ class RestSender:
             self.unacked.append(cmid)
 
     async def run(self, until, interval):
-        while time.monotonic() < until:
+        while time.monotonic() < until and not self.stopping:
             started = time.monotonic()
             if self.unacked:
                 await self._send(self.unacked.popleft())
@@ -178,14 +179,16 @@ async def pgrestart(args):
 
     async def load():
         load_until = time.monotonic() + 3600
-        tasks = [asyncio.ensure_future(fleet.send_for(load_until))] + \
-            [asyncio.ensure_future(r.run(load_until, 1.0 / args.rest_rate)) for r in rest_senders]
+        sending = asyncio.ensure_future(fleet.send_for(load_until))
+        rest_tasks = [asyncio.ensure_future(r.run(load_until, 1.0 / args.rest_rate)) for r in rest_senders]
         await stop_load.wait()
         for client in fleet.clients:
             client.stopping = True
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        sending.cancel()  # a WebSocket send cut short still gets its ack (the reader keeps running)
+        for sender in rest_senders:
+            sender.stopping = True
+        await asyncio.wait(rest_tasks, timeout=15)
+        await asyncio.gather(sending, *rest_tasks, return_exceptions=True)
         for client in fleet.clients:
             client.stopping = False
 

@@ -67,8 +67,8 @@ def kill9(result, logs_dir):
         return out + _failures(result)
     out.append(f"- {f['clients']} WebSocket clients in a ring (each sends 1:1 text to the next), spread over two "
                f"instances on one database, {_fmt(f['rate_per_client'])} messages/s each, window 4, for "
-               f"{_fmt(f['duration_s'])} s; SIGKILL to the first instance after the {_fmt(f['acked_before_kill'])}th "
-               f"ack, at a moment with sends in flight. Its {f['victim_clients']} clients reconnect to the survivor, "
+               f"{_fmt(f['duration_s'])} s; SIGKILL to the first instance after {_fmt(f['acked_before_kill'])} acks, at "
+               f"a moment with sends in flight. Its {f['victim_clients']} clients reconnect to the survivor, "
                "sync from their cursor and resend what had no ack with the same clientMsgId; then every client syncs "
                f"once more, and a full sync from each one's first cursor is compared with the database. Survivor's "
                f"log: {_problems(logs_dir, 'kill9')} error lines.")
