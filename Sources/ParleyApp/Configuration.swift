@@ -62,7 +62,7 @@ public struct Configuration: Sendable {
         Setting(name: "PARLEY_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "idle keep-alive connections close after this time"),
         Setting(name: "PARLEY_SHUTDOWN_GRACE_SECONDS", defaultValue: "10", help: "on SIGTERM, in-flight requests get this long to finish"),
         Setting(name: "PARLEY_MAX_BODY_BYTES", defaultValue: "1048576", help: "default request body limit (routes may raise it)"),
-        Setting(name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000", help: "open connections beyond this are refused with 503"),
+        Setting(name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000", help: "open connections beyond this are refused with 503 (at most 90% of the open-files limit)"),
         Setting(name: "PARLEY_MIGRATIONS_DIR", defaultValue: "./migrations", help: "directory of NNNN_name.sql migration files"),
         Setting(name: "PARLEY_LOG_LEVEL", defaultValue: "info", help: "debug, info, warning or error"),
         Setting(name: "PARLEY_LOG_FILE", defaultValue: "(stdout)", help: "write JSON log lines to this file instead of stdout"),

@@ -33,8 +33,26 @@ public final class HTTPServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     let openConnections: Gauge
 
-    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
-                logger: Logger, metrics: MetricsRegistry) {
+    public convenience init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
+                            logger: Logger, metrics: MetricsRegistry) {
+        self.init(configuration: configuration, group: group, responder: responder, logger: logger, metrics: metrics,
+                  openFilesLimit: OpenFilesLimit.current, accept: Socket.accept)
+    }
+
+    /// `openFilesLimit` and `accept` are the process's limit and accept4; tests pass their own.
+    init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
+         logger: Logger, metrics: MetricsRegistry, openFilesLimit: Int,
+         accept: @escaping @Sendable (Int32) -> Socket.AcceptResult) {
+        var configuration = configuration
+        let allowed = Self.connectionsAllowed(byOpenFilesLimit: openFilesLimit)
+        if configuration.maxConnections > allowed {
+            // Past the descriptor limit accept fails (EMFILE) before our limit refuses anyone: keep the limit below it
+            // so that the surplus gets a 503 and the process keeps descriptors for its database and files.
+            logger.warning("connection limit lowered to fit the open-files limit",
+                           ["configured": .int(configuration.maxConnections), "open_files_limit": .int(openFilesLimit),
+                            "max_connections": .int(allowed)])
+            configuration.maxConnections = allowed
+        }
         self.configuration = configuration
         self.group = group
         self.responder = responder
@@ -44,11 +62,22 @@ public final class HTTPServer: Sendable {
         let protocolErrors = metrics.counter("parley_http_protocol_errors_total",
                                              help: "Requests refused before routing (parse errors, timeouts).",
                                              labels: ["status"])
-        let shared = SharedServerState(maxConnections: configuration.maxConnections)
+        let acceptPauses = metrics.counter("parley_http_accept_pauses_total",
+                                           help: "Times a listener stopped accepting for a while (out of descriptors or memory).")
+            .labels()
+        let shared = SharedServerState(maxConnections: configuration.maxConnections, accept: accept,
+                                       acceptPauses: acceptPauses)
         loopServers = group.loops.map {
             LoopServer(loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
                        protocolErrors: protocolErrors, shared: shared)
         }
+    }
+
+    /// The most connections a process with `limit` open files should hold: a tenth of the limit (at least 64) stays
+    /// free for everything else (database connections, files being sent or uploaded, the log, epoll and eventfds).
+    static func connectionsAllowed(byOpenFilesLimit limit: Int) -> Int {
+        guard limit < Int.max / 2 else { return Int.max }
+        return max(1, limit - max(64, limit / 10))
     }
 
     /// The port actually bound (useful with port 0).
@@ -96,7 +125,14 @@ public final class HTTPServer: Sendable {
 final class SharedServerState: Sendable {
     let maxConnections: Int
     let connections = Atomic<Int>(0)
-    init(maxConnections: Int) { self.maxConnections = maxConnections }
+    let accept: @Sendable (Int32) -> Socket.AcceptResult
+    let acceptPauses: Counter
+
+    init(maxConnections: Int, accept: @escaping @Sendable (Int32) -> Socket.AcceptResult, acceptPauses: Counter) {
+        self.maxConnections = maxConnections
+        self.accept = accept
+        self.acceptPauses = acceptPauses
+    }
 }
 
 /// One loop's share of the server: its listener, its connections, its scratch buffer and date cache.
@@ -117,6 +153,9 @@ final class LoopServer: IOHandler, @unchecked Sendable {
     private var cachedDateSecond: time_t = 0
     private var cachedDate: [UInt8] = []
     private var sweeping = false
+    private var acceptBackoff = AcceptBackoff()
+    private var acceptPaused = false
+    private var lastAcceptWarning: Instant?
 
     init(loop: EventLoop, configuration: HTTPServerConfiguration, responder: HTTPResponder, logger: Logger,
          openGauge: Gauge, protocolErrors: CounterFamily, shared: SharedServerState) {
@@ -153,9 +192,22 @@ final class LoopServer: IOHandler, @unchecked Sendable {
 
     /// The listener is readable: accept everything pending.
     func ioReady(readable: Bool, writable: Bool, hangup: Bool) {
-        guard listenFD >= 0 else { return }
+        guard listenFD >= 0, !acceptPaused else { return }
         for _ in 0..<256 {
-            guard let (fd, peer) = Socket.accept(listenFD) else { return }
+            let fd: Int32, peer: String
+            switch shared.accept(listenFD) {
+            case .accepted(let acceptedFD, let address):
+                acceptBackoff.connectionAccepted()
+                (fd, peer) = (acceptedFD, address)
+            case .failed(let code):
+                switch acceptBackoff.acceptFailed(errno: code) {
+                case .acceptNext: continue
+                case .wait: return
+                case .pause(let delay):
+                    pauseAccepting(for: delay, errno: code)
+                    return
+                }
+            }
             if shared.connections.add(1, ordering: .relaxed).newValue > shared.maxConnections {
                 // Over the limit: refuse at once rather than degrade everyone (RFC 9110 §15.6.4).
                 shared.connections.subtract(1, ordering: .relaxed)
@@ -177,6 +229,28 @@ final class LoopServer: IOHandler, @unchecked Sendable {
             }
             connections[fd] = connection
             openGauge.add(1)
+        }
+    }
+
+    /// Stops watching the listener for `delay` (see `AcceptBackoff`); pending connections wait in the backlog.
+    private func pauseAccepting(for delay: Duration, errno code: Int32) {
+        acceptPaused = true
+        loop.modify(fd: listenFD, events: [])
+        shared.acceptPauses.increment()
+        let now = Instant.now()
+        if lastAcceptWarning.map({ now.since($0) >= .seconds(10) }) ?? true {
+            lastAcceptWarning = now
+            logger.warning("accept failed: not accepting for a while", [
+                "error": .string(String(cString: strerror(code))), "errno": .int(Int(code)),
+                "pause_ms": .int(Int(delay / .milliseconds(1))),
+                "open_connections": .int(shared.connections.load(ordering: .relaxed)),
+            ])
+        }
+        _ = loop.scheduleTimer(after: delay) { [weak self] in
+            guard let self, self.acceptPaused else { return }
+            self.acceptPaused = false
+            guard self.listenFD >= 0 else { return }
+            self.loop.modify(fd: self.listenFD, events: .readable)  // level-triggered: the backlog wakes it
         }
     }
 

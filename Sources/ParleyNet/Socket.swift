@@ -74,8 +74,16 @@ public enum Socket {
         return withUnsafeBytes(of: storage) { UInt16(bigEndian: $0.load(as: sockaddr_in.self).sin_port) }
     }
 
-    /// Accepts one pending connection; nil when none is waiting (EAGAIN) or on a transient error.
-    public static func accept(_ listener: Int32) -> (fd: Int32, peer: String)? {
+    /// What one `accept4` call gave.
+    public enum AcceptResult: Sendable, Equatable {
+        case accepted(fd: Int32, peer: String)
+        /// accept4 failed with this errno: EAGAIN when nothing is waiting, EMFILE when the process is out of
+        /// descriptors, ... (`AcceptBackoff` in ParleyHTTP says what each one means for the listener).
+        case failed(errno: Int32)
+    }
+
+    /// Accepts one pending connection (non-blocking, close-on-exec, TCP_NODELAY).
+    public static func accept(_ listener: Int32) -> AcceptResult {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = withUnsafeMutablePointer(to: &storage) {
@@ -83,10 +91,10 @@ public enum Socket {
                 accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             }
         }
-        if fd < 0 { return nil }
+        if fd < 0 { return .failed(errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return (fd, address(of: storage))
+        return .accepted(fd: fd, peer: address(of: storage))
     }
 
     static func address(of storage: sockaddr_storage) -> String {

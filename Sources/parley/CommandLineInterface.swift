@@ -79,6 +79,8 @@ enum CommandLineInterface {
     }
 
     static func serve(_ configuration: Configuration, applyMigrations: Bool) async throws -> Int32 {
+        // Every connection is a descriptor: use all the hard limit allows (the soft one is often 1,024).
+        OpenFilesLimit.raiseToHardLimit()
         let app = try Application(configuration: configuration)
         try await app.run(applyMigrations: applyMigrations) {
             let signal = await TerminationSignals.next()

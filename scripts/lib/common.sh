@@ -17,6 +17,8 @@
 #   pg_createdb PORT NAME             create database NAME if missing
 #   free_port                         print a TCP port nobody listens on (outside the ephemeral range)
 #   wait_http URL TIMEOUT [PID]       wait until URL answers 2xx (TIMEOUT in seconds); fail early if PID dies
+#   websocket_venv                    print the virtualenv with Python's WebSocket client (websockets 13.1, from
+#                                     PyPI), installing it when missing (PARLEY_E2E_VENV, default .parley/venv)
 #   log MSG / die MSG                 messages on stderr
 #
 # Clusters are owned by the invoking user; when that is root they belong to "postgres" (initdb refuses root)
@@ -286,6 +288,21 @@ wait_http() {
     done
     log "timed out after ${timeout}s waiting for $url"
     return 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Python clients (scripts/e2e, scripts/chaos)
+
+websocket_venv() {
+    local venv=${PARLEY_E2E_VENV:-$PARLEY_ROOT/.parley/venv} version=13.1 installed
+    installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("websockets"))' 2>/dev/null || true)
+    if [[ $installed != "$version" ]]; then
+        ensure_apt_packages python3-venv >&2
+        log "installing websockets $version into $venv"
+        [[ -x $venv/bin/python ]] || { mkdir -p "$(dirname "$venv")" && python3 -m venv "$venv"; } || return 1
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets==$version" >&2 || return 1
+    fi
+    printf '%s\n' "$venv"
 }
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -14,8 +14,7 @@
 #   http_get URL                          sets HTTP_STATUS and HTTP_BODY (curl --max-time 5; status 000 on error)
 #   assert_envelope_ok BODY / assert_envelope_error BODY
 #   fail MSG                              print MSG and the logs, exit 1
-#   e2e_realtime_venv                     print the virtualenv with the WebSocket client (websockets 13.1), installing
-#                                         it when missing (PARLEY_E2E_VENV, default .parley/venv)
+#   e2e_realtime_venv                     print the virtualenv with the WebSocket client (websocket_venv in common.sh)
 #   e2e_on_exit FUNCTION                  register an extra cleanup function (runs in a subshell, before the
 #                                         script's own cluster, if any, is removed)
 
@@ -85,16 +84,7 @@ pass() {
 }
 
 e2e_realtime_venv() {
-    local venv=${PARLEY_E2E_VENV:-$PARLEY_ROOT/.parley/venv} version=13.1 installed
-    installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("websockets"))' 2>/dev/null || true)
-    if [[ $installed != "$version" ]]; then
-        ensure_apt_packages python3-venv >&2
-        log "installing websockets $version into $venv"
-        [[ -x $venv/bin/python ]] || { mkdir -p "$(dirname "$venv")" && python3 -m venv "$venv"; }
-        "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets==$version" >&2 \
-            || fail "pip install websockets==$version failed"
-    fi
-    printf '%s\n' "$venv"
+    websocket_venv || fail "pip install websockets failed"
 }
 
 e2e_fresh_db() {

@@ -11,7 +11,10 @@ public enum PostgresNotificationEvent: Sendable, Hashable {
 
 /// The one connection a client uses for LISTEN. It connects on the first subscription, LISTENs to every
 /// channel that has subscribers, and after losing the connection reconnects with exponential backoff
-/// (50 ms doubling to 5 s, jittered), LISTENs again and tells every subscriber `.reconnected`.
+/// (50 ms doubling to 1 s, jittered by up to half), LISTENs again and tells every subscriber `.reconnected`.
+/// The cap is short because every realtime event between instances waits for this connection: after a
+/// database restart the pool is back at the first query, and the feed should follow within about a second
+/// (one attempt a second per instance costs the database nothing).
 ///
 /// Loop-confined like `LoopPool`; `@unchecked Sendable` so it can be named in closures sent to its loop.
 final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
@@ -181,7 +184,7 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     private func scheduleReconnect() {
         guard !isShutDown, !subscribers.isEmpty, reconnectTimer == nil else { return }
         let delay = backoff + .nanoseconds(Int64.random(in: 0...Int64(backoff.nanosecondsClamped / 2)))
-        backoff = min(backoff * 2, .seconds(5))
+        backoff = min(backoff * 2, .seconds(1))
         reconnectTimer = loop.scheduleTimer(after: delay) { [self] in
             reconnectTimer = nil
             guard !isShutDown, driver == nil, !subscribers.isEmpty else { return }
