@@ -182,14 +182,15 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
     private let series = SeriesCache()
 
     /// The metric series of each route, found by the route's id (an array index) rather than by hashing its
-    /// name on every request; unmatched requests (404, 405) use a dictionary by name.
+    /// name on every request, in a cache per thread (the event loops never wait for each other's lock); unmatched
+    /// requests (404, 405) use a shared dictionary by name.
     final class SeriesCache: Sendable {
         struct Key: Hashable { let route: String; let method: HTTPMethod; let status: Int }
-        struct RouteSeries {
-            var histogram: Histogram?
-            var counters: [(method: HTTPMethod, status: Int, counter: Counter)] = []
+        final class RouteSeries {
+            var histograms: [Histogram?] = []
+            var counters: [[(method: HTTPMethod, status: Int, counter: Counter)]] = []
         }
-        let routes = Mutex<[RouteSeries]>([])
+        let routes = ThreadLocal { RouteSeries() }
         let counters = Mutex<[Key: Counter]>([:])
         let histograms = Mutex<[String: Histogram]>([:])
     }
@@ -207,22 +208,20 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
     }
 
     private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod, status: Int) -> (Counter, Histogram) {
-        let found: (Counter, Histogram)? = series.routes.withLock { routes in
-            guard id < routes.count, let histogram = routes[id].histogram,
-                  let entry = routes[id].counters.first(where: { $0.method == method && $0.status == status })
-            else { return nil }
+        let local = series.routes.value
+        if id < local.histograms.count, let histogram = local.histograms[id],
+           let entry = local.counters[id].first(where: { $0.method == method && $0.status == status }) {
             return (entry.counter, histogram)
         }
-        if let found { return found }
+        // First time on this thread: the registry hands out the same series to every thread.
         let counter = requests.labels(name, method.rawValue, String(status))
         let histogram = latency.labels(name)
-        series.routes.withLock { routes in
-            while routes.count <= id { routes.append(SeriesCache.RouteSeries()) }
-            routes[id].histogram = histogram
-            if !routes[id].counters.contains(where: { $0.method == method && $0.status == status }) {
-                routes[id].counters.append((method, status, counter))
-            }
+        while local.histograms.count <= id {
+            local.histograms.append(nil)
+            local.counters.append([])
         }
+        local.histograms[id] = histogram
+        local.counters[id].append((method, status, counter))
         return (counter, histogram)
     }
 

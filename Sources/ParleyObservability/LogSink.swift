@@ -3,15 +3,20 @@ import ParleyBytes
 import Synchronization
 
 /// Where log lines go: a file descriptor written in large batches, so that access logging never
-/// limits request throughput. Lines are flushed when the buffer passes `flushThreshold`, by a
-/// background flusher every `flushInterval`, at once for errors, and on `flush()` at shutdown.
+/// limits request throughput. Each thread gathers its lines in its own buffer (the event loops never wait for
+/// each other's lock on the way); a buffer is written when it passes `flushThreshold`, by a background flusher
+/// every `flushInterval`, at once for errors, and on `flush()` at shutdown. Lines of one thread keep their
+/// order; lines of different threads may be up to one flush apart in the file.
 public final class LogSink: Sendable {
     public let level: LogLevel
     let timestampCache = TimestampCache()
     let clock: @Sendable () -> timespec
     private let fd: Int32
     private let ownsFD: Bool
-    private let buffer = Mutex<ByteBuffer>(ByteBuffer(capacity: 96 * 1024))
+    private let buffers: ThreadLocal<ThreadBuffer>
+    private let registry: BufferRegistry
+    /// Whole chunks reach the descriptor one at a time, so that lines never interleave.
+    private let writing = Mutex(())
     private let flushThreshold: Int
     private let capture: LogCapture?
 
@@ -22,6 +27,16 @@ public final class LogSink: Sendable {
         self.flushThreshold = flushThreshold
         self.capture = nil
         self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
+        (registry, buffers) = Self.makeBuffers()
+    }
+
+    private static func makeBuffers() -> (BufferRegistry, ThreadLocal<ThreadBuffer>) {
+        let registry = BufferRegistry()
+        return (registry, ThreadLocal {
+            let buffer = ThreadBuffer()
+            registry.all.withLock { $0.append(buffer) }
+            return buffer
+        })
     }
 
     /// A sink that keeps every line in memory, for tests that inspect the log output.
@@ -32,6 +47,7 @@ public final class LogSink: Sendable {
         self.flushThreshold = Int.max
         self.capture = LogCapture()
         self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
+        (registry, buffers) = Self.makeBuffers()
     }
 
     /// Opens (appending) a log file; falls back to stdout when it cannot be opened.
@@ -56,39 +72,54 @@ public final class LogSink: Sendable {
             line.withUnsafeBytes { bytes in capture.lines.withLock { $0.append(contentsOf: bytes) } }
             return
         }
-        let toWrite: [UInt8]? = buffer.withLock { buf in
+        let toWrite: [UInt8]? = buffers.value.bytes.withLock { buf in
             buf.append(line)
             guard urgent || buf.count >= flushThreshold else { return nil }
-            let out = buf.array
-            buf.removeAll(keepCapacityUpTo: 256 * 1024)
-            return out
+            return Self.take(&buf)
         }
         if let toWrite { writeAll(toWrite) }
     }
 
     public func flush() {
         guard capture == nil else { return }
-        let pending = buffer.withLock { buf -> [UInt8] in
-            let out = buf.array
-            buf.removeAll(keepCapacityUpTo: 256 * 1024)
-            return out
+        for buffer in registry.all.withLock({ $0 }) {
+            let pending = buffer.bytes.withLock { Self.take(&$0) }
+            if !pending.isEmpty { writeAll(pending) }
         }
-        if !pending.isEmpty { writeAll(pending) }
+    }
+
+    private static func take(_ buffer: inout ByteBuffer) -> [UInt8] {
+        let out = buffer.array
+        buffer.removeAll(keepCapacityUpTo: 256 * 1024)
+        return out
     }
 
     private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return // nowhere to report a failing log; drop rather than crash
+        writing.withLock { _ in
+            bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 {
+                        if errno == EINTR || errno == EAGAIN { continue }
+                        return // nowhere to report a failing log; drop rather than crash
+                    }
+                    offset += n
                 }
-                offset += n
             }
         }
     }
+}
+
+/// One thread's pending lines. Its lock is taken by that thread for each line and by `flush()` from others now and
+/// then, so it is almost never contended.
+final class ThreadBuffer: Sendable {
+    let bytes = Mutex(ByteBuffer(capacity: 16 * 1024))
+}
+
+/// Every thread's buffer, for `flush()`.
+final class BufferRegistry: Sendable {
+    let all = Mutex<[ThreadBuffer]>([])
 }
 
 /// In-memory log output for tests.

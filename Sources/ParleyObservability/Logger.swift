@@ -220,18 +220,18 @@ public struct JSONLine: ~Copyable {
 }
 
 /// `"ts":"YYYY-MM-DDTHH:MM:SS.` for the current second, so a busy log formats the date once a second
-/// instead of once a line (gmtime_r takes glibc's time-zone lock).
+/// instead of once a line (gmtime_r takes glibc's time-zone lock). One per thread: no lock on the way.
 final class TimestampCache: Sendable {
-    private struct Prefix {
+    private final class Prefix {
         var second = -1
         /// Always 26 bytes: `"ts":"` (6) + `YYYY-MM-DDTHH:MM:SS.` (20).
         var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
     private static let length = 26
-    private let cached = Mutex<Prefix>(Prefix())
+    private let perThread = ThreadLocal { Prefix() }
 
     func appendPrefix(forSecond second: Int, to out: inout ByteBuffer) {
-        var prefix = cached.withLock { $0 }
+        let prefix = perThread.value
         if prefix.second != second {
             var line = JSONLine()
             line.field("ts", timestamp: timespec(tv_sec: second, tv_nsec: 0))
@@ -241,8 +241,6 @@ final class TimestampCache: Sendable {
             withUnsafeMutableBytes(of: &prefix.bytes) { raw in
                 for index in 0..<TimestampCache.length { raw[index] = formatted[1 + index] }
             }
-            let fresh = prefix
-            cached.withLock { $0 = fresh }
         }
         withUnsafeBytes(of: &prefix.bytes) { out.append(UnsafeRawBufferPointer(rebasing: $0[0..<TimestampCache.length])) }
     }

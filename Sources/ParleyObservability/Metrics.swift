@@ -177,29 +177,47 @@ final class FunctionGauge: MetricFamily {
     }
 }
 
-/// Cumulative histogram with fixed buckets (seconds for latencies).
-public final class Histogram: Sendable {
+/// Cumulative histogram with fixed buckets (seconds for latencies). Lock-free: every request observes one, from
+/// every event loop at once, and a shared lock there made the loops wait for each other.
+public final class Histogram: @unchecked Sendable {
     public static let defaultLatencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     let bounds: [Double]
-    private let state: Mutex<(counts: [Int], sum: Double, count: Int)>
+    /// Non-cumulative counts per bucket, the last one for values above every bound (render() accumulates).
+    private let counts: UnsafeMutablePointer<Atomic<Int>>
+    /// The sum's bit pattern, added to with compare-and-swap.
+    private let sumBits = Atomic<UInt64>(0.0.bitPattern)
 
     init(bounds: [Double]) {
         self.bounds = bounds
-        self.state = Mutex((counts: [Int](repeating: 0, count: bounds.count), sum: 0, count: 0))
+        counts = .allocate(capacity: bounds.count + 1)
+        for index in 0...bounds.count { (counts + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        counts.deinitialize(count: bounds.count + 1)
+        counts.deallocate()
     }
 
     public func observe(_ value: Double) {
-        // Non-cumulative counts here; render() accumulates.
-        let index = bounds.firstIndex(where: { value <= $0 })
-        state.withLock { s in
-            if let index { s.counts[index] += 1 }
-            s.sum += value
-            s.count += 1
+        let index = bounds.firstIndex(where: { value <= $0 }) ?? bounds.count
+        counts[index].add(1, ordering: .relaxed)
+        var current = sumBits.load(ordering: .relaxed)
+        while true {
+            let (exchanged, original) = sumBits.compareExchange(
+                expected: current, desired: (Double(bitPattern: current) + value).bitPattern, ordering: .relaxed)
+            if exchanged { break }
+            current = original
         }
     }
 
-    func snapshot() -> (counts: [Int], sum: Double, count: Int) { state.withLock { $0 } }
+    /// Counts per bucket (the last above every bound), the sum, and the count (the buckets' total, so that the
+    /// `+Inf` bucket and `_count` always agree even while observations land).
+    func snapshot() -> (counts: [Int], sum: Double, count: Int) {
+        let values = (0...bounds.count).map { counts[$0].load(ordering: .relaxed) }
+        return (Array(values.prefix(bounds.count)), Double(bitPattern: sumBits.load(ordering: .relaxed)),
+                values.reduce(0, +))
+    }
 }
 
 public final class HistogramFamily: MetricFamily {
