@@ -35,6 +35,24 @@ extension PostgresClient {
         }
     }
 
+    /// Runs `body` (statements that are each a transaction of their own, e.g. one call of a function that does the
+    /// whole job) again when PostgreSQL aborts it with a serialization failure or deadlock (40001 / 40P01): racing
+    /// first messages of a new conversation can deadlock on its rows, and the loser only needs to run again.
+    public func retryingSerializationFailures<T: Sendable>(maxAttempts: Int = 5,
+                                                           _ body: () async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch let error as PostgresError where error.isSerializationFailure && attempt < max(1, maxAttempts) {
+                logger.debug("retrying after a serialization failure",
+                             ["attempt": .int(attempt), "sqlstate": .string(error.sqlState ?? "")])
+                try await Task.sleep(for: Self.backoff(attempt: attempt))
+                attempt += 1
+            }
+        }
+    }
+
     private static func runTransaction<T>(on connection: PostgresConnection, isolation: PostgresIsolation,
                                           _ body: (PostgresConnection) async throws -> T) async throws -> T {
         _ = try await connection.query(isolation.beginStatement)

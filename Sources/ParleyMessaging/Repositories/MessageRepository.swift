@@ -94,7 +94,12 @@ struct MessageRepository: Sendable {
     /// Stores a message in one round trip (outside any transaction: the statement is its own).
     func send(_ message: NewMessage) async throws -> SendOutcome {
         do {
-            return try await Self.send(message, query: { try await database.query($0) })
+            // One statement, one transaction: a deadlock with a racing batch (both creating the same 1:1
+            // conversation and its members) aborts it whole, and running it again answers as if it had waited.
+            let database = self.database
+            return try await database.retryingSerializationFailures {
+                try await Self.send(message, query: { try await database.query($0) })
+            }
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "messages_client_msg_id" {
             // A duplicate racing on another conversation (same sender, same clientMsgId) committed first.
             guard let original = try await findByClientID(appId: message.appId, fromId: message.fromId,
