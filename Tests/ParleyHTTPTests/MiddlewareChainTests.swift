@@ -49,3 +49,18 @@ private struct RequireHeader: HTTPMiddleware {
         #expect(sink.capturedText.contains(#""status":400"#))
     }
 }
+
+@Suite struct RequestIDGenerationTests {
+    @Test func idsAreUniqueShortAndAcceptableAsIncomingIds() {
+        var seen = Set<String>()
+        for _ in 0..<10_000 {
+            let id = RequestIDMiddleware.generate()
+            #expect(id.utf8.count <= 15)
+            let parts = id.split(separator: "-")
+            #expect(parts.count == 2 && parts[0].count == 6)
+            #expect(id.utf8.allSatisfy { $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+    }
+}
