@@ -61,10 +61,9 @@ public enum RouteMatch: Sendable {
 /// Built once at start-up, then read concurrently without locks.
 public struct Router: Sendable {
     private struct Node: Sendable {
-        var literals: [String: Int] = [:]
-        /// The same literals as bytes, scanned in order: cheaper than hashing the segment for the few
-        /// children a node has.
-        var literalBytes: [(bytes: [UInt8], node: Int)] = []
+        /// Literal children as bytes, scanned in order: cheaper than hashing the segment for the few children a
+        /// node has.
+        var literals: [(bytes: [UInt8], node: Int)] = []
         var parameter: (name: String, node: Int)?
         var catchAll: (name: String, node: Int)?
         var routes: [HTTPMethod: Route] = [:]
@@ -101,11 +100,12 @@ public struct Router: Sendable {
                     current = created
                 }
             } else {
-                let key = String(segment)
-                if let existing = nodes[current].literals[key] { current = existing } else {
+                let key = Array(segment.utf8)
+                if let existing = nodes[current].literals.first(where: { $0.bytes == key }) {
+                    current = existing.node
+                } else {
                     let created = newNode()
-                    nodes[current].literals[key] = created
-                    nodes[current].literalBytes.append((Array(key.utf8), created))
+                    nodes[current].literals.append((key, created))
                     current = created
                 }
             }
@@ -200,7 +200,7 @@ public struct Router: Sendable {
 
     @inline(__always)
     private static func literalChild(_ node: borrowing Node, _ segment: UnsafeBufferPointer<UInt8>) -> Int? {
-        for literal in node.literalBytes where literal.bytes.count == segment.count {
+        for literal in node.literals where literal.bytes.count == segment.count {
             if literal.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }) {
                 return literal.node
             }
