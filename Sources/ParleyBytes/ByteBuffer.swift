@@ -79,19 +79,7 @@ public struct ByteBuffer: ~Copyable {
 
     /// The decimal digits of `value`, with a leading `-` when negative; no intermediate String.
     public mutating func appendDecimal(_ value: Int) {
-        reserve(20)
-        if value < 0 { base[used] = UInt8(ascii: "-"); used += 1 }
-        var magnitude = value.magnitude
-        var digits = 1
-        var probe = magnitude
-        while probe >= 10 { probe /= 10; digits += 1 }
-        var index = used + digits
-        used = index
-        repeat {
-            index -= 1
-            base[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-            magnitude /= 10
-        } while magnitude != 0
+        DecimalASCII.append(value, to: &self)
     }
 
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {

@@ -2,7 +2,16 @@
 /// per-request paths (Content-Length, access-log numbers).
 public enum DecimalASCII {
     public static func append(_ value: Int, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        withDigits(of: value) { bytes.append(contentsOf: $0) }
+    }
+
+    public static func append(_ value: Int, to bytes: inout ByteBuffer) {
+        withDigits(of: value) { bytes.append($0) }
+    }
+
+    /// The digits of `value` (with a leading `-` when negative), formatted on the stack.
+    @inline(__always)
+    static func withDigits(of value: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { raw in
@@ -12,7 +21,11 @@ public enum DecimalASCII {
                 raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
                 magnitude /= 10
             } while magnitude != 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
+            if value < 0 {
+                index -= 1
+                raw[index] = UInt8(ascii: "-")
+            }
+            body(UnsafeRawBufferPointer(rebasing: raw[index...]))
         }
     }
 }

@@ -59,18 +59,15 @@ public enum JSONString {
     /// Everything else, `/` and U+2028/U+2029 included, is written as raw UTF-8.
     public static func append(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        forEachRun(of: string, plain: { out.append(contentsOf: $0) }, escape: { appendEscape(for: $0, to: &out) })
+        forEachRun(of: string, plain: { out.append(contentsOf: $0) },
+                   escape: { byte in withEscape(for: byte) { out.append(contentsOf: $0) } })
         out.append(UInt8(ascii: "\""))
     }
 
     /// The same into a `ByteBuffer` (log lines).
     public static func append(_ string: String, to out: inout ByteBuffer) {
         out.append(UInt8(ascii: "\""))
-        forEachRun(of: string, plain: { out.append($0) }, escape: { byte in
-            var escaped: [UInt8] = []
-            appendEscape(for: byte, to: &escaped)
-            out.append(escaped)
-        })
+        forEachRun(of: string, plain: { out.append($0) }, escape: { byte in withEscape(for: byte) { out.append($0) } })
         out.append(UInt8(ascii: "\""))
     }
 
@@ -92,22 +89,28 @@ public enum JSONString {
         }
     }
 
-    private static func appendEscape(for byte: UInt8, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\\"))
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-        case 0x08: out.append(UInt8(ascii: "b"))
-        case 0x0C: out.append(UInt8(ascii: "f"))
-        case 0x0A: out.append(UInt8(ascii: "n"))
-        case 0x0D: out.append(UInt8(ascii: "r"))
-        case 0x09: out.append(UInt8(ascii: "t"))
-        default:
-            let hex: StaticString = "0123456789abcdef"
-            out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-            hex.withUTF8Buffer { digits in
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0x0F)])
+    /// The escape sequence of `byte` (`\"`, `\n`, `\u001f`, ...), formatted on the stack.
+    private static func withEscape(for byte: UInt8, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var sequence: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (UInt8(ascii: "\\"), 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &sequence) { raw in
+            var count = 2
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): raw[1] = byte
+            case 0x08: raw[1] = UInt8(ascii: "b")
+            case 0x0C: raw[1] = UInt8(ascii: "f")
+            case 0x0A: raw[1] = UInt8(ascii: "n")
+            case 0x0D: raw[1] = UInt8(ascii: "r")
+            case 0x09: raw[1] = UInt8(ascii: "t")
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                raw[1] = UInt8(ascii: "u")
+                raw[2] = UInt8(ascii: "0")
+                raw[3] = UInt8(ascii: "0")
+                raw[4] = hex.utf8Start[Int(byte >> 4)]
+                raw[5] = hex.utf8Start[Int(byte & 0x0F)]
+                count = 6
             }
+            body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
         }
     }
 }

@@ -212,11 +212,6 @@ public struct JSONLine: ~Copyable {
             divisor /= 10
         }
     }
-
-    /// JSON string escaping per RFC 8259 §7 (ParleyJSON's writer: runs of plain bytes copied in one go).
-    public static func appendQuoted(_ s: String, to bytes: inout [UInt8]) {
-        JSONString.append(s, to: &bytes)
-    }
 }
 
 /// `"ts":"YYYY-MM-DDTHH:MM:SS.` for the current second, so a busy log formats the date once a second
