@@ -53,7 +53,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
 
         .target(name: "ParleyFiles", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
-                                                    "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
+                                                    "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet", "ParleyBytes",
                                                     "ParleyObservability", "CParleyLinux"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyUpdates", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",

@@ -11,7 +11,7 @@ public enum DecimalASCII {
 
     /// The digits of `value` (with a leading `-` when negative), formatted on the stack.
     @inline(__always)
-    static func withDigits(of value: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+    public static func withDigits(of value: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { raw in

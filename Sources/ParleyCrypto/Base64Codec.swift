@@ -78,6 +78,41 @@ struct Base64Codec: Sendable {
         }
     }
 
+    /// Unpadded input of exactly `output.count` decoded bytes, into `output`.
+    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        let remainder = output.count % 3
+        guard input.count == output.count / 3 * 4 + (remainder == 0 ? 0 : remainder + 1) else { return false }
+        var accumulator: UInt32 = 0
+        var symbols = 0
+        var written = 0
+        for index in 0..<input.count {
+            let value = reverse[Int(input[index])]
+            guard value != 0xFF else { return false }
+            accumulator = accumulator << 6 | UInt32(value)
+            symbols += 1
+            if symbols == 4 {
+                output[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
+                output[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+                output[written + 2] = UInt8(truncatingIfNeeded: accumulator)
+                written += 3
+                accumulator = 0
+                symbols = 0
+            }
+        }
+        switch symbols {
+        case 2:
+            guard accumulator & 0x0F == 0 else { return false }
+            output[written] = UInt8(truncatingIfNeeded: accumulator >> 4)
+        case 3:
+            guard accumulator & 0x03 == 0 else { return false }
+            output[written] = UInt8(truncatingIfNeeded: accumulator >> 10)
+            output[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+        default:
+            break
+        }
+        return true
+    }
+
     private func decode(_ input: UnsafeRawBufferPointer, padding: Padding) -> [UInt8]? {
         var length = input.count
         var padCount = 0

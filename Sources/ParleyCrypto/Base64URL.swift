@@ -12,6 +12,12 @@ public enum Base64URL {
         Base64Codec.url.decode(string.utf8, padding: .optional)
     }
 
+    /// Decodes unpadded URL-safe base64 of exactly `output.count` bytes into `output`, allocating nothing; false
+    /// for any other length, a character outside the alphabet, padding, or non-canonical trailing bits.
+    public static func decodeUnpadded(_ ascii: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        Base64Codec.url.decode(ascii, into: output)
+    }
+
     /// Decodes only the unpadded form, as JWS compact serialisation requires (RFC 7515 section 2).
     static func decodeUnpadded(_ ascii: some Collection<UInt8>) -> [UInt8]? {
         Base64Codec.url.decode(ascii, padding: .forbidden)

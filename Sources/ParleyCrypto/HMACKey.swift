@@ -38,6 +38,21 @@ public final class HMACKey: @unchecked Sendable {
         return digest
     }
 
+    /// HMAC-SHA-256 of `message` written to `digest` (at least 32 bytes), allocating nothing in Swift: for checks on
+    /// every request (signed download URLs).
+    public func authenticate(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count >= SHA256.byteCount, "the digest buffer holds 32 bytes")
+        guard let work = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed; out of memory") }
+        defer { EVP_MD_CTX_free(work) }
+        let out = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var length: UInt32 = 0
+        let ok = EVP_MD_CTX_copy_ex(work, inner) == 1 && EVP_DigestUpdate(work, message.baseAddress, message.count) == 1
+            && EVP_DigestFinal_ex(work, out, &length) == 1
+            && EVP_MD_CTX_copy_ex(work, outer) == 1 && EVP_DigestUpdate(work, out, SHA256.byteCount) == 1
+            && EVP_DigestFinal_ex(work, out, &length) == 1
+        guard ok, Int(length) == SHA256.byteCount else { fatalError("HMAC-SHA-256 failed; OpenSSL is broken") }
+    }
+
     private static func context(absorbing block: [UInt8]) -> OpaquePointer {
         guard let context = EVP_MD_CTX_new(),
               EVP_DigestInit_ex(context, FetchedAlgorithm.sha256.pointer, nil) == 1,

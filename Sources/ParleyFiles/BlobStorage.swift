@@ -22,10 +22,15 @@ public protocol BlobStorage: Sendable {
     /// How `GET /files/{objectKey}` serves the blob: from a local path (sendfile), or by redirecting to a
     /// URL of the backend's own that expires at `expiresAt` (Unix seconds) and answers with these headers.
     func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String) throws -> BlobDownload
+
+    /// The blob's path when it is a file on this machine (served with sendfile); nil for remote backends. Fixed
+    /// for a key, so downloads compute it once per cached file.
+    func localPath(key: String) -> String?
 }
 
 extension BlobStorage {
     public func prepare() async throws {}
+    public func localPath(key: String) -> String? { nil }
 }
 
 public enum BlobDownload: Sendable, Equatable {

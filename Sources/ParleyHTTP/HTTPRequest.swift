@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A request as handlers see it: the parsed head, the body, and where it came from.
 /// A class, immutable: it passes through every middleware layer, and a reference costs one retain
@@ -34,26 +35,34 @@ public final class HTTPRequest: Sendable {
     /// One query parameter, percent-decoded; the first wins. Scans the query without building the dictionary
     /// (hot paths such as signed downloads read two parameters per request).
     public func queryParameter(_ name: String) -> String? {
+        rawQueryParameter(name).flatMap { PercentDecoding.decode($0, plusAsSpace: true) }
+    }
+
+    /// One query parameter as sent (not percent-decoded), sharing the query's storage; the first wins. For hot
+    /// paths whose valid values never need decoding.
+    public func rawQueryParameter(_ name: String) -> Substring? {
         guard var query = head.query, !query.isEmpty else { return nil }
-        let wanted = name.utf8
-        let found: Range<Int>? = query.withUTF8 { bytes in
-            var start = 0
-            while start < bytes.count {
-                var end = start
-                while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
-                var equals = start
-                while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
-                if equals - start == wanted.count && bytes[start..<equals].elementsEqual(wanted) {
-                    return min(equals + 1, end)..<end
+        var name = name
+        let found: Range<Int>? = name.withUTF8 { wanted in
+            query.withUTF8 { bytes -> Range<Int>? in
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+                    var equals = start
+                    while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                    if equals - start == wanted.count
+                        && (wanted.isEmpty || memcmp(bytes.baseAddress! + start, wanted.baseAddress!, wanted.count) == 0) {
+                        return min(equals + 1, end)..<end
+                    }
+                    start = end + 1
                 }
-                start = end + 1
+                return nil
             }
-            return nil
         }
         guard let found else { return nil }
         let utf8 = query.utf8
-        let value = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: found.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.upperBound)])
-        return PercentDecoding.decode(value, plusAsSpace: true)
+        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: found.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.upperBound)])
     }
 
     /// The buffered body bytes (empty for a streamed body).

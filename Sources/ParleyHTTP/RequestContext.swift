@@ -11,7 +11,7 @@ public struct RequestContext: Sendable {
         get { requestID.isEmpty ? baseLogger : baseLogger.with("request_id", .string(requestID)) }
         set { baseLogger = newValue }
     }
-    public var parameters: [String: String]
+    public var parameters: PathParameters
     /// The matched route's pattern, e.g. `/api/users/{id}` (used for metrics and logs).
     public var routePattern: String
     /// The matched route's `Route.id`; -1 when no route matched (404, 405).
@@ -21,7 +21,7 @@ public struct RequestContext: Sendable {
     public var startedAt = Instant.now()
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
-    public init(requestID: String, logger: Logger, parameters: [String: String] = [:], routePattern: String = "",
+    public init(requestID: String, logger: Logger, parameters: PathParameters = [:], routePattern: String = "",
                 remoteAddress: String = "") {
         self.requestID = requestID
         self.baseLogger = logger

@@ -21,7 +21,7 @@ public struct ResponseSerializer: Sendable {
         for (name, value) in response.headers {
             // Framing headers are the serializer's job, never the handler's.
             if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" { continue }
-            appendHeader(canonicalName(name), value, to: &out)
+            appendHeader(name, value, to: &out)
         }
         if status >= 200 && status != 204 && status != 304 {
             out.append(contentsOf: "Content-Length: ".utf8)
@@ -43,9 +43,11 @@ public struct ResponseSerializer: Sendable {
         return out
     }
 
+    /// Writes a field line; the stored (lowercased) name goes out in its usual spelling (`content-type` ->
+    /// `Content-Type`, `etag` -> `ETag`), converted while copied (no string, no lookup per header).
     private func appendHeader(_ name: String, _ value: String, to out: inout [UInt8]) {
         var name = name
-        name.withUTF8 { out.append(contentsOf: $0) }
+        name.withUTF8 { Self.appendCanonicalName($0, to: &out) }
         out.append(UInt8(ascii: ":"))
         out.append(UInt8(ascii: " "))
         var value = value
@@ -66,30 +68,31 @@ public struct ResponseSerializer: Sendable {
         Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
     }
 
-    /// `content-type` -> `Content-Type` (header names are stored lowercased).
-    func canonicalName(_ name: String) -> String {
-        // The two names nearly every response carries, compared by length first (cheaper than a hash).
-        let length = name.utf8.count
-        if length == 12 && name == "content-type" { return "Content-Type" }
-        if length == 12 && name == "x-request-id" { return "X-Request-Id" }
-        if let known = ResponseSerializer.knownNames[name] { return known }
-        var result = ""
-        result.reserveCapacity(name.utf8.count)
-        var upper = true
-        for ch in name {
-            result.append(upper ? Character(ch.uppercased()) : ch)
-            upper = ch == "-"
+    /// Capitalises the first letter and each letter after `-`; the few registered names spelled otherwise
+    /// (`ETag`, `WWW-Authenticate`, `Sec-WebSocket-*`) are special-cased.
+    static func appendCanonicalName(_ name: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let lowercaseA = UInt8(ascii: "a"), lowercaseZ = UInt8(ascii: "z"), dash = UInt8(ascii: "-")
+        var start = 0
+        if name.count == 4 && name.elementsEqual("etag".utf8) {
+            out.append(contentsOf: "ETag".utf8)
+            return
         }
-        return result
+        if name.count == 16 && name.elementsEqual("www-authenticate".utf8) {
+            out.append(contentsOf: "WWW-Authenticate".utf8)
+            return
+        }
+        let webSocket = "sec-websocket-".utf8
+        if name.count > webSocket.count && name.prefix(webSocket.count).elementsEqual(webSocket) {
+            out.append(contentsOf: "Sec-WebSocket-".utf8)
+            start = webSocket.count
+        }
+        var upper = true
+        for index in start..<name.count {
+            let byte = name[index]
+            out.append(upper && byte >= lowercaseA && byte <= lowercaseZ ? byte &- 32 : byte)
+            upper = byte == dash
+        }
     }
-
-    private static let knownNames: [String: String] = {
-        let names = ["Content-Type", "X-Request-Id", "Allow", "Retry-After", "ETag", "Last-Modified", "Cache-Control",
-                     "Content-Disposition", "Content-Range", "Accept-Ranges", "Location", "Upgrade",
-                     "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "Sec-WebSocket-Version", "WWW-Authenticate", "Vary",
-                     "X-Content-Type-Options", "Content-Encoding", "Expires", "Pragma"]
-        return Dictionary(uniqueKeysWithValues: names.map { ($0.lowercased(), $0) })
-    }()
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
     public static func httpDate(_ seconds: time_t) -> String {

@@ -51,7 +51,7 @@ public final class Route: Sendable {
 
 /// The outcome of matching a method and path.
 public enum RouteMatch: Sendable {
-    case found(Route, parameters: [String: String])
+    case found(Route, parameters: PathParameters)
     case methodNotAllowed(allowed: [HTTPMethod], pattern: String)
     case notFound
 }
@@ -66,7 +66,13 @@ public struct Router: Sendable {
         var literals: [(bytes: [UInt8], node: Int)] = []
         var parameter: (name: String, node: Int)?
         var catchAll: (name: String, node: Int)?
-        var routes: [HTTPMethod: Route] = [:]
+        /// A path has a route for one to a few methods: scanned in order, no hashing.
+        var routes: [(method: HTTPMethod, route: Route)] = []
+
+        func route(for method: HTTPMethod) -> Route? {
+            for entry in routes where entry.method == method { return entry.route }
+            return nil
+        }
         var pattern: String = ""
     }
 
@@ -110,10 +116,10 @@ public struct Router: Sendable {
                 }
             }
         }
-        precondition(nodes[current].routes[method] == nil, "duplicate route \(method) \(pattern)")
+        precondition(nodes[current].route(for: method) == nil, "duplicate route \(method) \(pattern)")
         let route = Route(method: method, pattern: pattern, options: options, handler: handler, immediate: immediate,
                           id: routes.count)
-        nodes[current].routes[method] = route
+        nodes[current].routes.append((method, route))
         nodes[current].pattern = pattern
         routes.append(route)
     }
@@ -146,18 +152,18 @@ public struct Router: Sendable {
 
     /// Finds the route for `method` and `path` (the raw path, without the query). HEAD falls back to GET.
     public func match(method: HTTPMethod, path: String) -> RouteMatch {
-        var parameters: [String: String] = [:]
+        var parameters = PathParameters()
         guard let nodeIndex = find(path: path, parameters: &parameters) else { return .notFound }
-        let node = nodes[nodeIndex]
-        if node.routes.isEmpty { return .notFound }
-        if let route = node.routes[method] { return .found(route, parameters: parameters) }
-        if method == .HEAD, let route = node.routes[.GET] { return .found(route, parameters: parameters) }
-        var allowed = Set(node.routes.keys)
+        let routes = nodes[nodeIndex].routes
+        if routes.isEmpty { return .notFound }
+        for entry in routes where entry.method == method { return .found(entry.route, parameters: parameters) }
+        if method == .HEAD, let route = nodes[nodeIndex].route(for: .GET) { return .found(route, parameters: parameters) }
+        var allowed = Set(routes.map(\.method))
         if allowed.contains(.GET) { allowed.insert(.HEAD) }
-        return .methodNotAllowed(allowed: HTTPMethod.allCases.filter { allowed.contains($0) }, pattern: node.pattern)
+        return .methodNotAllowed(allowed: HTTPMethod.allCases.filter { allowed.contains($0) }, pattern: nodes[nodeIndex].pattern)
     }
 
-    private func find(path: String, parameters: inout [String: String]) -> Int? {
+    private func find(path: String, parameters: inout PathParameters) -> Int? {
         var path = path
         return path.withUTF8 { bytes -> Int? in
             nodes.withUnsafeBufferPointer { nodes -> Int? in
@@ -167,7 +173,7 @@ public struct Router: Sendable {
     }
 
     private static func find(_ path: UnsafeBufferPointer<UInt8>, nodes: UnsafeBufferPointer<Node>,
-                             parameters: inout [String: String]) -> Int? {
+                             parameters: inout PathParameters) -> Int? {
         let slash = UInt8(ascii: "/")
         guard path.first == slash else { return nil }
         var current = 0
@@ -209,6 +215,9 @@ public struct Router: Sendable {
     }
 
     private static func decodeParameter(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
+        guard !raw.contains(0) else { return nil }
+        // Most parameters hold no escape: one string made straight from the bytes.
+        guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
         guard let value = PercentDecoding.decode(Substring(decoding: raw, as: UTF8.self)), !value.utf8.contains(0)
         else { return nil }
         return value

@@ -80,6 +80,26 @@ public final class LogSink: Sendable {
         if let toWrite { writeAll(toWrite) }
     }
 
+    /// Appends one line built by `build` to this thread's buffer in place (the hot path: no separate line buffer).
+    /// The buffer's lock is held while the line is built, so a concurrent `flush()` never sees half a line.
+    func appendLine(urgent: Bool, _ build: (inout JSONLine) -> Void) {
+        if capture != nil {
+            var line = JSONLine()
+            build(&line)
+            let bytes = line.finishAppending()
+            write(bytes, urgent: urgent)
+            return
+        }
+        let toWrite: [UInt8]? = buffers.value.bytes.withLock { buf in
+            var line = JSONLine(appendingTo: buf)
+            build(&line)
+            buf = line.finishAppending()
+            guard urgent || buf.count >= flushThreshold else { return nil }
+            return Self.take(&buf)
+        }
+        if let toWrite { writeAll(toWrite) }
+    }
+
     public func flush() {
         guard capture == nil else { return }
         for buffer in registry.all.withLock({ $0 }) {

@@ -79,14 +79,15 @@ public struct Logger: Sendable {
     /// field list), e.g. the access log, which writes one line per request.
     public func log(_ level: LogLevel, _ message: StaticString, fields: (inout JSONLine) -> Void) {
         guard level >= sink.level else { return }
-        var line = JSONLine()
-        line.appendTimestamp(sink.clock(), cache: sink.timestampCache)
-        line.rawField("level", level.staticName)
-        line.rawField("msg", message)
-        for (key, value) in metadata { line.field(key, value) }
-        fields(&line)
-        line.close()
-        sink.write(line.bytes, urgent: level >= .error)
+        let timestamp = sink.clock()
+        // Formatted straight into this thread's pending output: no line buffer to allocate and copy.
+        sink.appendLine(urgent: level >= .error) { line in
+            line.appendTimestamp(timestamp, cache: sink.timestampCache)
+            line.rawField("level", level.staticName)
+            line.rawField("msg", message)
+            for (key, value) in metadata { line.field(key, value) }
+            fields(&line)
+        }
     }
 
     public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, message, fields) }
@@ -101,8 +102,19 @@ public struct JSONLine: ~Copyable {
     private var first = true
 
     public init() {
-        bytes = ByteBuffer(capacity: 384)
+        self.init(appendingTo: ByteBuffer(capacity: 384))
+    }
+
+    /// A line appended after what `buffer` holds already; `finishAppending()` gives the buffer back.
+    init(appendingTo buffer: consuming ByteBuffer) {
+        bytes = buffer
         bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// Closes the line and returns the buffer it was appended to.
+    consuming func finishAppending() -> ByteBuffer {
+        close()
+        return bytes
     }
 
     /// `"ts":"2026-12-01T02:03:04.123Z"` with the part up to the seconds formatted once per second.

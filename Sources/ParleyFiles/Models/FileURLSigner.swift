@@ -1,13 +1,19 @@
+import ParleyBytes
 import ParleyCrypto
-import Synchronization
+import ParleyObservability
 
 /// Signs and checks download URLs: `sig = base64url(HMAC-SHA256(appKey, "GET\n<objectKey>\n<exp>"))`, where the
 /// per-app key is derived from the server's secret and the app id taken from the object key. A signature made
 /// for one app never verifies for another app's key, and changing the key or the expiry breaks it.
 public final class FileURLSigner: Sendable {
     private let secret: [UInt8]
-    /// Per-app keys, derived once (a download verifies one signature; deriving costs another HMAC).
-    private let appKeys = Mutex<[Int64: HMACKey]>([:])
+    /// Per-app keys, derived once per thread (a download verifies one signature; deriving costs another HMAC), so
+    /// the event loops never share a lock or a dictionary on the way.
+    private let appKeys = ThreadLocal { AppKeys() }
+
+    private final class AppKeys {
+        var keys: [Int64: HMACKey] = [:]
+    }
 
     /// `secret`: the server-wide signing secret (derived from the master key at start-up).
     public init(secret: [UInt8]) {
@@ -17,7 +23,7 @@ public final class FileURLSigner: Sendable {
     public enum Verdict: Sendable, Equatable { case valid, expired, invalid }
 
     public func signature(objectKey: String, expiresAt: Int64, appId: Int64) -> String {
-        Base64URL.encode(mac(objectKey: objectKey, expiresAt: expiresAt, appId: appId))
+        withMAC(objectKey: objectKey, expiresAt: expiresAt, appId: appId) { Base64URL.encode($0) }
     }
 
     /// The query string for a download: `exp=...&sig=...`.
@@ -25,24 +31,73 @@ public final class FileURLSigner: Sendable {
         "exp=\(expiresAt)&sig=\(signature(objectKey: objectKey, expiresAt: expiresAt, appId: appId))"
     }
 
-    /// Checks the signature first (in constant time), then the expiry: a tampered expiry is `invalid`.
     public func verify(objectKey: String, expiresAt: String?, signature: String?, now: Int64) -> Verdict {
-        guard let appId = ObjectKey.appId(of: objectKey), let expiresAt, let exp = Int64(expiresAt),
-              String(exp) == expiresAt, let signature, let given = Base64URL.decode(signature),
-              given.count == SHA256.byteCount else { return .invalid }
-        let expected = mac(objectKey: objectKey, expiresAt: exp, appId: appId)
-        guard ConstantTime.equals(given, expected) else { return .invalid }
+        verify(objectKey: objectKey, expiresAt: expiresAt.map { Substring($0) }, signature: signature.map { Substring($0) },
+               now: now)
+    }
+
+    /// Checks the signature first (in constant time), then the expiry: a tampered expiry is `invalid`. The expiry
+    /// must be canonical decimal (no sign, no leading zero), the signature unpadded base64url of 32 bytes. Nothing
+    /// is allocated on the way: every download runs this.
+    public func verify(objectKey: String, expiresAt: Substring?, signature: Substring?, now: Int64) -> Verdict {
+        guard let appId = ObjectKey.appId(of: objectKey), var expiresAt, var signature,
+              let exp = expiresAt.withUTF8({ Self.canonicalDecimal($0) }) else { return .invalid }
+        let matches = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { given in
+            guard signature.withUTF8({ Base64URL.decodeUnpadded(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(given)) })
+            else { return false }
+            return withMAC(objectKey: objectKey, expiresAt: exp, appId: appId) { expected in
+                ConstantTime.equals(UnsafeRawBufferPointer(given), expected)
+            }
+        }
+        guard matches else { return .invalid }
         return exp > now ? .valid : .expired
     }
 
-    private func mac(objectKey: String, expiresAt: Int64, appId: Int64) -> [UInt8] {
-        let appKey = appKeys.withLock { keys in
-            if let key = keys[appId] { return key }
-            let key = HMACKey(HMAC.sha256(key: secret, message: Array("app:\(appId)".utf8)))
-            if keys.count >= 100_000 { keys.removeAll() }
-            keys[appId] = key
-            return key
+    /// A positive decimal without sign or leading zero that fits an Int64; nil otherwise.
+    private static func canonicalDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard !bytes.isEmpty, bytes.count <= 19, bytes[0] != UInt8(ascii: "0") else { return nil }
+        var value: Int64 = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (product, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            let (sum, overflowed) = product.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflowed else { return nil }
+            value = sum
         }
-        return appKey.authenticate(Array("GET\n\(objectKey)\n\(expiresAt)".utf8))
+        return value
+    }
+
+    /// Runs `body` with the MAC of `GET\n<objectKey>\n<exp>` under the app's key, computed on the stack.
+    private func withMAC<R>(objectKey: String, expiresAt: Int64, appId: Int64,
+                            _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let cache = appKeys.value
+        let appKey: HMACKey
+        if let key = cache.keys[appId] {
+            appKey = key
+        } else {
+            appKey = HMACKey(HMAC.sha256(key: secret, message: Array("app:\(appId)".utf8)))
+            if cache.keys.count >= 100_000 { cache.keys.removeAll() }
+            cache.keys[appId] = appKey
+        }
+        var key = objectKey
+        return key.withUTF8 { keyBytes in
+            // "GET\n" + key + "\n" + up to 20 digits and a sign.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: keyBytes.count + 26) { message in
+                var count = 0
+                for byte in "GET\n".utf8 { message[count] = byte; count += 1 }
+                for byte in keyBytes { message[count] = byte; count += 1 }
+                message[count] = UInt8(ascii: "\n")
+                count += 1
+                DecimalASCII.withDigits(of: Int(expiresAt)) { digits in
+                    for byte in digits { message[count] = byte; count += 1 }
+                }
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { digest in
+                    appKey.authenticate(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: message[0..<count])),
+                                        into: UnsafeMutableRawBufferPointer(digest))
+                    return body(UnsafeRawBufferPointer(digest))
+                }
+            }
+        }
     }
 }

@@ -12,20 +12,39 @@ public final class DownloadService: Sendable {
     let repository: FileRepository
     let storage: any BlobStorage
     let logger: Logger
-    private let cache: Mutex<[String: CachedFile]>
     private let cacheLimit: Int
-    private let smallBlobs = SmallBlobCache()
-    private let openBlobs = OpenBlobCache()
+    /// Each event loop keeps its own caches: a download then takes no lock another core holds and touches no
+    /// reference count another core is bumping. Invalidation (rare) walks every thread's caches.
+    private let caches: ThreadSharded<Caches>
     static let cacheSeconds: Int64 = 300
 
-    /// A file's metadata and the header values derived from it, computed once per load.
-    struct CachedFile {
-        var file: StoredFile
-        var etag: String
-        var lastModified: String
-        var inlineDisposition: String
-        var attachmentDisposition: String
-        var loadedAt: Int64
+    final class Caches: Sendable {
+        let metadata = Mutex<[String: CachedFile]>([:])
+        let smallBlobs = SmallBlobCache()
+        let openBlobs = OpenBlobCache()
+    }
+
+    /// A file's metadata and the header values derived from it, computed once per load. A class: a cache hit
+    /// costs one reference, not one per string.
+    final class CachedFile: Sendable {
+        let file: StoredFile
+        let etag: String
+        let lastModified: String
+        let inlineDisposition: String
+        let attachmentDisposition: String
+        let loadedAt: Int64
+        /// Where the blob lies when storage is local.
+        let localPath: String?
+
+        init(file: StoredFile, localPath: String?, loadedAt: Int64) {
+            self.localPath = localPath
+            self.file = file
+            etag = EntityTag.quoted(file.sha256)
+            lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
+            inlineDisposition = ContentDisposition.value(disposition: .inline, filename: file.name)
+            attachmentDisposition = ContentDisposition.value(disposition: .attachment, filename: file.name)
+            self.loadedAt = loadedAt
+        }
     }
 
     init(signer: FileURLSigner, repository: FileRepository, storage: any BlobStorage, cacheLimit: Int, logger: Logger) {
@@ -34,7 +53,7 @@ public final class DownloadService: Sendable {
         self.storage = storage
         self.cacheLimit = cacheLimit
         self.logger = logger
-        cache = Mutex([:])
+        caches = ThreadSharded { Caches() }
     }
 
     /// The answer when the file's metadata is in memory (no await, no task); nil when it must be loaded.
@@ -58,13 +77,22 @@ public final class DownloadService: Sendable {
         let key = String(path.dropFirst(prefix.count))
         // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
         guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
-        let exp = request.queryParameter("exp")
+        let exp = Self.unescaped(request.rawQueryParameter("exp"))
         let now = Int64(time(nil))
-        switch signer.verify(objectKey: key, expiresAt: exp, signature: request.queryParameter("sig"), now: now) {
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: Self.unescaped(request.rawQueryParameter("sig")),
+                             now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
         case .valid: return (key, Int64(exp!)!, now)
         }
+    }
+
+    /// A query value as sent when it holds no escape (valid expiries and signatures never do), else decoded.
+    private static func unescaped(_ raw: Substring?) -> Substring? {
+        guard var raw else { return nil }
+        let escaped = raw.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") } }
+        guard escaped else { return raw }
+        return PercentDecoding.decode(raw, plusAsSpace: true).map { Substring($0) }
     }
 
     private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
@@ -80,8 +108,14 @@ public final class DownloadService: Sendable {
             return HTTPResponse(status: 304, headers: headers)
         }
         let disposition = request.queryParameter("download") == "1" ? entry.attachmentDisposition : entry.inlineDisposition
-        switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
-                                    contentDisposition: disposition) {
+        let download: BlobDownload
+        if let path = entry.localPath {
+            download = .localFile(path: path)
+        } else {
+            download = try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
+                                            contentDisposition: disposition)
+        }
+        switch download {
         case .redirect(let url):
             headers.add(name: "location", value: url)
             return HTTPResponse(status: 302, headers: headers)
@@ -106,11 +140,12 @@ public final class DownloadService: Sendable {
                 response.headers.appendLowercased(name: "content-range",
                                                   value: ByteRangeRequest.contentRange(partial, size: file.size))
             }
-            if let bytes = smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
+            let local = caches.value
+            if let bytes = local.smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
                 response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
                 return response
             }
-            guard let handle = openBlobs.handle(key: file.storageKey, path: blobPath) else {
+            guard let handle = local.openBlobs.handle(key: file.storageKey, path: blobPath) else {
                 invalidate(key)
                 logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
                 throw APIError.fileNotFound
@@ -123,20 +158,17 @@ public final class DownloadService: Sendable {
     }
 
     private func cached(key: String, now: Int64) -> CachedFile? {
-        guard let hit = cache.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds else { return nil }
+        guard let hit = caches.value.metadata.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds else { return nil }
         return hit
     }
 
     private func metadata(key: String, now: Int64) async throws -> CachedFile? {
         if let hit = cached(key: key, now: now) { return hit }
         guard let file = try await repository.find(objectKey: key) else { return nil }
-        let entry = CachedFile(file: file, etag: EntityTag.quoted(file.sha256),
-                               lastModified: ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970)),
-                               inlineDisposition: ContentDisposition.value(disposition: .inline, filename: file.name),
-                               attachmentDisposition: ContentDisposition.value(disposition: .attachment, filename: file.name),
-                               loadedAt: now)
+        let entry = CachedFile(file: file, localPath: storage.localPath(key: file.storageKey), loadedAt: now)
         let limit = cacheLimit
-        cache.withLock { cache in
+        // This thread's cache (the handler may have resumed elsewhere than it started; any thread's cache will do).
+        caches.value.metadata.withLock { cache in
             // Bounded: past the limit start over (metadata reloads in one indexed query).
             if cache.count >= limit { cache.removeAll(keepingCapacity: true) }
             cache[key] = entry
@@ -144,13 +176,15 @@ public final class DownloadService: Sendable {
         return entry
     }
 
-    /// A blob deleted from storage leaves this instance's memory too.
+    /// A blob deleted from storage leaves every thread's memory too.
     func forgetBlob(storageKey: String) {
-        smallBlobs.remove(key: storageKey)
-        openBlobs.remove(key: storageKey)
+        caches.forEach { caches in
+            caches.smallBlobs.remove(key: storageKey)
+            caches.openBlobs.remove(key: storageKey)
+        }
     }
 
     func invalidate(_ key: String) {
-        _ = cache.withLock { $0.removeValue(forKey: key) }
+        caches.forEach { caches in _ = caches.metadata.withLock { $0.removeValue(forKey: key) } }
     }
 }

@@ -18,8 +18,9 @@ final class SmallBlobCache: Sendable {
 
     /// The blob's bytes from memory, or read from `path` and kept; nil when the file cannot be read whole.
     func bytes(key: String, path: String, size: Int64) -> [UInt8]? {
+        guard size <= Int64(maxEntryBytes) else { return nil }
         if let hit = state.withLock({ $0.entries[key] }) { return hit }
-        guard size <= Int64(maxEntryBytes), let loaded = Self.read(path: path, size: Int(size)) else { return nil }
+        guard let loaded = Self.read(path: path, size: Int(size)) else { return nil }
         state.withLock { state in
             if state.total + loaded.count > maxTotalBytes {
                 for key in state.entries.keys where Bool.random() {

@@ -42,6 +42,8 @@ public struct LocalBlobStorage: BlobStorage {
         .localFile(path: path(forKey: key))
     }
 
+    public func localPath(key: String) -> String? { path(forKey: key) }
+
     static func fsync(path: String, flags: Int32) throws {
         let fd = open(path, flags | O_CLOEXEC)
         guard fd >= 0 else { throw StorageError.io("open \(path)", errno) }
