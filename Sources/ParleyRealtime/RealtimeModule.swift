@@ -77,24 +77,14 @@ public final class RealtimeModule: Sendable {
     public func start() {
         let gateway = gateway
         gateway.presence?.start()
-        let events = messaging.events.subscribe()
         let sessionEvents = auth.events.subscribe()
         let logger = logger
-        let bus = messaging.events
-        tasks.add(Task {
-            var droppedSeen = 0
-            for await event in events {
-                await gateway.fanOut.deliver(Delivery(event))
-                gateway.relay.publish(RelayDescriptor.describe(event))
-                // The bus sheds the oldest events when this consumer falls 65,536 behind: connections may have
-                // missed some, so they must sync. (Overload only; counted in the log.)
-                let dropped = bus.dropped
-                if dropped != droppedSeen {
-                    droppedSeen = dropped
-                    Self.closeAllForResync(gateway: gateway, logger: logger, reason: "event bus overflowed")
-                }
-            }
-        })
+        // Inline, on the thread that published (the request's event loop, right after the commit): no queue and no
+        // hop through another thread between a stored message and its recipients' loops.
+        messaging.events.observe { event in
+            gateway.fanOut.deliverNow(Delivery(event))
+            gateway.relay.publish(RelayDescriptor.describe(event))
+        }
         tasks.add(Task {
             await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {
                 // Events of other instances may be lost: clients must sync.

@@ -5,8 +5,11 @@ import ParleyHTTP
 enum MessagingInput {
     /// User and group ids: 1-64 of `[A-Za-z0-9_.@-]` (the users table's rule).
     static func isIdentifier(_ raw: some StringProtocol) -> Bool {
-        let bytes = raw.utf8
-        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
+        isIdentifier(raw.utf8)
+    }
+
+    static func isIdentifier(_ bytes: some Collection<UInt8>) -> Bool {
+        (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
                 || byte == UInt8(ascii: "-")

@@ -22,18 +22,30 @@ public enum ConversationID {
         return parsed.parts[0] == parsed.parts[1] ? [parsed.parts[0]] : parsed.parts
     }
 
-    /// Well-formed ids only (answers 1002 otherwise); whether the caller may see it is checked elsewhere.
+    /// Well-formed ids only (answers 1002 otherwise); whether the caller may see it is checked elsewhere. One pass
+    /// over the bytes (every 1:1 delivery resolves its two members with it).
     static func parse(_ raw: String) -> (chatType: ChatType, parts: [String])? {
         guard raw.utf8.count <= 140 else { return nil }
-        let parts = raw.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        switch parts.first {
-        case "si" where parts.count == 3 && MessagingInput.isIdentifier(parts[1]) && MessagingInput.isIdentifier(parts[2])
-            && single(parts[1], parts[2]) == raw:
-            return (.single, [parts[1], parts[2]])
-        case "sg" where parts.count == 2 && MessagingInput.isIdentifier(parts[1]):
-            return (.group, [parts[1]])
-        default:
-            return nil
+        var raw = raw
+        return raw.withUTF8 { bytes -> (chatType: ChatType, parts: [String])? in
+            let colon = UInt8(ascii: ":")
+            guard bytes.count >= 4, bytes[0] == UInt8(ascii: "s"), bytes[2] == colon else { return nil }
+            let rest = UnsafeBufferPointer(rebasing: bytes[3...])
+            switch bytes[1] {
+            case UInt8(ascii: "i"):
+                guard let split = rest.firstIndex(of: colon) else { return nil }
+                let first = UnsafeBufferPointer(rebasing: rest[..<split])
+                let second = UnsafeBufferPointer(rebasing: rest[(split + 1)...])
+                // Identifiers never hold `:`; the lower id comes first (a note to self repeats one).
+                guard MessagingInput.isIdentifier(first), MessagingInput.isIdentifier(second),
+                      !second.lexicographicallyPrecedes(first) else { return nil }
+                return (.single, [String(decoding: first, as: UTF8.self), String(decoding: second, as: UTF8.self)])
+            case UInt8(ascii: "g"):
+                guard MessagingInput.isIdentifier(rest) else { return nil }
+                return (.group, [String(decoding: rest, as: UTF8.self)])
+            default:
+                return nil
+            }
         }
     }
 }

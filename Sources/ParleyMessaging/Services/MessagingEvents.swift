@@ -11,6 +11,7 @@ public final class MessagingEvents: Sendable {
     }
 
     private let state = Mutex(State())
+    private let observers = Mutex<[@Sendable (MessagingEvent) -> Void]>([])
     private let droppedCount = Atomic<Int>(0)
     public let bufferSize: Int
 
@@ -39,7 +40,15 @@ public final class MessagingEvents: Sendable {
         return stream
     }
 
+    /// Registers `observer` to run inline in every `publish`, on the publisher's thread (usually the event loop of
+    /// the request that caused the event) and in publish order: the realtime gateway fans out from there without a
+    /// hop to another thread. An observer must not block; slow work belongs in a task it starts.
+    public func observe(_ observer: @escaping @Sendable (MessagingEvent) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
     public func publish(_ event: MessagingEvent) {
+        for observer in observers.withLock({ $0 }) { observer(event) }
         let subscribers = state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers {
             if case .dropped = subscriber.yield(event) { droppedCount.add(1, ordering: .relaxed) }

@@ -1,5 +1,8 @@
+import ParleyMessaging
+import ParleyNet
 import ParleyObservability
 import ParleyWebSocket
+import Synchronization
 
 /// Sends deliveries to the connections of this instance: resolves the audience (member cache), looks up the
 /// recipients' open connections and hands the one encoded frame to each, one hop per event loop.
@@ -17,27 +20,90 @@ final class FanOut: Sendable {
                                      help: "Event frames handed to gateway connections.").labels()
     }
 
+    /// Deliveries of conversations whose members are being loaded, in publish order: later events of the same
+    /// conversation queue behind them, so that nobody receives a conversation's events out of order.
+    private let waiting = Mutex<[MemberCache.Key: [Delivery]]>([:])
+
+    /// Delivers at once on the calling thread when the audience is known without the database (1:1, users,
+    /// cached groups): no hop to another thread between the commit and the recipients' loops. Otherwise the
+    /// delivery waits, in order, for the members to load.
+    func deliverNow(_ delivery: Delivery) {
+        if delivery.membershipChanged {
+            members.invalidate(appId: delivery.appId, conversationId: delivery.conversationId)
+        }
+        switch delivery.audience {
+        case .user(let userId):
+            send(delivery, to: [userId])
+        case .conversationMembers, .conversationMembersAnd:
+            let key = MemberCache.Key(appId: delivery.appId, conversationId: delivery.conversationId)
+            let isSingle = ConversationID.singleMembers(delivery.conversationId) != nil
+            // 1:1 deliveries never wait, so none can be queued ahead of another 1:1 one.
+            if isSingle || !waiting.withLock({ $0[key] != nil }),
+               let userIds = members.cachedMembers(appId: delivery.appId, conversationId: delivery.conversationId) {
+                send(delivery, to: withExtra(userIds, delivery.audience))
+                return
+            }
+            let first = waiting.withLock { map -> Bool in
+                if map[key] != nil {
+                    map[key]!.append(delivery)
+                    return false
+                }
+                map[key] = [delivery]
+                return true
+            }
+            if first { Task(executorPreference: EventLoop.current) { await self.drainWaiting(key) } }
+        }
+    }
+
+    /// Delivers a conversation's queued deliveries in order; the queue (even empty) keeps later ones behind the one
+    /// being delivered, and goes when nothing is left.
+    private func drainWaiting(_ key: MemberCache.Key) async {
+        while true {
+            let next = waiting.withLock { map -> Delivery? in
+                guard var queue = map[key], !queue.isEmpty else {
+                    map[key] = nil
+                    return nil
+                }
+                let first = queue.removeFirst()
+                map[key] = queue
+                return first
+            }
+            guard let next else { return }
+            await deliver(next)
+        }
+    }
+
+    private func withExtra(_ userIds: [String], _ audience: MessagingEvent.Audience) -> [String] {
+        guard case .conversationMembersAnd(let extra) = audience else { return userIds }
+        var all = userIds
+        for user in extra where !all.contains(user) { all.append(user) }
+        return all
+    }
+
     func deliver(_ delivery: Delivery) async {
         if delivery.membershipChanged {
             members.invalidate(appId: delivery.appId, conversationId: delivery.conversationId)
         }
-        var userIds: [String]
+        let userIds: [String]
         switch delivery.audience {
         case .user(let userId):
             userIds = [userId]
         case .conversationMembers, .conversationMembersAnd:
             do {
-                userIds = try await members.members(appId: delivery.appId, conversationId: delivery.conversationId)
+                userIds = withExtra(try await members.members(appId: delivery.appId, conversationId: delivery.conversationId),
+                                    delivery.audience)
             } catch {
                 // Clients recover by sync; say so in the log.
                 logger.warning("fan-out could not load members", ["conversation": .string(delivery.conversationId),
                                                                   "error": .string(String(describing: error))])
                 return
             }
-            if case .conversationMembersAnd(let extra) = delivery.audience {
-                for user in extra where !userIds.contains(user) { userIds.append(user) }
-            }
         }
+        send(delivery, to: userIds)
+    }
+
+    private func send(_ delivery: Delivery, to userIds: [String]) {
+        var userIds = userIds
         if let excluded = delivery.excludedUserId { userIds.removeAll { $0 == excluded } }
         let handles = registry.connections(appId: delivery.appId, userIds: userIds,
                                            excludingSession: delivery.originSessionId)

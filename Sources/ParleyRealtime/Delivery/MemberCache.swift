@@ -26,6 +26,15 @@ final class MemberCache: Sendable {
         self.maxEntries = maxEntries
     }
 
+    /// The members when known without the database (a 1:1 id names them; a group's fresh cache entry); nil when
+    /// they must be loaded.
+    func cachedMembers(appId: Int64, conversationId: String) -> [String]? {
+        if let single = ConversationID.singleMembers(conversationId) { return single }
+        let key = Key(appId: appId, conversationId: conversationId)
+        guard let cached = entries.withLock({ $0[key] }), ContinuousClock.now - cached.loadedAt < maxAge else { return nil }
+        return cached.members
+    }
+
     func members(appId: Int64, conversationId: String) async throws -> [String] {
         if let single = ConversationID.singleMembers(conversationId) { return single }
         let key = Key(appId: appId, conversationId: conversationId)
