@@ -81,6 +81,18 @@ struct ContentValidatorTests {
         #expect(ConversationID.parse("sg:") == nil)
         #expect(ConversationID.parse("xx:a:b") == nil)
         #expect(ConversationID.parse("si:a:b:c") == nil)
+        // The byte scan keeps every rule of the id: both ids valid, the lower first, one colon between them.
+        #expect(ConversationID.parse("si:alice:alice")?.parts == ["alice", "alice"])
+        #expect(ConversationID.singleMembers("si:alice:alice") == ["alice"])
+        #expect(ConversationID.singleMembers("si:alice:bob") == ["alice", "bob"])
+        #expect(ConversationID.singleMembers("sg:g_1") == nil)
+        for bad in ["", "si", "si:", "si::", "si:a:", "si::b", "si:a b:c", "si:a:b c", "Si:a:b", "sx:a:b", "sg:a:b",
+                    "sg:a b", "si:\(String(repeating: "a", count: 65)):b", "si:A:a:", "si:b:a"] {
+            #expect(ConversationID.parse(bad) == nil, "\(bad)")
+        }
+        #expect(ConversationID.parse("si:A:a")?.parts == ["A", "a"]) // byte order: uppercase sorts first
+        #expect(ConversationID.parse("si:\(String(repeating: "a", count: 64)):b")?.chatType == .single)
+        #expect(ConversationID.parse("si:" + String(repeating: "a", count: 140)) == nil)
     }
 
     @Test func cursorsRoundTripAndRejectGarbage() {

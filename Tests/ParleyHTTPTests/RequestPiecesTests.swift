@@ -1,0 +1,98 @@
+import Foundation
+import ParleyHTTP
+import ParleyObservability
+import Synchronization
+import Testing
+
+/// The small per-request structures: path parameters, raw query values, header name spelling, per-thread shards.
+struct RequestPiecesTests {
+    @Test func pathParametersBehaveLikeADictionary() {
+        var parameters = PathParameters()
+        #expect(parameters.isEmpty && parameters["id"] == nil)
+        parameters["id"] = "7"
+        parameters["name"] = "x"
+        parameters["id"] = "8"
+        #expect(parameters.count == 2 && parameters["id"] == "8" && parameters["name"] == "x")
+        parameters["id"] = nil
+        #expect(parameters.count == 1 && parameters["id"] == nil)
+        let literal: PathParameters = ["a": "1", "b": "2"]
+        let reordered: PathParameters = ["b": "2", "a": "1"]
+        #expect(literal == reordered)
+        #expect(literal != ["a": "1"])
+        #expect(literal != ["a": "1", "b": "3"])
+    }
+
+    @Test func routerCapturesDecodedParametersAndRefusesNUL() {
+        var router = Router()
+        router.get("/users/{id}/files/{key...}") { _, _ in .json(status: 200, body: []) }
+        guard case .found(_, let parameters) = router.match(method: .GET, path: "/users/a%20b/files/x/y%2Fz") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["id"] == "a b")
+        #expect(parameters["key"] == "x/y/z")
+        guard case .notFound = router.match(method: .GET, path: "/users/a%00b/files/x") else {
+            Issue.record("a NUL in a parameter matched")
+            return
+        }
+    }
+
+    @Test(arguments: [
+        ("exp=1&sig=abc", "sig", "abc"),
+        ("exp=1&sig=abc&sig=def", "sig", "abc"),      // the first wins
+        ("sig=", "sig", ""),
+        ("sig", "sig", ""),                          // a name without `=`
+        ("a=1&&sig=%2F", "sig", "%2F"),              // as sent: not decoded
+        ("signature=1&sig=2", "sig", "2"),           // whole names only
+    ])
+    func rawQueryValues(query: String, name: String, expected: String) {
+        let request = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?" + query, path: "/x", query: query))
+        #expect(request.rawQueryParameter(name) == Substring(expected))
+    }
+
+    @Test func missingQueryValues() {
+        let none = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x", path: "/x"))
+        #expect(none.rawQueryParameter("sig") == nil)
+        let other = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?si=1", path: "/x", query: "si=1"))
+        #expect(other.rawQueryParameter("sig") == nil)
+        #expect(other.queryParameter("si") == "1")
+        let encoded = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?q=a%2Fb+c", path: "/x", query: "q=a%2Fb+c"))
+        #expect(encoded.queryParameter("q") == "a/b c")
+    }
+
+    @Test func headerNamesGoOutInTheirUsualSpelling() {
+        var headers = HTTPHeaders()
+        for name in ["etag", "www-authenticate", "sec-websocket-accept", "x-request-id", "content-type", "x-foo-bar-1",
+                     "sec-websocket-", "e"] {
+            headers.add(name: name, value: "v")
+        }
+        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers), requestMethod: .GET,
+                                                   requestVersion: .http1_1, keepAlive: true, date: Array("D".utf8))
+        let text = String(decoding: bytes, as: UTF8.self)
+        for line in ["ETag: v", "WWW-Authenticate: v", "Sec-WebSocket-Accept: v", "X-Request-Id: v", "Content-Type: v",
+                     "X-Foo-Bar-1: v", "Sec-Websocket-: v", "E: v"] {
+            #expect(text.contains("\r\n\(line)\r\n"), "\(line)")
+        }
+    }
+
+    @Test func threadShardsAreOnePerThreadAndAllReachable() async {
+        final class Shard: Sendable { let hits = Atomic<Int>(0) }
+        let shards = ThreadSharded { Shard() }
+        let threads = 4
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let remaining = Atomic<Int>(threads)
+            for _ in 0..<threads {
+                Thread.detachNewThread {
+                    let mine = shards.value
+                    #expect(mine === shards.value)
+                    mine.hits.add(1, ordering: .relaxed)
+                    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
+                }
+            }
+        }
+        var count = 0
+        var total = 0
+        shards.forEach { count += 1; total += $0.hits.load(ordering: .relaxed) }
+        #expect(count == threads && total == threads)
+    }
+}
