@@ -142,7 +142,8 @@ final class HTTPConnection: IOHandler {
                 requestComplete = true
                 if let bodyStream {
                     bodyStream.finish()
-                } else if let head {
+                } else if let head = head.take() {
+                    // Moved into the request, not copied; `inFlight` now says a request is being answered.
                     dispatch(head: head, body: .buffered(body))
                 }
             }
@@ -150,8 +151,7 @@ final class HTTPConnection: IOHandler {
         updateInterest()
     }
 
-    private func headReceived(_ newHead: HTTPRequestHead) {
-        head = newHead
+    private func headReceived(_ newHead: consuming HTTPRequestHead) {
         body = []
         requestComplete = false
         requestStartedAt = nil
@@ -177,11 +177,15 @@ final class HTTPConnection: IOHandler {
             let loop = self.loop
             let stream = RequestBodyStream { loop.execute { box.value.setReadingPausedForBody(false) } }
             bodyStream = stream
+            // The head stays while the body streams in (the request is being read and answered at once).
+            head = newHead
             dispatch(head: newHead, body: .stream(stream))
+        } else {
+            head = newHead
         }
     }
 
-    private func dispatch(head: HTTPRequestHead, body: RequestBody) {
+    private func dispatch(head: consuming HTTPRequestHead, body: RequestBody) {
         inFlight = true
         let request = HTTPRequest(head: head, body: body, remoteAddress: remoteAddress)
         var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress)
@@ -193,9 +197,9 @@ final class HTTPConnection: IOHandler {
             context.routePattern = pattern
         }
         if case .found(let route, _) = match, let immediate = route.immediate, case .buffered = body,
-           let response = (try? immediate(request, context)) ?? nil {
+           let response = (try? immediate(request, &context)) ?? nil {
             // Answered without a task: the caller's input loop goes on with the next pipelined request.
-            responseReady(response, head: head, continueInput: false)
+            responseReady(response, to: request, continueInput: false)
             return
         }
         let handler = host.responder.handler(for: match)
@@ -209,14 +213,14 @@ final class HTTPConnection: IOHandler {
                 response = ErrorMiddleware.response(for: error, context: context)
             }
             if loop.inEventLoop {
-                box.value.responseReady(response, head: head)
+                box.value.responseReady(response, to: request)
             } else {
-                loop.execute { box.value.responseReady(response, head: head) }
+                loop.execute { box.value.responseReady(response, to: request) }
             }
         }
     }
 
-    private func responseReady(_ response: HTTPResponse, head: HTTPRequestHead, continueInput: Bool = true) {
+    private func responseReady(_ response: HTTPResponse, to request: HTTPRequest, continueInput: Bool = true) {
         guard !isClosed else { return }
         inFlight = false
         let bodyUnread = bodyStream != nil && !requestComplete
@@ -226,11 +230,12 @@ final class HTTPConnection: IOHandler {
         self.bodyStream = nil
         if readingPausedByHandler { readingPausedByHandler = false }
         let upgrading = response.status == 101 && response.upgrade != nil
-        let keepAlive = upgrading || (head.keepAlive && !response.closeConnection && !host.isShuttingDown && !bodyUnread)
-        enqueue(host.serializer.serialize(response, requestMethod: head.method, requestVersion: head.version,
+        let method = request.head.method
+        let keepAlive = upgrading || (request.head.keepAlive && !response.closeConnection && !host.isShuttingDown && !bodyUnread)
+        enqueue(host.serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
                                           keepAlive: keepAlive, date: host.dateHeader()))
         if !keepAlive { closeAfterWrite = true }
-        if let file = response.file, head.method != .HEAD, response.status >= 200, response.status != 204,
+        if let file = response.file, method != .HEAD, response.status >= 200, response.status != 204,
            response.status != 304, file.length > 0 {
             outputFile = file
             fileOffset = file.offset

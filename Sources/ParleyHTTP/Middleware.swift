@@ -80,18 +80,18 @@ public struct HTTPResponder: Sendable {
     }
 
     /// The synchronous first try wrapped in the middleware, when every middleware is inline (no await); nil
-    /// otherwise, and the route then always runs its async handler. A nil answer from the endpoint means "not
-    /// now": the before-steps ran for nothing (they only stamp the context) and the async chain runs afresh.
+    /// otherwise, and the route then always runs its async handler. The context is the connection's own, stamped
+    /// in place (no copy per request). A nil answer from the endpoint means "not now": the before-steps ran for
+    /// nothing (they only stamp the context, and the async chain stamps it again).
     static func composeImmediate(_ middleware: [any HTTPMiddleware],
                                  endpoint: @escaping HTTPImmediateHandler) -> HTTPImmediateHandler? {
         let inline = middleware.compactMap { $0 as? any HTTPInlineMiddleware }
         guard inline.count == middleware.count else { return nil }
         return { request, context in
-            var context = context
             for layer in inline { layer.willHandle(request, &context) }
             var response: HTTPResponse
             do {
-                guard let answered = try endpoint(request, context) else { return nil }
+                guard let answered = try endpoint(request, &context) else { return nil }
                 response = answered
             } catch {
                 response = ErrorMiddleware.response(for: error, context: context)
@@ -205,7 +205,9 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
         struct Key: Hashable { let route: String; let method: HTTPMethod; let status: Int }
         final class RouteSeries {
             var histograms: [Histogram?] = []
-            var counters: [[(method: HTTPMethod, status: Int, counter: Counter)]] = []
+            /// Per route id: the counter of each method and status seen, and the access log's
+            /// `"method":...,"route":...` for it, escaped once.
+            var counters: [[(method: HTTPMethod, status: Int, counter: Counter, logFields: [UInt8])]] = []
         }
         let routes = ThreadLocal { RouteSeries() }
         let counters = Mutex<[Key: Counter]>([:])
@@ -224,11 +226,12 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
         context.startedAt = Instant.now()
     }
 
-    private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod, status: Int) -> (Counter, Histogram) {
+    private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod,
+                               status: Int) -> (Counter, Histogram, logFields: [UInt8]) {
         let local = series.routes.value
         if id < local.histograms.count, let histogram = local.histograms[id],
            let entry = local.counters[id].first(where: { $0.method == method && $0.status == status }) {
-            return (entry.counter, histogram)
+            return (entry.counter, histogram, entry.logFields)
         }
         // First time on this thread: the registry hands out the same series to every thread.
         let counter = requests.labels(name, method.rawValue, String(status))
@@ -238,11 +241,24 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
             local.counters.append([])
         }
         local.histograms[id] = histogram
-        local.counters[id].append((method, status, counter))
-        return (counter, histogram)
+        let logFields = Self.methodAndRoute(method: method, route: name)
+        local.counters[id].append((method, status, counter, logFields))
+        return (counter, histogram, logFields)
     }
 
-    private func seriesByName(_ route: String, method: HTTPMethod, status: Int) -> (Counter, Histogram) {
+    /// `"method":"GET","route":"/x/{id}"` as the access log writes it.
+    static func methodAndRoute(method: HTTPMethod, route: String) -> [UInt8] {
+        var line = JSONLine()
+        line.field("method", string: method.rawValue)
+        line.field("route", string: route)
+        var bytes = line.finish()
+        // Only the fields: without the object's braces and the line's end.
+        bytes.removeFirst()
+        bytes.removeLast(2)
+        return bytes
+    }
+
+    private func seriesByName(_ route: String, method: HTTPMethod, status: Int) -> (Counter, Histogram, logFields: [UInt8]?) {
         let key = SeriesCache.Key(route: route, method: method, status: status)
         let counter = series.counters.withLock { $0[key] } ?? {
             let created = requests.labels(route, method.rawValue, String(status))
@@ -254,13 +270,13 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
             series.histograms.withLock { $0[route] = created }
             return created
         }()
-        return (counter, histogram)
+        return (counter, histogram, nil)
     }
 
     public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {
         let elapsed = Instant.now().since(context.startedAt)
         let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
-        let (counter, histogram) = context.routeID >= 0
+        let (counter, histogram, logFields) = context.routeID >= 0
             ? seriesOfRoute(context.routeID, name: route, method: request.method, status: response.status)
             : seriesByName(route, method: request.method, status: response.status)
         counter.increment()
@@ -270,9 +286,13 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
             let remote = request.remoteAddress
             context.baseLogger.log(.info, "request") { line in
                 if !requestID.isEmpty { line.field("request_id", string: requestID) }
-                line.field("method", string: request.method.rawValue)
+                if let logFields {
+                    line.fields(preformatted: logFields)
+                } else {
+                    line.field("method", string: request.method.rawValue)
+                    line.field("route", string: route)
+                }
                 line.field("path", string: request.path)
-                line.field("route", string: route)
                 line.field("status", int: response.status)
                 line.field("duration_us", int: Int(elapsed.nanosecondsClamped / 1000))
                 line.field("remote", string: remote)

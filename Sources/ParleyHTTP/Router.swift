@@ -6,7 +6,7 @@ public typealias HTTPHandler = @Sendable (HTTPRequest, RequestContext) async thr
 /// An optional synchronous first try of a route: it answers at once when it can (a cached download, a health
 /// check) and returns nil when the answer needs to wait (the async handler then runs). Answered this way, a
 /// request costs no task at all; scripts/profile-http counts the difference.
-public typealias HTTPImmediateHandler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse?
+public typealias HTTPImmediateHandler = @Sendable (HTTPRequest, inout RequestContext) throws -> HTTPResponse?
 
 /// Per-route options.
 public struct RouteOptions: Sendable {

@@ -150,6 +150,12 @@ public struct JSONLine: ~Copyable {
         bytes.appendDecimal(value)
     }
 
+    /// One or more fields formatted beforehand (`"a":1,"b":"x"`, valid JSON members), copied as they are.
+    public mutating func fields(preformatted: [UInt8]) {
+        separate()
+        bytes.append(preformatted)
+    }
+
     /// A string field whose key and value are both literals that need no escaping.
     mutating func rawField(_ key: StaticString, _ value: StaticString) {
         rawKey(key)
