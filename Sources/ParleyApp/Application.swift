@@ -123,7 +123,7 @@ public final class Application: Sendable {
         let flusher = Task.detached { [logSink] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
-                logSink.flush()
+                logSink.flush(wait: false)
             }
         }
         defer {

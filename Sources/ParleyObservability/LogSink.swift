@@ -1,12 +1,16 @@
+import Dispatch
 import Glibc
 import ParleyBytes
 import Synchronization
 
 /// Where log lines go: a file descriptor written in large batches, so that access logging never
 /// limits request throughput. Each thread gathers its lines in its own buffer (the event loops never wait for
-/// each other's lock on the way); a buffer is written when it passes `flushThreshold`, by a background flusher
-/// every `flushInterval`, at once for errors, and on `flush()` at shutdown. Lines of one thread keep their
-/// order; lines of different threads may be up to one flush apart in the file.
+/// each other's lock on the way); a buffer is handed over when it passes `flushThreshold`, when the application's
+/// flusher calls `flush()` (every second, and at shutdown), and at once for errors. One serial writer queue does
+/// every `write(2)`, so a thread that logs never waits on the disk (a page-cache stall under heavy writeback
+/// would otherwise stall an event loop and every request on it); past `maxQueuedBytes` awaiting the writer, the
+/// logging thread waits for it instead (memory stays bounded). Lines of one thread keep their order; lines of
+/// different threads may be up to one flush apart in the file.
 public final class LogSink: Sendable {
     public let level: LogLevel
     let timestampCache = TimestampCache()
@@ -15,8 +19,10 @@ public final class LogSink: Sendable {
     private let ownsFD: Bool
     private let buffers: ThreadLocal<ThreadBuffer>
     private let registry: BufferRegistry
-    /// Whole chunks reach the descriptor one at a time, so that lines never interleave.
-    private let writing = Mutex(())
+    /// Whole chunks reach the descriptor one at a time, in the order they were handed over.
+    private let writer = DispatchQueue(label: "parley.log-writer")
+    private let queuedBytes = Atomic<Int>(0)
+    private let maxQueuedBytes = 8 << 20
     private let flushThreshold: Int
     private let capture: LogCapture?
 
@@ -58,7 +64,14 @@ public final class LogSink: Sendable {
     }
 
     deinit {
-        flush()
+        // Every chunk handed to the writer held this sink, so none is pending now; the writer may be the thread
+        // releasing it, hence no `writer.sync` here.
+        if capture == nil {
+            for buffer in registry.all.withLock({ $0 }) {
+                let pending = buffer.bytes.withLock { Self.take(&$0) }
+                if !pending.isEmpty { writeAll(pending) }
+            }
+        }
         if ownsFD { close(fd) }
     }
 
@@ -77,7 +90,7 @@ public final class LogSink: Sendable {
             guard urgent || buf.count >= flushThreshold else { return nil }
             return Self.take(&buf)
         }
-        if let toWrite { writeAll(toWrite) }
+        if let toWrite { hand(toWrite, wait: urgent) }
     }
 
     /// Appends one line built by `build` to this thread's buffer in place (the hot path: no separate line buffer).
@@ -97,14 +110,30 @@ public final class LogSink: Sendable {
             guard urgent || buf.count >= flushThreshold else { return nil }
             return Self.take(&buf)
         }
-        if let toWrite { writeAll(toWrite) }
+        if let toWrite { hand(toWrite, wait: urgent) }
     }
 
-    public func flush() {
+    /// Hands every thread's pending lines to the writer; with `wait`, returns once everything handed over is
+    /// written (shutdown). The periodic flusher does not wait: it must not hold a cooperative thread on the disk.
+    public func flush(wait: Bool = true) {
         guard capture == nil else { return }
         for buffer in registry.all.withLock({ $0 }) {
             let pending = buffer.bytes.withLock { Self.take(&$0) }
-            if !pending.isEmpty { writeAll(pending) }
+            if !pending.isEmpty { hand(pending, wait: false) }
+        }
+        if wait { writer.sync {} }
+    }
+
+    /// Queues a chunk for the writer; waits for it to be written when asked (errors) or when the writer is behind.
+    private func hand(_ chunk: [UInt8], wait: Bool) {
+        if wait || queuedBytes.load(ordering: .relaxed) + chunk.count > maxQueuedBytes {
+            writer.sync { writeAll(chunk) }
+            return
+        }
+        queuedBytes.add(chunk.count, ordering: .relaxed)
+        writer.async {
+            self.writeAll(chunk)
+            self.queuedBytes.subtract(chunk.count, ordering: .relaxed)
         }
     }
 
@@ -114,18 +143,17 @@ public final class LogSink: Sendable {
         return out
     }
 
+    /// On the writer queue (or in deinit, when nothing else can write).
     private func writeAll(_ bytes: [UInt8]) {
-        writing.withLock { _ in
-            bytes.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 {
-                        if errno == EINTR || errno == EAGAIN { continue }
-                        return // nowhere to report a failing log; drop rather than crash
-                    }
-                    offset += n
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    return // nowhere to report a failing log; drop rather than crash
                 }
+                offset += n
             }
         }
     }
