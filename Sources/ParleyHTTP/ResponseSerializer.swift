@@ -11,87 +11,119 @@ public struct ResponseSerializer: Sendable {
         let status = response.status
         // RFC 9110 §6.4.1: no content for HEAD, 1xx, 204 and 304.
         let bodyAllowed = requestMethod != .HEAD && status >= 200 && status != 204 && status != 304
-        var out: [UInt8] = []
-        out.reserveCapacity(160 + (bodyAllowed ? response.body.count : 0))
-        if status >= 100 && status < 600 {
-            out.append(contentsOf: ResponseSerializer.statusLines[status])
-        } else {
-            out.append(contentsOf: "HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
-        }
-        for (name, value) in response.headers {
-            // Framing headers are the serializer's job, never the handler's.
-            if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" { continue }
-            appendHeader(name, value, to: &out)
-        }
-        if status >= 200 && status != 204 && status != 304 {
-            out.append(contentsOf: "Content-Length: ".utf8)
-            DecimalASCII.append(response.file.map { Int($0.length) } ?? response.body.count, to: &out)
-            out.append(contentsOf: "\r\n".utf8)
-        }
-        out.append(contentsOf: "Date: ".utf8)
-        out.append(contentsOf: date)
-        out.append(contentsOf: "\r\n".utf8)
-        if status == 101 {
-            out.append(contentsOf: "Connection: Upgrade\r\n".utf8)
-        } else if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
-        } else if requestVersion == .http1_0 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
-        }
-        out.append(contentsOf: "\r\n".utf8)
-        if bodyAllowed && response.file == nil { out.append(contentsOf: response.body) }
-        return out
-    }
-
-    /// Writes a field line; the stored (lowercased) name goes out in its usual spelling (`content-type` ->
-    /// `Content-Type`, `etag` -> `ETag`), converted while copied (no string, no lookup per header).
-    private func appendHeader(_ name: String, _ value: String, to out: inout [UInt8]) {
-        var name = name
-        name.withUTF8 { Self.appendCanonicalName($0, to: &out) }
-        out.append(UInt8(ascii: ":"))
-        out.append(UInt8(ascii: " "))
-        var value = value
-        value.withUTF8 { bytes in
-            // Response splitting guard: CR and LF never reach the wire inside a value.
-            if bytes.contains(0x0D) || bytes.contains(0x0A) {
-                for byte in bytes where byte != 0x0D && byte != 0x0A { out.append(byte) }
-            } else {
-                out.append(contentsOf: bytes)
+        let includeBody = bodyAllowed && response.file == nil
+        let statusLine = status >= 100 && status < 600
+            ? ResponseSerializer.statusLines[status] : Array("HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
+        // An upper bound of the head's size, so the bytes are written once into one allocation with plain stores.
+        var capacity = statusLine.count + date.count + 96 + (includeBody ? response.body.count : 0)
+        for (name, value) in response.headers { capacity += name.utf8.count + value.utf8.count + 4 }
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var out = HeadWriter(base: buffer.baseAddress!)
+            out.write(statusLine)
+            for (name, value) in response.headers {
+                // Framing headers are the serializer's job, never the handler's.
+                if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" {
+                    continue
+                }
+                out.writeField(name: name, value: value)
             }
+            if status >= 200 && status != 204 && status != 304 {
+                out.write("Content-Length: ")
+                DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
+                out.write("\r\n")
+            }
+            out.write("Date: ")
+            out.write(date)
+            out.write("\r\n")
+            if status == 101 {
+                out.write("Connection: Upgrade\r\n")
+            } else if !keepAlive {
+                out.write("Connection: close\r\n")
+            } else if requestVersion == .http1_0 {
+                out.write("Connection: keep-alive\r\n")
+            }
+            out.write("\r\n")
+            if includeBody { out.write(response.body) }
+            count = out.count
         }
-        out.append(UInt8(ascii: "\r"))
-        out.append(UInt8(ascii: "\n"))
     }
 
-    /// `HTTP/1.1 200 OK\r\n` for every status, built once.
-    private static let statusLines: [[UInt8]] = (0..<600).map {
-        Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
+    /// Plain stores into a buffer sized beforehand (no capacity check per byte).
+    struct HeadWriter {
+        let base: UnsafeMutablePointer<UInt8>
+        var count = 0
+
+        init(base: UnsafeMutablePointer<UInt8>) {
+            self.base = base
+        }
+
+        @inline(__always)
+        mutating func write(_ byte: UInt8) {
+            base[count] = byte
+            count &+= 1
+        }
+
+        @inline(__always)
+        mutating func write(_ bytes: UnsafeRawBufferPointer) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
+            count &+= bytes.count
+        }
+
+        mutating func write(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { write($0) }
+        }
+
+        mutating func write(_ literal: StaticString) {
+            write(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+
+        /// A field line; the stored (lowercased) name goes out in its usual spelling (`content-type` ->
+        /// `Content-Type`, `etag` -> `ETag`), converted while copied (no string, no lookup per header).
+        mutating func writeField(name: String, value: String) {
+            var name = name
+            name.withUTF8 { ResponseSerializer.writeCanonicalName($0, to: &self) }
+            write(UInt8(ascii: ":"))
+            write(UInt8(ascii: " "))
+            var value = value
+            value.withUTF8 { bytes in
+                // Response splitting guard: CR and LF never reach the wire inside a value.
+                for byte in bytes where byte != 0x0D && byte != 0x0A { write(byte) }
+            }
+            write(UInt8(ascii: "\r"))
+            write(UInt8(ascii: "\n"))
+        }
     }
 
     /// Capitalises the first letter and each letter after `-`; the few registered names spelled otherwise
     /// (`ETag`, `WWW-Authenticate`, `Sec-WebSocket-*`) are special-cased.
-    static func appendCanonicalName(_ name: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    static func writeCanonicalName(_ name: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
         let lowercaseA = UInt8(ascii: "a"), lowercaseZ = UInt8(ascii: "z"), dash = UInt8(ascii: "-")
         var start = 0
         if name.count == 4 && name.elementsEqual("etag".utf8) {
-            out.append(contentsOf: "ETag".utf8)
+            out.write("ETag")
             return
         }
         if name.count == 16 && name.elementsEqual("www-authenticate".utf8) {
-            out.append(contentsOf: "WWW-Authenticate".utf8)
+            out.write("WWW-Authenticate")
             return
         }
         let webSocket = "sec-websocket-".utf8
         if name.count > webSocket.count && name.prefix(webSocket.count).elementsEqual(webSocket) {
-            out.append(contentsOf: "Sec-WebSocket-".utf8)
+            out.write("Sec-WebSocket-")
             start = webSocket.count
         }
         var upper = true
         for index in start..<name.count {
             let byte = name[index]
-            out.append(upper && byte >= lowercaseA && byte <= lowercaseZ ? byte &- 32 : byte)
+            out.write(upper && byte >= lowercaseA && byte <= lowercaseZ ? byte &- 32 : byte)
             upper = byte == dash
         }
+    }
+
+    /// `HTTP/1.1 200 OK\r\n` for every status, built once.
+    private static let statusLines: [[UInt8]] = (0..<600).map {
+        Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
     }
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.

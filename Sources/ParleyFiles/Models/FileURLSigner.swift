@@ -13,6 +13,10 @@ public final class FileURLSigner: Sendable {
 
     private final class AppKeys {
         var keys: [Int64: HMACKey] = [:]
+        /// The MAC last computed for each object key, with the expiry it covers. The MAC is a function of
+        /// public inputs (key, expiry, app), so remembering it leaks nothing: a hot URL is then checked with one
+        /// lookup and the same constant-time comparison, not an HMAC per request.
+        var macs: [String: (expiresAt: Int64, mac: [UInt8])] = [:]
     }
 
     /// `secret`: the server-wide signing secret (derived from the master key at start-up).
@@ -38,15 +42,21 @@ public final class FileURLSigner: Sendable {
 
     /// Checks the signature first (in constant time), then the expiry: a tampered expiry is `invalid`. The expiry
     /// must be canonical decimal (no sign, no leading zero), the signature unpadded base64url of 32 bytes. Nothing
-    /// is allocated on the way: every download runs this.
+    /// is allocated on the way, and a URL checked before on this thread costs no HMAC: every download runs this.
     public func verify(objectKey: String, expiresAt: Substring?, signature: Substring?, now: Int64) -> Verdict {
         guard let appId = ObjectKey.appId(of: objectKey), var expiresAt, var signature,
               let exp = expiresAt.withUTF8({ Self.canonicalDecimal($0) }) else { return .invalid }
         let matches = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { given in
             guard signature.withUTF8({ Base64URL.decodeUnpadded(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(given)) })
             else { return false }
+            let cache = appKeys.value
+            if let memo = cache.macs[objectKey], memo.expiresAt == exp {
+                return memo.mac.withUnsafeBytes { ConstantTime.equals(UnsafeRawBufferPointer(given), $0) }
+            }
             return withMAC(objectKey: objectKey, expiresAt: exp, appId: appId) { expected in
-                ConstantTime.equals(UnsafeRawBufferPointer(given), expected)
+                if cache.macs.count >= 10_000 { cache.macs.removeAll(keepingCapacity: true) }
+                cache.macs[objectKey] = (exp, Array(expected))
+                return ConstantTime.equals(UnsafeRawBufferPointer(given), expected)
             }
         }
         guard matches else { return .invalid }

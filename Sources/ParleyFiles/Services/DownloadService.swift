@@ -22,6 +22,15 @@ public final class DownloadService: Sendable {
         let metadata = Mutex<[String: CachedFile]>([:])
         let smallBlobs = SmallBlobCache()
         let openBlobs = OpenBlobCache()
+        /// The last `Cache-Control` value made: a hot URL asks for the same max-age all second long.
+        let cacheControl = Mutex<(maxAge: Int64, value: String)>((-1, ""))
+
+        func cacheControl(maxAge: Int64) -> String {
+            cacheControl.withLock { last in
+                if last.maxAge != maxAge { last = (maxAge, "private, max-age=\(maxAge)") }
+                return last.value
+            }
+        }
     }
 
     /// A file's metadata and the header values derived from it, computed once per load. A class: a cache hit
@@ -102,7 +111,7 @@ public final class DownloadService: Sendable {
         headers.reserveCapacity(9)
         headers.appendLowercased(name: "etag", value: entry.etag)
         headers.appendLowercased(name: "last-modified", value: entry.lastModified)
-        headers.appendLowercased(name: "cache-control", value: "private, max-age=\(max(0, expiresAt - now))")
+        headers.appendLowercased(name: "cache-control", value: caches.value.cacheControl(maxAge: max(0, expiresAt - now)))
         headers.appendLowercased(name: "accept-ranges", value: "bytes")
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
             return HTTPResponse(status: 304, headers: headers)
