@@ -79,7 +79,7 @@ final class HTTPConnection: IOHandler {
         for _ in 0..<4 {
             let n = read(fd, scratch.baseAddress, scratch.count)
             if n > 0 {
-                lastActivity = Instant.now()
+                lastActivity = loop.wakeTime
                 let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<n])
                 if let upgraded {
                     upgraded.handler.channelRead(bytes)
@@ -188,7 +188,9 @@ final class HTTPConnection: IOHandler {
     private func dispatch(head: consuming HTTPRequestHead, body: RequestBody) {
         inFlight = true
         let request = HTTPRequest(head: head, body: body, remoteAddress: remoteAddress)
-        var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress)
+        // The request started when its last bytes were read (this wake-up): no clock read of its own.
+        var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress,
+                                     startedAt: lastActivity)
         if case .found(let route, let parameters) = match {
             context.parameters = parameters
             context.routePattern = route.metricName
@@ -299,7 +301,7 @@ final class HTTPConnection: IOHandler {
             }
             if n > 0 {
                 outputOffset += n
-                lastWriteProgress = Instant.now()
+                lastWriteProgress = loop.wakeTime
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 updateInterest()
                 return
@@ -336,7 +338,7 @@ final class HTTPConnection: IOHandler {
             let n = sendfile(fd, file.descriptor, &offset, chunk)
             if n > 0 {
                 fileOffset += Int64(n)
-                lastWriteProgress = Instant.now()
+                lastWriteProgress = loop.wakeTime
                 budget -= n
                 if budget <= 0 && fileOffset < fileEnd {
                     updateInterest()

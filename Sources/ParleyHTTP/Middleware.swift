@@ -222,9 +222,8 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
                                     labels: ["route"])
     }
 
-    public func willHandle(_ request: HTTPRequest, _ context: inout RequestContext) {
-        context.startedAt = Instant.now()
-    }
+    /// The clock started when the connection read the request (`RequestContext.startedAt`).
+    public func willHandle(_ request: HTTPRequest, _ context: inout RequestContext) {}
 
     private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod,
                                status: Int) -> (Counter, Histogram, logFields: [UInt8]) {

@@ -17,12 +17,13 @@ public struct RequestContext: Sendable {
     /// The matched route's `Route.id`; -1 when no route matched (404, 405).
     public var routeID = -1
     public var remoteAddress: String
-    /// When the request started being handled (the access log's clock).
-    public var startedAt = Instant.now()
+    /// When the request's bytes were read (the access log's clock; the connection sets it).
+    public var startedAt: Instant
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
     public init(requestID: String, logger: Logger, parameters: PathParameters = [:], routePattern: String = "",
-                remoteAddress: String = "") {
+                remoteAddress: String = "", startedAt: Instant = .now()) {
+        self.startedAt = startedAt
         self.requestID = requestID
         self.baseLogger = logger
         self.parameters = parameters

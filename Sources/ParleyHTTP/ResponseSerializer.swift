@@ -20,13 +20,7 @@ public struct ResponseSerializer: Sendable {
         return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             var out = HeadWriter(base: buffer.baseAddress!)
             out.write(statusLine)
-            for (name, value) in response.headers {
-                // Framing headers are the serializer's job, never the handler's.
-                if name == "content-length" || name == "connection" || name == "transfer-encoding" || name == "date" {
-                    continue
-                }
-                out.writeField(name: name, value: value)
-            }
+            for (name, value) in response.headers { out.writeField(name: name, value: value) }
             if status >= 200 && status != 204 && status != 304 {
                 out.write("Content-Length: ")
                 DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
@@ -82,7 +76,13 @@ public struct ResponseSerializer: Sendable {
         /// `Content-Type`, `etag` -> `ETag`), converted while copied (no string, no lookup per header).
         mutating func writeField(name: String, value: String) {
             var name = name
-            name.withUTF8 { ResponseSerializer.writeCanonicalName($0, to: &self) }
+            let written = name.withUTF8 { bytes -> Bool in
+                // Framing headers are the serializer's job, never the handler's (compared by length first).
+                if ResponseSerializer.isFramingHeader(bytes) { return false }
+                ResponseSerializer.writeCanonicalName(bytes, to: &self)
+                return true
+            }
+            guard written else { return }
             write(UInt8(ascii: ":"))
             write(UInt8(ascii: " "))
             var value = value
@@ -92,6 +92,17 @@ public struct ResponseSerializer: Sendable {
             }
             write(UInt8(ascii: "\r"))
             write(UInt8(ascii: "\n"))
+        }
+    }
+
+    /// `content-length`, `connection`, `transfer-encoding` or `date` (names are stored lowercased).
+    static func isFramingHeader(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 4: name.elementsEqual("date".utf8)
+        case 10: name.elementsEqual("connection".utf8)
+        case 14: name.elementsEqual("content-length".utf8)
+        case 17: name.elementsEqual("transfer-encoding".utf8)
+        default: false
         }
     }
 

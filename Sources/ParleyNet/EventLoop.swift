@@ -29,6 +29,9 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
 
     // Loop-confined state: touched only on the loop thread.
     private var local: [Work] = []
+    /// The time this loop last woke up (taken once per `epoll_wait` return): for deadlines and activity stamps
+    /// that need milliseconds, not a clock read per operation. Read on the loop's thread only.
+    public private(set) var wakeTime = Instant.now()
     private var handlers: [IOHandler?] = []
     private var timers = TimerQueue()
 
@@ -201,6 +204,7 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
             }
             let count = epoll_wait(epollFD, events, capacity, timeout)
             if count < 0 && errno != EINTR { break }
+            wakeTime = .now()
             for i in 0..<Int(max(count, 0)) {
                 let event = events[i]
                 let fd = event.data.fd
@@ -217,7 +221,8 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
                                 hangup: mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0)
             }
             if let deadline = timers.earliest, deadline <= .now() {
-                for work in timers.popExpired(now: .now()) { work() }
+                wakeTime = .now()
+                for work in timers.popExpired(now: wakeTime) { work() }
             }
         }
         runQueuedWork()

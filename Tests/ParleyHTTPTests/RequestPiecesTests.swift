@@ -75,6 +75,28 @@ struct RequestPiecesTests {
         }
     }
 
+    @Test func framingHeadersFromHandlersNeverReachTheWire() {
+        var headers = HTTPHeaders()
+        for (name, value) in [("content-length", "999"), ("connection", "close"), ("transfer-encoding", "chunked"),
+                              ("date", "yesterday"), ("dates", "kept"), ("content-lengths", "kept")] {
+            headers.add(name: name, value: value)
+        }
+        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers, body: Array("hi".utf8)),
+                                                   requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
+                                                   date: Array("D".utf8))
+        #expect(String(decoding: bytes, as: UTF8.self)
+            == "HTTP/1.1 200 OK\r\nDates: kept\r\nContent-Lengths: kept\r\nContent-Length: 2\r\nDate: D\r\n\r\nhi")
+    }
+
+    @Test func valuesLoseCRAndLF() {
+        var headers = HTTPHeaders()
+        headers.add(name: "x-a", value: "one\r\nInjected: yes")
+        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 204, headers: headers), requestMethod: .GET,
+                                                   requestVersion: .http1_0, keepAlive: true, date: Array("D".utf8))
+        #expect(String(decoding: bytes, as: UTF8.self)
+            == "HTTP/1.1 204 No Content\r\nX-A: oneInjected: yes\r\nDate: D\r\nConnection: keep-alive\r\n\r\n")
+    }
+
     @Test func threadShardsAreOnePerThreadAndAllReachable() async {
         final class Shard: Sendable { let hits = Atomic<Int>(0) }
         let shards = ThreadSharded { Shard() }
