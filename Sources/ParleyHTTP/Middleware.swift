@@ -284,7 +284,9 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
             let requestID = context.requestID
             let remote = request.remoteAddress
             context.baseLogger.log(.info, "request") { line in
-                if !requestID.isEmpty { line.field("request_id", string: requestID) }
+                // Ids are generated or checked to [A-Za-z0-9._-] (RequestIDMiddleware), addresses are numeric:
+                // neither needs escaping.
+                if !requestID.isEmpty { line.field("request_id", plain: requestID) }
                 if let logFields {
                     line.fields(preformatted: logFields)
                 } else {
@@ -294,7 +296,7 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
                 line.field("path", string: request.path)
                 line.field("status", int: response.status)
                 line.field("duration_us", int: Int(elapsed.nanosecondsClamped / 1000))
-                line.field("remote", string: remote)
+                line.field("remote", plain: remote)
                 line.field("bytes", int: response.file.map { Int($0.length) } ?? response.body.count)
             }
         }

@@ -150,6 +150,14 @@ public struct JSONLine: ~Copyable {
         bytes.appendDecimal(value)
     }
 
+    /// A string field whose value never needs escaping (request ids, addresses): copied, not scanned.
+    public mutating func field(_ key: StaticString, plain value: String) {
+        rawKey(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(value)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// One or more fields formatted beforehand (`"a":1,"b":"x"`, valid JSON members), copied as they are.
     public mutating func fields(preformatted: [UInt8]) {
         separate()

@@ -10,7 +10,13 @@ public enum HTTPBodyFraming: Sendable, Hashable {
 public struct HTTPRequestHead: Sendable, Equatable {
     public var method: HTTPMethod
     /// The raw request-target as received.
-    public var target: String
+    public var target: String {
+        get { rawTarget ?? (query.map { path + "?" + $0 } ?? path) }
+        set { rawTarget = Self.rawTarget(newValue, path: path, query: query) }
+    }
+    /// The target when it is not `path` + `?query` (absolute-form, asterisk-form): the usual origin-form target is
+    /// not kept twice (it is rarely read, and a long one would cost a string per request).
+    private var rawTarget: String?
     /// The target up to `?` for origin-form; the path of an absolute-form target (`/` if empty);
     /// `*` for asterisk-form. Not percent-decoded.
     public var path: String
@@ -40,7 +46,22 @@ public struct HTTPRequestHead: Sendable, Equatable {
         isUpgrade: Bool = false
     ) {
         self.method = method
-        self.target = target
+        self.path = path
+        self.query = query
+        self.rawTarget = Self.rawTarget(target, path: path, query: query)
+        self.version = version
+        self.headers = headers
+        self.keepAlive = keepAlive
+        self.expectContinue = expectContinue
+        self.framing = framing
+        self.isUpgrade = isUpgrade
+    }
+
+    /// The parser's form: `target` only when it differs from `path` + `?query`.
+    init(method: HTTPMethod, rawTarget: String?, path: String, query: String?, version: HTTPVersion,
+         headers: HTTPHeaders, keepAlive: Bool, expectContinue: Bool, framing: HTTPBodyFraming, isUpgrade: Bool) {
+        self.method = method
+        self.rawTarget = rawTarget
         self.path = path
         self.query = query
         self.version = version
@@ -49,6 +70,11 @@ public struct HTTPRequestHead: Sendable, Equatable {
         self.expectContinue = expectContinue
         self.framing = framing
         self.isUpgrade = isUpgrade
+    }
+
+    private static func rawTarget(_ target: String, path: String, query: String?) -> String? {
+        let joined = query.map { path + "?" + $0 } ?? path
+        return target == joined ? nil : target
     }
 }
 

@@ -64,7 +64,7 @@ extension HTTPRequestParser {
         }
         return HTTPRequestHead(
             method: line.method,
-            target: line.target,
+            rawTarget: line.rawTarget,
             path: line.path,
             query: line.query,
             version: line.version,

@@ -2,7 +2,8 @@
 extension HTTPRequestParser {
     struct RequestLine {
         var method: HTTPMethod
-        var target: String
+        /// The target when it is not `path` + `?query` (absolute-form); nil otherwise.
+        var rawTarget: String?
         var path: String
         var query: String?
         var version: HTTPVersion
@@ -40,7 +41,7 @@ extension HTTPRequestParser {
         let version = try parseVersion(bytes, versionRange)
         guard let method = method(bytes, methodRange) else { throw .methodNotImplemented }
         let form = try parseTarget(bytes, targetRange, method: method)
-        return RequestLine(method: method, target: form.target, path: form.path, query: form.query, version: version)
+        return RequestLine(method: method, rawTarget: form.rawTarget, path: form.path, query: form.query, version: version)
     }
 
     /// HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive (RFC 9112 §2.3).
@@ -86,20 +87,21 @@ extension HTTPRequestParser {
     /// authority-form is only for CONNECT, which Parley does not implement.
     private static func parseTarget(
         _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, method: HTTPMethod
-    ) throws(HTTPParseError) -> (target: String, path: String, query: String?) {
-        let target = string(bytes, range)
+    ) throws(HTTPParseError) -> (rawTarget: String?, path: String, query: String?) {
         let first = bytes[range.lowerBound]
         if first == UInt8(ascii: "/") {
+            // origin-form: the target is path + ?query, so it is not kept a second time.
             guard let mark = firstIndex(of: UInt8(ascii: "?"), in: bytes, range) else {
-                return (target, target, nil)
+                return (nil, string(bytes, range), nil)
             }
-            return (target, string(bytes, range.lowerBound..<mark), string(bytes, (mark + 1)..<range.upperBound))
+            return (nil, string(bytes, range.lowerBound..<mark), string(bytes, (mark + 1)..<range.upperBound))
         }
         if range.count == 1 && first == UInt8(ascii: "*") {
             // asterisk-form is only used for a server-wide OPTIONS request (RFC 9112 §3.2.4).
             guard method == .OPTIONS else { throw .malformed("asterisk-form request-target without OPTIONS") }
-            return (target, target, nil)
+            return (nil, "*", nil)
         }
+        let target = string(bytes, range)
         // absolute-form (RFC 9112 §3.2.2): "http://" or "https://" (scheme case-insensitive), a non-empty
         // authority, then an optional path and query.
         let authorityStart: Int
