@@ -141,7 +141,68 @@ public enum JSONCoding {
 
 /// ISO 8601 UTC with milliseconds, e.g. `2026-12-01T02:03:04.123Z`.
 public enum ISO8601 {
+    /// `2026-12-01T14:16:51.492Z` (UTC, milliseconds truncated).
     public static func format(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The same 24 bytes appended to `out`, with no string or libc call on the way (every message frame carries one
+    /// or two): the calendar date comes from the day count (Hinnant's days-from-civil inverse).
+    public static func append(_ date: Date, to out: inout [UInt8]) {
+        let interval = date.timeIntervalSince1970
+        let floored = floor(interval)
+        guard floored.magnitude < 253_402_300_800 else { // beyond year 9999 (or before 0): the general formatter
+            out.append(contentsOf: general(date).utf8)
+            return
+        }
+        let seconds = Int64(floored)
+        let millis = Int((interval - floored) * 1000)
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = Int(seconds - days * 86_400)
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
+        let month = Int(mp < 10 ? mp + 3 : mp - 9)
+        let year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+        guard year >= 0 && year <= 9999 else {
+            out.append(contentsOf: general(date).utf8)
+            return
+        }
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        out.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        out.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// Any date gmtime_r can express (years outside 0...9999 keep their own width).
+    static func general(_ date: Date) -> String {
         var seconds = time_t(floor(date.timeIntervalSince1970))
         let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
         var tm = tm()

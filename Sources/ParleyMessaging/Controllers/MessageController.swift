@@ -13,8 +13,8 @@ struct MessageController: Sendable {
         let service = service
         router.post("/api/im/messages", options: Self.bodyLimit, authenticator.protect { request, _, principal in
             let body = try MessageService.SendRequest.parse(request.bodyBytes)
-            let (message, created) = try await service.send(body, from: principal)
-            return .ok(json: message.jsonBytes(), status: created ? 201 : 200)
+            let sent = try await service.send(body, from: principal)
+            return .ok(json: sent.json, status: sent.created ? 201 : 200)
         })
         router.post("/api/im/messages/{id}/revoke", authenticator.protect { _, context, principal in
             let id = try MessagingInput.messageID(try context.parameter("id"))

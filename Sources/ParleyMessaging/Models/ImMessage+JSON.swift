@@ -22,9 +22,17 @@ extension ImMessage {
         out.append(contentsOf: #","conversationId":"#.utf8)
         JSONString.append(conversationId, to: &out)
         out.append(contentsOf: #","createdAt":"#.utf8)
-        JSONString.append(ISO8601.format(createdAt), to: &out)
+        out.append(UInt8(ascii: "\""))
+        ISO8601.append(createdAt, to: &out)
+        out.append(UInt8(ascii: "\""))
         out.append(contentsOf: #","editedAt":"#.utf8)
-        if let editedAt { JSONString.append(ISO8601.format(editedAt), to: &out) } else { out.append(contentsOf: "null".utf8) }
+        if let editedAt {
+            out.append(UInt8(ascii: "\""))
+            ISO8601.append(editedAt, to: &out)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
         out.append(contentsOf: #","extra":"#.utf8)
         (extra ?? .null).write(to: &out)
         out.append(contentsOf: #","fromId":"#.utf8)

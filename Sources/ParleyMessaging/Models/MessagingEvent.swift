@@ -29,4 +29,7 @@ public struct MessagingEvent: Sendable {
     public var payload: Payload
     /// Group membership changed: caches of the member list must be refreshed.
     public var membershipChanged: Bool = false
+    /// The JSON of a `.message` payload's message when the publisher already wrote it (the send's own answer
+    /// carries the same bytes): encoded once per message, not once per use.
+    public var messageJSON: [UInt8]? = nil
 }

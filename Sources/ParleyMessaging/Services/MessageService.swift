@@ -38,7 +38,10 @@ public struct MessageService: Sendable {
 
     /// Stores the message (or finds the original of a repeated clientMsgId) and publishes it. `created` is false
     /// for a repeat, which publishes nothing.
-    public func send(_ request: SendRequest, from principal: Principal) async throws -> (message: ImMessage, created: Bool) {
+    /// Stores a message (or finds the one a repeated `clientMsgId` stored) and publishes it; `json` is the message's
+    /// JSON, written once for the answer and the realtime frame alike.
+    public func send(_ request: SendRequest, from principal: Principal) async throws
+        -> (message: ImMessage, created: Bool, json: [UInt8]) {
         guard let chatType = ChatType(rawValue: request.chatType) else {
             throw APIError.validationFailed.with(message: "`chatType` must be single or group")
         }
@@ -61,12 +64,13 @@ public struct MessageService: Sendable {
             contentValue: request.content, extraValue: request.extra))
         switch outcome {
         case .stored(let message):
+            let json = message.jsonBytes()
             events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,
                                           audience: .conversationMembers, originSessionId: principal.sessionId,
-                                          payload: .message(message)))
-            return (message, true)
+                                          payload: .message(message), messageJSON: json))
+            return (message, true, json)
         case .duplicate(let message):
-            return (message, false)
+            return (message, false, message.jsonBytes())
         case .noSuchUser: throw APIError.userNotFound.with(message: "no user `\(toId)` in this app")
         case .notMember: throw chatType == .group ? APIError.notMember : APIError.userNotFound
         case .blocked: throw APIError.blockedInGroup

@@ -15,7 +15,14 @@ struct Delivery: Sendable {
     private var encoded: [UInt8]?
     private var payload: MessagingEvent.Payload?
 
-    var frame: [UInt8] { encoded ?? payload.map(Self.frame(for:)) ?? [] }
+    /// The message's JSON when the publisher wrote it already.
+    private var messageJSON: [UInt8]?
+
+    var frame: [UInt8] {
+        if let encoded { return encoded }
+        if let messageJSON, case .message = payload { return ServerFrame.encoded(type: "message", data: messageJSON) }
+        return payload.map(Self.frame(for:)) ?? []
+    }
 
     /// The frame for a messaging event (the same for local and relayed events).
     static func frame(for payload: MessagingEvent.Payload) -> [UInt8] {
@@ -47,6 +54,7 @@ struct Delivery: Sendable {
         excludedUserId = nil
         membershipChanged = event.membershipChanged
         payload = event.payload
+        messageJSON = event.messageJSON
     }
 
     init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,

@@ -49,8 +49,7 @@ final class Gateway: Sendable {
                 + JSONValue.string(ISO8601.format(Date())).serialized() + [UInt8(ascii: "}")])
         case "send":
             let request = try MessageService.SendRequest(frame.data, prefix: "data.")
-            let (message, _) = try await messaging.messages.send(request, from: principal)
-            return ServerFrame.ack(reqId: reqId, data: message.jsonBytes())
+            return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.send(request, from: principal).json)
         case "revoke":
             let id = try ImMessage.parseID(try frame.messageID())
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
