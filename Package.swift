@@ -49,7 +49,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyRealtime", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
                                                        "ParleyPostgres", "ParleyJSON", "ParleyNet", "ParleyCrypto",
-                                                       "ParleyObservability"],
+                                                       "ParleyObservability", "ParleyBytes"],
                 swiftSettings: swiftSettings),
 
         .target(name: "ParleyFiles", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",

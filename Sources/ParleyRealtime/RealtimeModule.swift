@@ -83,7 +83,7 @@ public final class RealtimeModule: Sendable {
         // hop through another thread between a stored message and its recipients' loops.
         messaging.events.observe { event in
             gateway.fanOut.deliverNow(Delivery(event))
-            gateway.relay.publish(RelayDescriptor.describe(event))
+            gateway.relay.publish(serialized: RelayDescriptor.describeSerialized(event))
         }
         tasks.add(Task {
             await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {

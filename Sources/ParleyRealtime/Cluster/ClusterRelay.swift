@@ -26,7 +26,8 @@ final class ClusterRelay: Sendable {
     private let received: Counter
 
     private struct Outbox {
-        var descriptors: [JSONValue] = []
+        /// Serialized descriptors (JSON objects), in publish order.
+        var descriptors: [[UInt8]] = []
         var flushing = false
     }
 
@@ -52,6 +53,11 @@ final class ClusterRelay: Sendable {
     // MARK: Outgoing
 
     func publish(_ descriptor: JSONValue) {
+        publish(serialized: descriptor.serialized())
+    }
+
+    /// A descriptor already serialized (`RelayDescriptor.describeSerialized`: every stored message passes here).
+    func publish(serialized descriptor: [UInt8]) {
         let startFlush = outbox.withLock { box -> Bool in
             box.descriptors.append(descriptor)
             if box.flushing { return false }
@@ -63,7 +69,7 @@ final class ClusterRelay: Sendable {
 
     private func flush() async {
         while true {
-            let batch = outbox.withLock { box -> [JSONValue] in
+            let batch = outbox.withLock { box -> [[UInt8]] in
                 let taken = box.descriptors
                 box.descriptors.removeAll(keepingCapacity: true)
                 if taken.isEmpty { box.flushing = false }
@@ -84,13 +90,12 @@ final class ClusterRelay: Sendable {
     }
 
     /// `{"i": INSTANCE, "e": [descriptor, ...]}` chunks under the payload limit.
-    static func payloads(instanceId: String, descriptors: [JSONValue]) -> [String] {
+    static func payloads(instanceId: String, descriptors: [[UInt8]]) -> [String] {
         let prefix = Array(#"{"i":"#.utf8) + JSONValue.string(instanceId).serialized() + Array(#","e":["#.utf8)
         var payloads: [String] = []
         var current = prefix
         var count = 0
-        for descriptor in descriptors {
-            let bytes = descriptor.serialized()
+        for bytes in descriptors {
             if count > 0 && current.count + bytes.count + 3 > maxPayloadBytes {
                 current.append(contentsOf: "]}".utf8)
                 payloads.append(String(decoding: current, as: UTF8.self))

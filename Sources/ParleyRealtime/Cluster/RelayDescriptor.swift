@@ -1,3 +1,4 @@
+import ParleyBytes
 import ParleyJSON
 import ParleyMessaging
 
@@ -47,6 +48,29 @@ enum RelayDescriptor {
         }
         if let origin = event.originSessionId { fields.append(("o", .string(origin))) }
         return .object(JSONObject(fields))
+    }
+
+    /// `describe(event).serialized()`, with a stored message (one per message sent) written straight to bytes
+    /// instead of through a `JSONValue` tree.
+    static func describeSerialized(_ event: MessagingEvent) -> [UInt8] {
+        guard case .message(let message) = event.payload, case .conversationMembers = event.audience else {
+            return describe(event).serialized()
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(96 + event.conversationId.utf8.count)
+        out.append(contentsOf: #"{"k":"m","a":"#.utf8)
+        DecimalASCII.append(Int(event.appId), to: &out)
+        out.append(contentsOf: #","c":"#.utf8)
+        JSONString.append(event.conversationId, to: &out)
+        out.append(contentsOf: #","id":"#.utf8)
+        JSONString.append(message.id, to: &out)
+        if event.membershipChanged { out.append(contentsOf: #","x":1"#.utf8) }
+        if let origin = event.originSessionId {
+            out.append(contentsOf: #","o":"#.utf8)
+            JSONString.append(origin, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     static func typing(appId: Int64, conversationId: String, userId: String) -> JSONValue {
