@@ -59,6 +59,25 @@ public struct ByteBuffer: ~Copyable {
         append(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
+    /// `,"key":` (or `"key":` without `comma`): a JSON object member's name, in one capacity check (log lines
+    /// write a dozen per line).
+    @inlinable @inline(__always)
+    public mutating func appendMemberName(_ key: StaticString, comma: Bool) {
+        let length = key.utf8CodeUnitCount
+        reserve(length + 4)
+        var at = used
+        if comma {
+            base[at] = UInt8(ascii: ",")
+            at &+= 1
+        }
+        base[at] = UInt8(ascii: "\"")
+        (base + at + 1).update(from: key.utf8Start, count: length)
+        at &+= 1 &+ length
+        base[at] = UInt8(ascii: "\"")
+        base[at &+ 1] = UInt8(ascii: ":")
+        used = at &+ 2
+    }
+
     @inlinable
     public mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }

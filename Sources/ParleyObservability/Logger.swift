@@ -178,13 +178,10 @@ public struct JSONLine: ~Copyable {
         first = false
     }
 
+    @inline(__always)
     private mutating func rawKey(_ key: StaticString) {
-        separate()
-        bytes.reserve(key.utf8CodeUnitCount + 3)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(key)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        bytes.appendMemberName(key, comma: !first)
+        first = false
     }
 
     /// Appends an ISO 8601 UTC timestamp with milliseconds.
