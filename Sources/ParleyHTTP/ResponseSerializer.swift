@@ -17,10 +17,12 @@ public struct ResponseSerializer: Sendable {
         // An upper bound of the head's size, so the bytes are written once into one allocation with plain stores.
         var capacity = statusLine.count + date.count + 96 + (includeBody ? response.body.count : 0)
         for (name, value) in response.headers { capacity += name.utf8.count + value.utf8.count + 4 }
+        capacity += response.preformattedHeaders.count
         return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             var out = HeadWriter(base: buffer.baseAddress!)
             out.write(statusLine)
             for (name, value) in response.headers { out.writeField(name: name, value: value) }
+            out.write(response.preformattedHeaders)
             if status >= 200 && status != 204 && status != 304 {
                 out.write("Content-Length: ")
                 DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
@@ -135,6 +137,18 @@ public struct ResponseSerializer: Sendable {
     /// `HTTP/1.1 200 OK\r\n` for every status, built once.
     private static let statusLines: [[UInt8]] = (0..<600).map {
         Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
+    }
+
+    /// `Name: value\r\n` for each field, names spelled as on the wire, CR and LF dropped from values: the form of
+    /// `HTTPResponse.preformattedHeaders`.
+    public static func preformat(_ fields: [(name: String, value: String)]) -> [UInt8] {
+        var capacity = 0
+        for (name, value) in fields { capacity += name.utf8.count + value.utf8.count + 4 }
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var out = HeadWriter(base: buffer.baseAddress!)
+            for (name, value) in fields { out.writeField(name: HTTPHeaders.lowercased(name), value: value) }
+            count = out.count
+        }
     }
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.

@@ -45,14 +45,40 @@ public final class DownloadService: Sendable {
         /// Where the blob lies when storage is local.
         let localPath: String?
 
+        /// The fixed header lines of a 200/206 answer, inline and as an attachment (`HTTPResponse.preformattedHeaders`).
+        let inlineHeaderLines: [UInt8]
+        let attachmentHeaderLines: [UInt8]
+
+        /// What a 304 or a redirect repeats of the file's validators.
+        func validatorHeaders(cacheControl: String) -> HTTPHeaders {
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(6)
+            headers.appendLowercased(name: "etag", value: etag)
+            headers.appendLowercased(name: "last-modified", value: lastModified)
+            headers.appendLowercased(name: "cache-control", value: cacheControl)
+            headers.appendLowercased(name: "accept-ranges", value: "bytes")
+            return headers
+        }
+
         init(file: StoredFile, localPath: String?, loadedAt: Int64) {
+            let etag = EntityTag.quoted(file.sha256)
+            let lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
+            let inline = ContentDisposition.value(disposition: .inline, filename: file.name)
+            let attachment = ContentDisposition.value(disposition: .attachment, filename: file.name)
+            func lines(_ disposition: String) -> [UInt8] {
+                ResponseSerializer.preformat([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
+                                              ("content-type", file.mimeType), ("content-disposition", disposition),
+                                              ("x-content-type-options", "nosniff")])
+            }
             self.localPath = localPath
             self.file = file
-            etag = EntityTag.quoted(file.sha256)
-            lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
-            inlineDisposition = ContentDisposition.value(disposition: .inline, filename: file.name)
-            attachmentDisposition = ContentDisposition.value(disposition: .attachment, filename: file.name)
+            self.etag = etag
+            self.lastModified = lastModified
+            inlineDisposition = inline
+            attachmentDisposition = attachment
             self.loadedAt = loadedAt
+            inlineHeaderLines = lines(inline)
+            attachmentHeaderLines = lines(attachment)
         }
     }
 
@@ -107,63 +133,59 @@ public final class DownloadService: Sendable {
     private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
                          now: Int64) throws -> HTTPResponse {
         let file = entry.file
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(9)
-        headers.appendLowercased(name: "etag", value: entry.etag)
-        headers.appendLowercased(name: "last-modified", value: entry.lastModified)
-        headers.appendLowercased(name: "cache-control", value: caches.value.cacheControl(maxAge: max(0, expiresAt - now)))
-        headers.appendLowercased(name: "accept-ranges", value: "bytes")
+        let local = caches.value
+        let cacheControl = local.cacheControl(maxAge: max(0, expiresAt - now))
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
-            return HTTPResponse(status: 304, headers: headers)
+            return HTTPResponse(status: 304, headers: entry.validatorHeaders(cacheControl: cacheControl))
         }
-        let disposition = request.queryParameter("download") == "1" ? entry.attachmentDisposition : entry.inlineDisposition
-        let download: BlobDownload
-        if let path = entry.localPath {
-            download = .localFile(path: path)
-        } else {
-            download = try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
-                                            contentDisposition: disposition)
+        let attachment = request.queryParameter("download") == "1"
+        guard let blobPath = entry.localPath else {
+            var headers = entry.validatorHeaders(cacheControl: cacheControl)
+            switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
+                                        contentDisposition: attachment ? entry.attachmentDisposition : entry.inlineDisposition) {
+            case .redirect(let url):
+                headers.add(name: "location", value: url)
+                return HTTPResponse(status: 302, headers: headers)
+            case .localFile:
+                throw APIError.internalError.with(message: "storage without a local path answered with a local file")
+            }
         }
-        switch download {
-        case .redirect(let url):
-            headers.add(name: "location", value: url)
-            return HTTPResponse(status: 302, headers: headers)
-        case .localFile(let blobPath):
-            headers.appendLowercased(name: "content-type", value: file.mimeType)
-            headers.appendLowercased(name: "content-disposition", value: disposition)
-            headers.appendLowercased(name: "x-content-type-options", value: "nosniff")
-            // If-Range: a range only when the client's copy is still this one.
-            let ifRange = request.headers["if-range"]
-            let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
-            let decision = ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size)
-            if case .unsatisfiable = decision {
-                var error = APIError.rangeNotSatisfiable
-                error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
-                throw error
-            }
-            var response = HTTPResponse(status: 200, headers: headers)
-            var range: ClosedRange<Int64>?
-            if case .partial(let partial) = decision {
-                range = partial
-                response.status = 206
-                response.headers.appendLowercased(name: "content-range",
-                                                  value: ByteRangeRequest.contentRange(partial, size: file.size))
-            }
-            let local = caches.value
-            if let bytes = local.smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
-                response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
-                return response
-            }
-            guard let handle = local.openBlobs.handle(key: file.storageKey, path: blobPath) else {
-                invalidate(key)
-                logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
-                throw APIError.fileNotFound
-            }
-            let offset = range?.lowerBound ?? 0
-            let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
-            response.file = ResponseFile(handle: handle, offset: offset, length: length)
+        // If-Range: a range only when the client's copy is still this one.
+        let ifRange = request.headers["if-range"]
+        let rangeHeader = ifRange == nil || ifRange == entry.etag ? request.headers["range"] : nil
+        let decision = ByteRangeRequest.evaluate(rangeHeader: rangeHeader, size: file.size)
+        if case .unsatisfiable = decision {
+            var error = APIError.rangeNotSatisfiable
+            error.headers["Content-Range"] = ByteRangeRequest.unsatisfiedContentRange(size: file.size)
+            throw error
+        }
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(3)
+        headers.appendLowercased(name: "cache-control", value: cacheControl)
+        var response = HTTPResponse(status: 200, headers: headers)
+        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, on the
+        // wire's form since the file was cached.
+        response.preformattedHeaders = attachment ? entry.attachmentHeaderLines : entry.inlineHeaderLines
+        var range: ClosedRange<Int64>?
+        if case .partial(let partial) = decision {
+            range = partial
+            response.status = 206
+            response.headers.appendLowercased(name: "content-range",
+                                              value: ByteRangeRequest.contentRange(partial, size: file.size))
+        }
+        if let bytes = local.smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
+            response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
             return response
         }
+        guard let handle = local.openBlobs.handle(key: file.storageKey, path: blobPath) else {
+            invalidate(key)
+            logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
+            throw APIError.fileNotFound
+        }
+        let offset = range?.lowerBound ?? 0
+        let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? file.size
+        response.file = ResponseFile(handle: handle, offset: offset, length: length)
+        return response
     }
 
     private func cached(key: String, now: Int64) -> CachedFile? {
