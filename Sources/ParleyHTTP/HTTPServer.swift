@@ -71,6 +71,7 @@ public final class HTTPServer: Sendable {
             LoopServer(loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
                        protocolErrors: protocolErrors, shared: shared)
         }
+        shared.setLoopServers(loopServers)
     }
 
     /// The most connections a process with `limit` open files should hold: a tenth of the limit (at least 64) stays
@@ -79,6 +80,9 @@ public final class HTTPServer: Sendable {
         guard limit < Int.max / 2 else { return Int.max }
         return max(1, limit - max(64, limit / 10))
     }
+
+    /// Connections per event loop (tests of the balancing; racy while connections come and go).
+    var connectionsPerLoop: [Int] { loopServers.map { $0.openCount.load(ordering: .relaxed) } }
 
     /// The port actually bound (useful with port 0).
     public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }
@@ -127,11 +131,34 @@ final class SharedServerState: Sendable {
     let connections = Atomic<Int>(0)
     let accept: @Sendable (Int32) -> Socket.AcceptResult
     let acceptPauses: Counter
+    /// Every loop's server, for balancing accepted connections (set once, before listening).
+    private let loops = Mutex<[LoopServer]>([])
 
     init(maxConnections: Int, accept: @escaping @Sendable (Int32) -> Socket.AcceptResult, acceptPauses: Counter) {
         self.maxConnections = maxConnections
         self.accept = accept
         self.acceptPauses = acceptPauses
+    }
+
+    func setLoopServers(_ servers: [LoopServer]) {
+        loops.withLock { $0 = servers }
+    }
+
+    /// The loop that should take a connection `acceptor` just accepted: the acceptor itself unless another loop holds
+    /// at least two fewer connections. The kernel spreads connections over the loops' listeners (SO_REUSEPORT) by a
+    /// hash, which leaves one loop with noticeably more of a burst of connections than another (64 split 38/26 is
+    /// not rare), and each loop has its own database pool: the busier loop's requests then queue longer.
+    func placement(acceptedBy acceptor: LoopServer) -> LoopServer {
+        var best = acceptor
+        var bestCount = acceptor.openCount.load(ordering: .relaxed)
+        for server in loops.withLock({ $0 }) where server !== acceptor {
+            let count = server.openCount.load(ordering: .relaxed)
+            if count + 1 < bestCount {
+                best = server
+                bestCount = count
+            }
+        }
+        return best
     }
 }
 
@@ -172,6 +199,8 @@ final class LoopServer: IOHandler, @unchecked Sendable {
     deinit { readScratch.deallocate() }
 
     var connectionCount: Int { connections.count }
+    /// Connections this loop holds or is about to adopt; read by the other loops' acceptors (balancing).
+    let openCount = Atomic<Int>(0)
 
     func startListening(host: String, port: UInt16) throws -> UInt16 {
         let (fd, actual) = try Socket.listen(host: host, port: port, reusePort: true)
@@ -219,17 +248,35 @@ final class LoopServer: IOHandler, @unchecked Sendable {
                 protocolErrors.labels("503").increment()
                 continue
             }
-            let connection = HTTPConnection(fd: fd, remoteAddress: peer, host: self)
-            do {
-                try loop.register(fd: fd, events: .readable, handler: connection)
-            } catch {
-                shared.connections.subtract(1, ordering: .relaxed)
-                Glibc.close(fd)
-                continue
+            let target = shared.placement(acceptedBy: self)
+            target.openCount.add(1, ordering: .relaxed)
+            if target === self {
+                adopt(fd: fd, peer: peer)
+            } else {
+                target.loop.execute { target.adopt(fd: fd, peer: peer) }
             }
-            connections[fd] = connection
-            openGauge.add(1)
         }
+    }
+
+    /// Takes an accepted connection onto this loop (`openCount` already counts it). On the loop's thread.
+    func adopt(fd: Int32, peer: String) {
+        guard !isShuttingDown else {
+            openCount.subtract(1, ordering: .relaxed)
+            shared.connections.subtract(1, ordering: .relaxed)
+            Glibc.close(fd)
+            return
+        }
+        let connection = HTTPConnection(fd: fd, remoteAddress: peer, host: self)
+        do {
+            try loop.register(fd: fd, events: .readable, handler: connection)
+        } catch {
+            openCount.subtract(1, ordering: .relaxed)
+            shared.connections.subtract(1, ordering: .relaxed)
+            Glibc.close(fd)
+            return
+        }
+        connections[fd] = connection
+        openGauge.add(1)
     }
 
     /// Stops watching the listener for `delay` (see `AcceptBackoff`); pending connections wait in the backlog.
@@ -256,6 +303,7 @@ final class LoopServer: IOHandler, @unchecked Sendable {
 
     func connectionClosed(_ connection: HTTPConnection) {
         if connections.removeValue(forKey: connection.fd) != nil {
+            openCount.subtract(1, ordering: .relaxed)
             shared.connections.subtract(1, ordering: .relaxed)
             openGauge.add(-1)
         }
