@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyBytes", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
+        .target(name: "ParleyPostgres", dependencies: ["CLibPQ", "ParleyNet", "ParleyCrypto", "ParleyObservability", "ParleyBytes"],
                 swiftSettings: swiftSettings),
         // Outgoing HTTP (S3, APNs over HTTP/2) through libcurl, off the event loops.
         .target(name: "ParleyHTTPClient", dependencies: ["CCurl", "ParleyObservability"], swiftSettings: swiftSettings),

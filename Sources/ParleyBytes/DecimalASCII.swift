@@ -9,6 +9,21 @@ public enum DecimalASCII {
         withDigits(of: value) { bytes.append($0) }
     }
 
+    /// `value` (not negative) with at least `width` digits, zero-padded on the left: dates and times.
+    public static func appendPadded(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        withDigits(of: value) { digits in
+            for _ in digits.count..<max(width, digits.count) { bytes.append(UInt8(ascii: "0")) }
+            bytes.append(contentsOf: digits)
+        }
+    }
+
+    public static func appendPadded(_ value: Int, width: Int, to bytes: inout ByteBuffer) {
+        withDigits(of: value) { digits in
+            for _ in digits.count..<max(width, digits.count) { bytes.append(UInt8(ascii: "0")) }
+            bytes.append(digits)
+        }
+    }
+
     /// The digits of `value` (with a leading `-` when negative), formatted on the stack.
     @inline(__always)
     public static func withDigits(of value: Int, _ body: (UnsafeRawBufferPointer) -> Void) {

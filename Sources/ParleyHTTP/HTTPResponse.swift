@@ -1,4 +1,5 @@
 import Foundation
+import ParleyBytes
 import ParleyJSON
 
 /// What a handler returns. Bodies are bytes; JSON answers go through `HTTPResponse.envelope`.
@@ -155,54 +156,34 @@ public enum ISO8601 {
     }
 
     /// The same 24 bytes appended to `out`, with no string or libc call on the way (every message frame carries one
-    /// or two): the calendar date comes from the day count (Hinnant's days-from-civil inverse).
+    /// or two).
     public static func append(_ date: Date, to out: inout [UInt8]) {
         let interval = date.timeIntervalSince1970
         let floored = floor(interval)
-        guard floored.magnitude < 253_402_300_800 else { // beyond year 9999 (or before 0): the general formatter
+        guard floored.magnitude < 253_402_300_800 else { // beyond year 9999: the general formatter
             out.append(contentsOf: general(date).utf8)
             return
         }
-        let seconds = Int64(floored)
-        let millis = Int((interval - floored) * 1000)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = Int(seconds - days * 86_400)
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+        let (days, secondOfDay) = CivilCalendar.floorDivide(Int64(floored), 86_400)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         guard year >= 0 && year <= 9999 else {
             out.append(contentsOf: general(date).utf8)
             return
         }
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor))
-                v %= divisor
-                divisor /= 10
-            }
-        }
-        digits(year, 4)
+        let seconds = Int(secondOfDay)
+        DecimalASCII.appendPadded(Int(year), width: 4, to: &out)
         out.append(UInt8(ascii: "-"))
-        digits(month, 2)
+        DecimalASCII.appendPadded(Int(month), width: 2, to: &out)
         out.append(UInt8(ascii: "-"))
-        digits(day, 2)
+        DecimalASCII.appendPadded(Int(day), width: 2, to: &out)
         out.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2)
+        DecimalASCII.appendPadded(seconds / 3600, width: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2)
+        DecimalASCII.appendPadded(seconds / 60 % 60, width: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
+        DecimalASCII.appendPadded(seconds % 60, width: 2, to: &out)
         out.append(UInt8(ascii: "."))
-        digits(millis, 3)
+        DecimalASCII.appendPadded(Int((interval - floored) * 1000), width: 3, to: &out)
         out.append(UInt8(ascii: "Z"))
     }
 

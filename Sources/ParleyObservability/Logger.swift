@@ -226,14 +226,7 @@ public struct JSONLine: ~Copyable {
 
     /// Zero-padded decimal without allocating (timestamps are formatted on every log line).
     private mutating func appendDigits(_ value: Int, width: Int) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var v = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (v / divisor) % 10))
-            v %= divisor
-            divisor /= 10
-        }
+        DecimalASCII.appendPadded(value, width: width, to: &bytes)
     }
 }
 

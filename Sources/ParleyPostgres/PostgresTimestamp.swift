@@ -1,4 +1,5 @@
 import Foundation
+import ParleyBytes
 
 /// Conversions between `Date` and PostgreSQL's ISO text forms without Foundation formatters
 /// (they are slow and locale-dependent). Dates are proleptic Gregorian, like PostgreSQL's.
@@ -18,8 +19,8 @@ enum PostgresTimestamp {
     static func format(microseconds: Int64) -> String {
         if microseconds == .max { return "infinity" }
         if microseconds == .min { return "-infinity" }
-        let (days, dayMicros) = floorDivide(microseconds, 86_400_000_000)
-        let (year, month, day) = civil(fromDays: days)
+        let (days, dayMicros) = CivilCalendar.floorDivide(microseconds, 86_400_000_000)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         var seconds = dayMicros / 1_000_000
         let fraction = dayMicros % 1_000_000
         let hour = seconds / 3600
@@ -108,34 +109,8 @@ enum PostgresTimestamp {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        var q = a / b
-        var r = a % b
-        if r < 0 { q -= 1; r += b }
-        return (q, r)
-    }
-
     private static func appendDigits(_ value: Int64, width: Int, to out: inout [UInt8]) {
-        var digits: [UInt8] = []
-        var v = value
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(v % 10))
-            v /= 10
-        } while v > 0
-        if digits.count < width { out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
-        out.append(contentsOf: digits.reversed())
+        DecimalASCII.appendPadded(Int(value), width: width, to: &out)
     }
 
     private struct Parser {
