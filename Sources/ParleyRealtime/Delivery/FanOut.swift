@@ -35,10 +35,13 @@ final class FanOut: Sendable {
         case .user(let userId):
             send(delivery, to: [userId])
         case .conversationMembers, .conversationMembersAnd:
+            // 1:1 deliveries never wait (the id names both members), so none is ever queued ahead of another.
+            if let pair = ConversationID.singleMembers(delivery.conversationId) {
+                send(delivery, to: withExtra(pair, delivery.audience))
+                return
+            }
             let key = MemberCache.Key(appId: delivery.appId, conversationId: delivery.conversationId)
-            let isSingle = ConversationID.singleMembers(delivery.conversationId) != nil
-            // 1:1 deliveries never wait, so none can be queued ahead of another 1:1 one.
-            if isSingle || !waiting.withLock({ $0[key] != nil }),
+            if !waiting.withLock({ $0[key] != nil }),
                let userIds = members.cachedMembers(appId: delivery.appId, conversationId: delivery.conversationId) {
                 send(delivery, to: withExtra(userIds, delivery.audience))
                 return

@@ -36,10 +36,9 @@ final class MemberCache: Sendable {
     }
 
     func members(appId: Int64, conversationId: String) async throws -> [String] {
-        if let single = ConversationID.singleMembers(conversationId) { return single }
+        if let known = cachedMembers(appId: appId, conversationId: conversationId) { return known }
         let key = Key(appId: appId, conversationId: conversationId)
         let now = ContinuousClock.now
-        if let cached = entries.withLock({ $0[key] }), now - cached.loadedAt < maxAge { return cached.members }
         let members = try await conversations.memberIDs(appId: appId, conversationId: conversationId)
         entries.withLock { map in
             if map.count >= maxEntries { map.removeAll(keepingCapacity: true) }
