@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 @testable import ParleyMessaging
 import Synchronization
 import Testing
@@ -17,14 +18,16 @@ struct MessagingEventsTests {
 
     @Test func observersRunInlineInOrderBeforePublishReturns() async {
         let bus = MessagingEvents()
-        let seen = Mutex<[(seq: Int64, thread: Bool)]>([])
+        // The observer notes which thread ran it (pthread ids compare exactly; thread names are not reliable).
+        let seen = Mutex<[(seq: Int64, thread: UInt)]>([])
         bus.observe { event in
             let seq = self.seq(of: event)
-            seen.withLock { $0.append((seq, Thread.current.name == "publisher")) }
+            seen.withLock { $0.append((seq, UInt(bitPattern: Int(bitPattern: pthread_self())))) }
         }
         let stream = bus.subscribe()
+        let publisher = Mutex<UInt>(0)
         let thread = Thread {
-            Thread.current.name = "publisher"
+            publisher.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) }
             for seq in 1...50 { bus.publish(read(Int64(seq))) }
         }
         thread.start()
@@ -34,8 +37,9 @@ struct MessagingEventsTests {
             if streamed.count == 50 { break }
         }
         let observed = seen.withLock { $0 }
+        let publisherThread = publisher.withLock { $0 }
         #expect(observed.map(\.seq) == Array(1...50))
-        #expect(observed.allSatisfy { $0.thread })
+        #expect(publisherThread != 0 && observed.allSatisfy { $0.thread == publisherThread })
         #expect(streamed == Array(1...50))
     }
 }
