@@ -16,6 +16,12 @@ final class HTTPConnection: IOHandler {
 
     // The request being read.
     private var head: HTTPRequestHead?
+    /// Whether a head is held, without `head == nil`: that copies the whole optional head (strings, header
+    /// array) to compare it, and the input loop asks on every turn.
+    private var hasHead: Bool {
+        if case .none = head { return false }
+        return true
+    }
     private var match: RouteMatch = .notFound
     private var body: [UInt8] = []
     private var bodyStream: RequestBodyStream?
@@ -54,7 +60,7 @@ final class HTTPConnection: IOHandler {
 
     /// No request in progress and nothing to write: safe to close at shutdown or on idle timeout.
     var isIdle: Bool {
-        upgraded == nil && !inFlight && head == nil && pendingOutputBytes == 0 && parser.bufferedByteCount == 0
+        upgraded == nil && !inFlight && !hasHead && pendingOutputBytes == 0 && parser.bufferedByteCount == 0
     }
 
     // MARK: Readiness
@@ -86,7 +92,7 @@ final class HTTPConnection: IOHandler {
                     if isClosed || shouldPauseReading { return }
                     continue
                 }
-                if requestStartedAt == nil && head == nil { requestStartedAt = lastActivity }
+                if requestStartedAt == nil && !hasHead { requestStartedAt = lastActivity }
                 parser.append(bytes)
                 processInput()
                 if isClosed || shouldPauseReading { break }
@@ -120,16 +126,17 @@ final class HTTPConnection: IOHandler {
         while !isClosed, upgraded == nil {
             if inFlight && (bodyStream == nil || requestComplete) { break }
             // Do not start the next pipelined request until the previous answer is out (backpressure).
-            if head == nil && pendingOutputBytes > 0 { break }
-            let event: HTTPParserEvent?
+            if !hasHead && pendingOutputBytes > 0 { break }
+            let next: HTTPParserEvent?
             do {
-                event = try parser.next()
+                next = try parser.next()
             } catch {
                 parseFailed(error)
                 return
             }
-            guard let event else { break }
-            switch event {
+            guard let event = consume next else { break }
+            // Consumed, so the head moves into `headReceived` rather than being copied and destroyed twice.
+            switch consume event {
             case .head(let newHead):
                 headReceived(newHead)
             case .body(let chunk):
@@ -234,8 +241,19 @@ final class HTTPConnection: IOHandler {
         let upgrading = response.status == 101 && response.upgrade != nil
         let method = request.head.method
         let keepAlive = upgrading || (request.head.keepAlive && !response.closeConnection && !host.isShuttingDown && !bodyUnread)
-        enqueue(host.serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
-                                          keepAlive: keepAlive, date: host.dateHeader()))
+        let date = host.dateHeader()
+        let serializer = host.serializer
+        var serialized: UnsafeRawBufferPointer?
+        if pendingOutputBytes == 0,
+           serializer.serializedSizeBound(response, requestMethod: method, date: date) <= host.writeScratch.count {
+            let base = host.writeScratch.baseAddress!
+            let count = serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
+                                             keepAlive: keepAlive, date: date, into: base)
+            serialized = UnsafeRawBufferPointer(start: base, count: count)
+        } else {
+            enqueue(serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
+                                         keepAlive: keepAlive, date: date))
+        }
         if !keepAlive { closeAfterWrite = true }
         if let file = response.file, method != .HEAD, response.status >= 200, response.status != 204,
            response.status != 304, file.length > 0 {
@@ -243,6 +261,7 @@ final class HTTPConnection: IOHandler {
             fileOffset = file.offset
             fileEnd = file.offset + file.length
         }
+        if let serialized { sendNow(serialized) }
         if upgrading, let upgrade = response.upgrade {
             let leftover = parser.takeUnconsumedBytes()
             let channel = ByteChannel(connection: self)
@@ -290,6 +309,25 @@ final class HTTPConnection: IOHandler {
             outputOffset = 0
         }
         if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
+    }
+
+    /// Sends bytes held in the loop's scratch memory (nothing else is queued); what the socket does not take
+    /// is copied into `output` for `flush`, which also meets any socket error again and closes.
+    private func sendNow(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = send(fd, bytes.baseAddress! + offset, bytes.count - offset,
+                         Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
+            if n > 0 {
+                offset += n
+                lastWriteProgress = loop.wakeTime
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        if offset < bytes.count { enqueue(Array(bytes[offset...])) }
     }
 
     private func flush() {
@@ -429,7 +467,7 @@ final class HTTPConnection: IOHandler {
             return
         }
         if upgraded != nil || inFlight { return }
-        if let started = requestStartedAt, head == nil {
+        if let started = requestStartedAt, !hasHead {
             // Slowloris: the whole head must arrive within the header timeout.
             if now.since(started) > config.headerTimeout {
                 host.recordProtocolError(status: 408)
@@ -437,7 +475,7 @@ final class HTTPConnection: IOHandler {
             }
             return
         }
-        if head != nil {
+        if hasHead {
             if now.since(lastActivity) > config.idleTimeout { writeErrorAndClose(.requestTimeout) }
             return
         }
@@ -449,7 +487,7 @@ final class HTTPConnection: IOHandler {
             upgraded.handler.serverShuttingDown()
             return
         }
-        if isIdle { close() } else if !inFlight && head == nil { closeAfterWrite = true; if pendingOutputBytes == 0 { close() } }
+        if isIdle { close() } else if !inFlight && !hasHead { closeAfterWrite = true; if pendingOutputBytes == 0 { close() } }
     }
 
     func close() {

@@ -171,6 +171,9 @@ final class LoopServer: IOHandler, @unchecked Sendable {
     let logger: Logger
     let serializer = ResponseSerializer()
     let readScratch: UnsafeMutableRawBufferPointer
+    /// Responses up to this size are serialized here and sent straight away: no buffer per response, and a
+    /// connection copies only what the socket did not take. Loop-confined, like everything in this class.
+    let writeScratch: UnsafeMutableBufferPointer<UInt8>
     private let openGauge: Gauge
     private let protocolErrors: CounterFamily
     private let shared: SharedServerState
@@ -194,9 +197,13 @@ final class LoopServer: IOHandler, @unchecked Sendable {
         self.protocolErrors = protocolErrors
         self.shared = shared
         readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        writeScratch = UnsafeMutableBufferPointer.allocate(capacity: 64 * 1024)
     }
 
-    deinit { readScratch.deallocate() }
+    deinit {
+        readScratch.deallocate()
+        writeScratch.deallocate()
+    }
 
     var connectionCount: Int { connections.count }
     /// Connections this loop holds or is about to adopt; read by the other loops' acceptors (balancing).

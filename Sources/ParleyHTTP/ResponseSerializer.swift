@@ -8,40 +8,60 @@ public struct ResponseSerializer: Sendable {
 
     public func serialize(_ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
                           keepAlive: Bool, date: [UInt8]) -> [UInt8] {
-        let status = response.status
-        // RFC 9110 §6.4.1: no content for HEAD, 1xx, 204 and 304.
-        let bodyAllowed = requestMethod != .HEAD && status >= 200 && status != 204 && status != 304
-        let includeBody = bodyAllowed && response.file == nil
-        let statusLine = status >= 100 && status < 600
-            ? ResponseSerializer.statusLines[status] : Array("HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
-        // An upper bound of the head's size, so the bytes are written once into one allocation with plain stores.
-        var capacity = statusLine.count + date.count + 96 + (includeBody ? response.body.count : 0)
-        for (name, value) in response.headers { capacity += name.utf8.count + value.utf8.count + 4 }
-        capacity += response.preformattedHeaders.count
+        let capacity = serializedSizeBound(response, requestMethod: requestMethod, date: date)
         return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var out = HeadWriter(base: buffer.baseAddress!)
-            out.write(statusLine)
-            for (name, value) in response.headers { out.writeField(name: name, value: value) }
-            out.write(response.preformattedHeaders)
-            if status >= 200 && status != 204 && status != 304 {
-                out.write("Content-Length: ")
-                DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
-                out.write("\r\n")
-            }
-            out.write("Date: ")
-            out.write(date)
-            out.write("\r\n")
-            if status == 101 {
-                out.write("Connection: Upgrade\r\n")
-            } else if !keepAlive {
-                out.write("Connection: close\r\n")
-            } else if requestVersion == .http1_0 {
-                out.write("Connection: keep-alive\r\n")
-            }
-            out.write("\r\n")
-            if includeBody { out.write(response.body) }
-            count = out.count
+            count = serialize(response, requestMethod: requestMethod, requestVersion: requestVersion,
+                              keepAlive: keepAlive, date: date, into: buffer.baseAddress!)
         }
+    }
+
+    /// An upper bound of the serialized size (head and, where sent, body), for `serialize(_:...:into:)`.
+    public func serializedSizeBound(_ response: HTTPResponse, requestMethod: HTTPMethod, date: [UInt8]) -> Int {
+        var capacity = Self.statusLine(response.status).count + date.count + 96 + response.preformattedHeaders.count
+        if Self.includesBody(response, requestMethod: requestMethod) { capacity += response.body.count }
+        for (name, value) in response.headers { capacity += name.utf8.count + value.utf8.count + 4 }
+        return capacity
+    }
+
+    /// Writes the response into `base`, which holds at least `serializedSizeBound` bytes (one pass of plain
+    /// stores: the connection serializes into its loop's scratch memory and sends from there); returns the count.
+    public func serialize(_ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
+                          keepAlive: Bool, date: [UInt8], into base: UnsafeMutablePointer<UInt8>) -> Int {
+        let status = response.status
+        var out = HeadWriter(base: base)
+        out.write(Self.statusLine(status))
+        for (name, value) in response.headers { out.writeField(name: name, value: value) }
+        out.write(response.preformattedHeaders)
+        if status >= 200 && status != 204 && status != 304 {
+            out.write("Content-Length: ")
+            DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
+            out.write("\r\n")
+        }
+        out.write("Date: ")
+        out.write(date)
+        out.write("\r\n")
+        if status == 101 {
+            out.write("Connection: Upgrade\r\n")
+        } else if !keepAlive {
+            out.write("Connection: close\r\n")
+        } else if requestVersion == .http1_0 {
+            out.write("Connection: keep-alive\r\n")
+        }
+        out.write("\r\n")
+        if Self.includesBody(response, requestMethod: requestMethod) { out.write(response.body) }
+        return out.count
+    }
+
+    /// RFC 9110 §6.4.1: no content for HEAD, 1xx, 204 and 304; a file body is sent on its own.
+    @inline(__always)
+    static func includesBody(_ response: HTTPResponse, requestMethod: HTTPMethod) -> Bool {
+        let status = response.status
+        return requestMethod != .HEAD && status >= 200 && status != 204 && status != 304 && response.file == nil
+    }
+
+    @inline(__always)
+    static func statusLine(_ status: Int) -> [UInt8] {
+        status >= 100 && status < 600 ? statusLines[status] : Array("HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
     }
 
     /// Plain stores into a buffer sized beforehand (no capacity check per byte).
