@@ -67,14 +67,18 @@ public struct HTTPResponder: Sendable {
         // before any after-step sees the response.
         return { request, context in
             var context = context
-            for layer in inline { layer.willHandle(request, &context) }
+            inline.withUnsafeBufferPointer { layers in
+                for index in layers.indices { layers[index].willHandle(request, &context) }
+            }
             var response: HTTPResponse
             do {
                 response = try await chain(request, context)
             } catch {
                 response = ErrorMiddleware.response(for: error, context: context)
             }
-            for layer in inline.reversed() { layer.didHandle(request, context, &response) }
+            inline.withUnsafeBufferPointer { layers in
+                for index in layers.indices.reversed() { layers[index].didHandle(request, context, &response) }
+            }
             return response
         }
     }
@@ -87,8 +91,12 @@ public struct HTTPResponder: Sendable {
                                  endpoint: @escaping HTTPImmediateHandler) -> HTTPImmediateHandler? {
         let inline = middleware.compactMap { $0 as? any HTTPInlineMiddleware }
         guard inline.count == middleware.count else { return nil }
+        // Walked through a buffer pointer: its elements are called in place, where `for layer in inline` copies
+        // each existential (and retains what it holds) twice per request.
         return { request, context in
-            for layer in inline { layer.willHandle(request, &context) }
+            inline.withUnsafeBufferPointer { layers in
+                for index in layers.indices { layers[index].willHandle(request, &context) }
+            }
             var response: HTTPResponse
             do {
                 guard let answered = try endpoint(request, &context) else { return nil }
@@ -96,7 +104,9 @@ public struct HTTPResponder: Sendable {
             } catch {
                 response = ErrorMiddleware.response(for: error, context: context)
             }
-            for layer in inline.reversed() { layer.didHandle(request, context, &response) }
+            inline.withUnsafeBufferPointer { layers in
+                for index in layers.indices.reversed() { layers[index].didHandle(request, context, &response) }
+            }
             return response
         }
     }
@@ -273,13 +283,13 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
     }
 
     public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {
-        let elapsed = Instant.now().since(context.startedAt)
+        let elapsed = Instant.now().nanoseconds(since: context.startedAt)
         let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
         let (counter, histogram, logFields) = context.routeID >= 0
             ? seriesOfRoute(context.routeID, name: route, method: request.method, status: response.status)
             : seriesByName(route, method: request.method, status: response.status)
         counter.increment()
-        histogram.observe(elapsed.secondsDouble)
+        histogram.observe(Double(elapsed) / 1e9)
         if logAccess {
             let requestID = context.requestID
             let remote = request.remoteAddress
@@ -295,7 +305,7 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
                 }
                 line.field("path", string: request.path)
                 line.field("status", int: response.status)
-                line.field("duration_us", int: Int(elapsed.nanosecondsClamped / 1000))
+                line.field("duration_us", int: Int(elapsed / 1000))
                 line.field("remote", plain: remote)
                 line.field("bytes", int: response.file.map { Int($0.length) } ?? response.body.count)
             }

@@ -109,8 +109,13 @@ public struct ResponseSerializer: Sendable {
             write(UInt8(ascii: " "))
             var value = value
             value.withUTF8 { bytes in
-                // Response splitting guard: CR and LF never reach the wire inside a value.
-                for byte in bytes where byte != 0x0D && byte != 0x0A { write(byte) }
+                // Response splitting guard: CR and LF never reach the wire inside a value. Checked first, so the
+                // usual value is copied in one piece.
+                if bytes.allSatisfy({ $0 != 0x0D && $0 != 0x0A }) {
+                    write(UnsafeRawBufferPointer(bytes))
+                } else {
+                    for byte in bytes where byte != 0x0D && byte != 0x0A { write(byte) }
+                }
             }
             write(UInt8(ascii: "\r"))
             write(UInt8(ascii: "\n"))

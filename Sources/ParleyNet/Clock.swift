@@ -18,6 +18,13 @@ public struct Instant: Sendable, Hashable, Comparable {
         Instant(nanoseconds: lhs.nanoseconds &+ rhs.nanosecondsClamped)
     }
 
+    /// Nanoseconds from `earlier` to `self`, zero if `earlier` is later: for per-request timing, where
+    /// `Duration`'s 128-bit arithmetic costs more than the rest of the measurement.
+    @inline(__always)
+    public func nanoseconds(since earlier: Instant) -> UInt64 {
+        nanoseconds >= earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
+    }
+
     /// Time from `earlier` to `self`, zero if `earlier` is later.
     public func since(_ earlier: Instant) -> Duration {
         nanoseconds >= earlier.nanoseconds ? .nanoseconds(Int64(nanoseconds - earlier.nanoseconds)) : .zero
