@@ -19,7 +19,9 @@ public struct ResponseSerializer: Sendable {
     public func serializedSizeBound(_ response: HTTPResponse, requestMethod: HTTPMethod, date: [UInt8]) -> Int {
         var capacity = Self.statusLine(response.status).count + date.count + 96 + response.preformattedHeaders.count
         if Self.includesBody(response, requestMethod: requestMethod) { capacity += response.body.count }
-        for (name, value) in response.headers { capacity += name.utf8.count + value.utf8.count + 4 }
+        response.headers.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices { capacity += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
+        }
         return capacity
     }
 
@@ -30,7 +32,10 @@ public struct ResponseSerializer: Sendable {
         let status = response.status
         var out = HeadWriter(base: base)
         out.write(Self.statusLine(status))
-        for (name, value) in response.headers { out.writeField(name: name, value: value) }
+        // Fields read in place: `for (name, value) in headers` copies (and retains) both strings of each.
+        response.headers.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices { out.writeField(name: fields[index].name, value: fields[index].value) }
+        }
         out.write(response.preformattedHeaders)
         if status >= 200 && status != 204 && status != 304 {
             out.write("Content-Length: ")
@@ -97,8 +102,7 @@ public struct ResponseSerializer: Sendable {
         /// A field line; the stored (lowercased) name goes out in its usual spelling (`content-type` ->
         /// `Content-Type`, `etag` -> `ETag`), converted while copied (no string, no lookup per header).
         mutating func writeField(name: String, value: String) {
-            var name = name
-            let written = name.withUTF8 { bytes -> Bool in
+            let written = ResponseSerializer.withUTF8(name) { bytes -> Bool in
                 // Framing headers are the serializer's job, never the handler's (compared by length first).
                 if ResponseSerializer.isFramingHeader(bytes) { return false }
                 ResponseSerializer.writeCanonicalName(bytes, to: &self)
@@ -107,8 +111,7 @@ public struct ResponseSerializer: Sendable {
             guard written else { return }
             write(UInt8(ascii: ":"))
             write(UInt8(ascii: " "))
-            var value = value
-            value.withUTF8 { bytes in
+            ResponseSerializer.withUTF8(value) { bytes in
                 // Response splitting guard: CR and LF never reach the wire inside a value. Checked first, so the
                 // usual value is copied in one piece.
                 if bytes.allSatisfy({ $0 != 0x0D && $0 != 0x0A }) {
@@ -120,6 +123,15 @@ public struct ResponseSerializer: Sendable {
             write(UInt8(ascii: "\r"))
             write(UInt8(ascii: "\n"))
         }
+    }
+
+    /// A string's UTF-8 without copying the string (`withUTF8` is mutating, so it needs a copy and a retain);
+    /// a bridged string, which has no contiguous UTF-8, is copied.
+    @inline(__always)
+    static func withUTF8<R>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = string
+        return copy.withUTF8(body)
     }
 
     /// `content-length`, `connection`, `transfer-encoding` or `date` (names are stored lowercased).
