@@ -216,8 +216,10 @@ final class LoopServer: IOHandler, @unchecked Sendable {
         if !sweeping {
             sweeping = true
             // A coarse sweep is cheaper than a timer per connection and precise enough for 10 s / 60 s limits.
-            loop.scheduleRepeating(every: .milliseconds(500)) { [weak self] in
-                guard let self else { return false }
+            // It holds the server strongly (as the loop's handler table does while it listens) and ends itself once
+            // the listener is closed and no connection is left. No weak reference: one gives the object a side
+            // table, and then every retain and release of it (several per request) takes the runtime's slow path.
+            loop.scheduleRepeating(every: .milliseconds(500)) { [self] in
                 let now = Instant.now()
                 for connection in Array(self.connections.values) { connection.checkTimeouts(now: now) }
                 return self.listenFD >= 0 || !self.connections.isEmpty
@@ -300,8 +302,8 @@ final class LoopServer: IOHandler, @unchecked Sendable {
                 "open_connections": .int(shared.connections.load(ordering: .relaxed)),
             ])
         }
-        _ = loop.scheduleTimer(after: delay) { [weak self] in
-            guard let self, self.acceptPaused else { return }
+        _ = loop.scheduleTimer(after: delay) { [self] in  // strong: see the sweep in `startListening`
+            guard self.acceptPaused else { return }
             self.acceptPaused = false
             guard self.listenFD >= 0 else { return }
             self.loop.modify(fd: self.listenFD, events: .readable)  // level-triggered: the backlog wakes it

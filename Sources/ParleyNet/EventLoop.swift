@@ -126,9 +126,12 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
     }
 
     /// Calls `work` every `interval` until it returns false.
+    /// The timer holds the loop strongly: a weak reference would give the loop a side table, and every retain and
+    /// release of it (jobs, tasks preferring it) would take the runtime's slow path. `run()` drops its timers
+    /// when it returns, which ends the cycle.
     public func scheduleRepeating(every interval: Duration, _ work: @escaping () -> Bool) {
-        scheduleTimer(after: interval) { [weak self] in
-            guard let self, work() else { return }
+        scheduleTimer(after: interval) { [self] in
+            guard work() else { return }
             self.scheduleRepeating(every: interval, work)
         }
     }
@@ -226,6 +229,8 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
             }
         }
         runQueuedWork()
+        // Nothing runs them any more, and repeating ones hold this loop.
+        timers = TimerQueue()
     }
 
     private func runQueuedWork() {

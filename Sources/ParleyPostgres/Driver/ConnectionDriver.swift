@@ -77,8 +77,10 @@ final class ConnectionDriver: IOHandler {
         loop.preconditionInEventLoop()
         precondition(state == .idle)
         state = .connecting
-        connectTimer = loop.scheduleTimer(after: timeout) { [weak self] in
-            guard let self, self.state == .connecting else { return }
+        // Strong, not weak: a weak reference gives the driver a side table, and then every retain and release of
+        // it (several per query) takes the runtime's slow path. The timer keeps a failed driver at most `timeout`.
+        connectTimer = loop.scheduleTimer(after: timeout) { [self] in
+            guard self.state == .connecting else { return }
             self.connectTimer = nil
             self.close(error: PostgresError(kind: .unavailable,
                                             message: "could not connect: timed out after \(timeout)"))
