@@ -100,10 +100,10 @@ final class JSONBytesEncoderState {
     init(dateWriter: JSONBytesEncoder.DateWriter?) {
         self.dateWriter = dateWriter
         nodes = []
-        nodes.reserveCapacity(32)
+        nodes.reserveCapacity(8)
         nodes.append(Node())
         pool = []
-        pool.reserveCapacity(256)
+        pool.reserveCapacity(64)
     }
 
     // MARK: Tree
@@ -322,7 +322,7 @@ final class JSONBytesEncoderState {
     // MARK: Output
 
     func write(to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + pool.count + nodes.count * 4)
+        out.reserveCapacity(out.count &+ pool.count &+ nodes.count &* 4)
         nodes.withUnsafeBufferPointer { nodes in
             pool.withUnsafeBufferPointer { pool in
                 var writer = JSONBytesTreeWriter(nodes: nodes, pool: pool)
