@@ -95,10 +95,14 @@ public enum Envelope {
     public static let successEmpty: [UInt8] = Array(#"{"code":0,"message":"ok","data":null}"#.utf8)
 
     public static func success<T: Encodable>(_ data: T) -> [UInt8] {
-        let encoded = (try? JSONCoding.encoder.encode(data)) ?? Data("null".utf8)
-        var out: [UInt8] = Array(#"{"code":0,"message":"ok","data":"#.utf8)
-        out.reserveCapacity(out.count + encoded.count + 1)
-        out.append(contentsOf: encoded)
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        out.append(contentsOf: #"{"code":0,"message":"ok","data":"#.utf8)
+        do {
+            try JSONCoding.bytesEncoder.encode(data, into: &out)
+        } catch {
+            out.append(contentsOf: "null".utf8)
+        }
         out.append(UInt8(ascii: "}"))
         return out
     }
@@ -137,6 +141,13 @@ public enum JSONCoding {
         }
         return encoder
     }()
+
+    /// The same bytes as `encoder` (sorted keys, unescaped slashes, ISO 8601 date strings), several times faster.
+    public static let bytesEncoder = JSONBytesEncoder(dateWriter: { date, out in
+        out.append(UInt8(ascii: "\""))
+        ISO8601.append(date, to: &out)
+        out.append(UInt8(ascii: "\""))
+    })
 
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()

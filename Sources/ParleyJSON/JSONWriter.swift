@@ -114,3 +114,19 @@ public enum JSONString {
         }
     }
 }
+
+extension JSONString {
+    /// Appends raw UTF-8 `bytes` escaped as the inside of a JSON string literal (no quotes), with the same rules as
+    /// `append(_:to:)`.
+    static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var runStart = 0
+        for offset in 0..<bytes.count {
+            let byte = bytes[offset]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if offset > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<offset])) }
+            withEscape(for: byte) { out.append(contentsOf: $0) }
+            runStart = offset + 1
+        }
+        if bytes.count > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
+    }
+}

@@ -32,7 +32,7 @@ enum ServerFrame {
     }
 
     static func encoded<T: Encodable>(type: String, reqId: String? = nil, encodable: T) -> [UInt8] {
-        let data = (try? JSONCoding.encoder.encode(encodable)).map { Array($0) } ?? Array("null".utf8)
+        let data = (try? JSONCoding.bytesEncoder.encode(encodable)) ?? Array("null".utf8)
         return encoded(type: type, reqId: reqId, data: data)
     }
 
