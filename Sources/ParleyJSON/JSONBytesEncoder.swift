@@ -258,21 +258,12 @@ final class JSONBytesEncoderState {
         endScalar(node, start: start)
     }
 
-    /// `description` without a trailing `.0`, as JSONEncoder writes floats.
-    func write(_ value: Double, _ node: Int, path: @autoclosure () -> [any CodingKey]) throws {
+    /// `description` without a trailing `.0`, as JSONEncoder writes floats (Double and Float).
+    func write<F: BinaryFloatingPoint & CustomStringConvertible>(_ value: F, _ node: Int,
+                                                                 path: @autoclosure () -> [any CodingKey]) throws {
         guard value.isFinite else {
             throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path(), debugDescription: "Unable to encode Double.\(value) directly in JSON."))
-        }
-        let start = beginScalar(node)
-        appendFloatText(value.description)
-        endScalar(node, start: start)
-    }
-
-    func write(_ value: Float, _ node: Int, path: @autoclosure () -> [any CodingKey]) throws {
-        guard value.isFinite else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path(), debugDescription: "Unable to encode Float.\(value) directly in JSON."))
+                codingPath: path(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
         }
         let start = beginScalar(node)
         appendFloatText(value.description)
