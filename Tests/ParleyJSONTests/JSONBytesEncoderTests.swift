@@ -190,7 +190,7 @@ struct JSONBytesEncoderTests {
 
     @Test func classInheritance() {
         expectSame(Derived(base: 1, derived: "d"))
-        expectSame(DerivedWithSuperEncoder(base: 1, derived: "d"))
+        expectSame(Derived(base: 1, derived: "d", viaSuperEncoder: true))
         expectSame([Derived(base: 2, derived: "e")])
     }
 
@@ -422,31 +422,21 @@ private class Base: Encodable {
     init(base: Int) { self.base = base }
 }
 
+/// A subclass encoding its superclass into the same container (`super.encode(to: encoder)`), or through
+/// `superEncoder()` (the `"super"` key).
 private final class Derived: Base {
     var derived: String
-    init(base: Int, derived: String) {
+    let viaSuperEncoder: Bool
+    init(base: Int, derived: String, viaSuperEncoder: Bool = false) {
         self.derived = derived
+        self.viaSuperEncoder = viaSuperEncoder
         super.init(base: base)
     }
     enum CodingKeys: String, CodingKey { case derived }
     override func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(derived, forKey: .derived)
-        try super.encode(to: encoder)
-    }
-}
-
-private final class DerivedWithSuperEncoder: Base {
-    var derived: String
-    init(base: Int, derived: String) {
-        self.derived = derived
-        super.init(base: base)
-    }
-    enum CodingKeys: String, CodingKey { case derived }
-    override func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(derived, forKey: .derived)
-        try super.encode(to: container.superEncoder())
+        try super.encode(to: viaSuperEncoder ? container.superEncoder() : encoder)
     }
 }
 

@@ -45,16 +45,9 @@ public struct HTTPRequestHead: Sendable, Equatable {
         framing: HTTPBodyFraming = .none,
         isUpgrade: Bool = false
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.rawTarget = Self.rawTarget(target, path: path, query: query)
-        self.version = version
-        self.headers = headers
-        self.keepAlive = keepAlive
-        self.expectContinue = expectContinue
-        self.framing = framing
-        self.isUpgrade = isUpgrade
+        self.init(method: method, rawTarget: Self.rawTarget(target, path: path, query: query), path: path, query: query,
+                  version: version, headers: headers, keepAlive: keepAlive, expectContinue: expectContinue,
+                  framing: framing, isUpgrade: isUpgrade)
     }
 
     /// The parser's form: `target` only when it differs from `path` + `?query`.
