@@ -67,15 +67,15 @@ public final class PostgresClient: Sendable {
     }
 
     /// Leases a connection for several statements (same session: temporary tables, advisory locks).
-    /// It goes back to the pool when `body` returns or throws; an open transaction is rolled back.
+    /// It is back in the pool when `body`'s result or error reaches the caller; an open transaction is rolled back.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let connection = try await lease().get()
         do {
             let value = try await body(connection)
-            connection.release()
+            await connection.release()
             return value
         } catch {
-            connection.release()
+            await connection.release()
             throw error
         }
     }

@@ -61,12 +61,20 @@ public final class PostgresConnection: @unchecked Sendable {
         driver.enqueue(ConnectionOperation(command: command, completion: .resume(continuation)))
     }
 
-    /// Ends the lease and gives the connection back to the pool.
-    func release() {
-        pool.onLoop {
-            guard !self.released else { return }
-            self.released = true
-            self.pool.release(self.driver)
+    /// Ends the lease and returns once the pool has the connection back (after the rollback it may need) or has
+    /// closed it, so whatever runs next (a lease, the pool's statistics) sees it returned.
+    func release() async {
+        if pool.loop.inEventLoop, !released, pool.canTakeBackAtOnce(driver) {
+            released = true
+            pool.release(driver)
+            return
+        }
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            pool.onLoop {
+                guard !self.released else { return continuation.resume() }
+                self.released = true
+                self.pool.release(self.driver) { continuation.resume() }
+            }
         }
     }
 }

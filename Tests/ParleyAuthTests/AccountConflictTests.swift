@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLiveSupport
+import ParleyTestSupport
 @testable import ParleyAuth
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLiveSupport
+import ParleyTestSupport
 import ParleyApp
 @testable import ParleyAuth
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ParleyHTTP
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 @Suite(.serialized) struct HTTPServerLiveTests {
@@ -225,13 +226,22 @@ import Testing
     }
 
     @Test func gracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes() async throws {
-        let live = try await LiveServer(routes: standardRoutes)
+        let started = Atomic<Bool>(false)
+        let live = try await LiveServer { router in
+            standardRoutes(&router)
+            router.get("/held") { _, _ in
+                started.store(true, ordering: .relaxed)
+                try await Task.sleep(for: .milliseconds(1200))
+                return .ok(["slow": true])
+            }
+        }
         let idle = try RawHTTPClient(port: live.port)
         try idle.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
         let busy = try RawHTTPClient(port: live.port)
-        try busy.send("GET /slower HTTP/1.1\r\nHost: x\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        try busy.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+        // In flight before the shutdown starts (a request still unread counts as idle and is closed).
+        #expect(try await eventually { started.load(ordering: .relaxed) } != nil)
         let pending = Task { try await onDedicatedThread { try busy.readResponse() } }
         await live.stop()
         let response = try await pending.value

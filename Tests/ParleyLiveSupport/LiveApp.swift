@@ -138,13 +138,3 @@ public struct TestFailure: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns the time it took, or nil.
-public func eventually(timeout: Duration = .seconds(2), _ condition: () async throws -> Bool) async throws -> Duration? {
-    let clock = ContinuousClock()
-    let start = clock.now
-    while clock.now - start < timeout {
-        if try await condition() { return clock.now - start }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return nil
-}

@@ -62,16 +62,6 @@ func backendPIDs(of applicationName: String, using admin: PostgresClient) async 
     return try rows.map { row throws(PostgresError) in try row.decode(0, as: Int.self) }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
-}
-
 /// A counter tasks can share.
 final class SharedCounter: Sendable {
     private let atomic = Atomic<Int>(0)

@@ -56,7 +56,7 @@ import Testing
             // (a waiter that times out does not stop the connect; the connection then waits idle).
             #expect(try await eventually {
                 await Task(executorPreference: loop) { (try? await client.query("SELECT 1")) != nil }.value
-            })
+            } != nil)
             let holding = SharedCounter()
             let released = SharedCounter()
             // Holds the only connection until the test says so (bounded at 30 s), whatever the machine's load.
@@ -67,7 +67,7 @@ import Testing
                     for _ in 0..<3000 where released.value == 0 { try await Task.sleep(for: .milliseconds(10)) }
                 }
             }
-            #expect(try await eventually { holding.value == 1 })
+            #expect(try await eventually { holding.value == 1 } != nil)
             let started = ContinuousClock.now
             let outcome = await Task(executorPreference: loop) { () async -> PostgresError? in
                 do throws(PostgresError) {
@@ -156,7 +156,7 @@ import Testing
                           AND state = 'active'
                         """)
                     return try rows.first?.decode(0, as: Int.self) == 1
-                })
+                } != nil)
                 let started = ContinuousClock.now
                 _ = try await admin.query("""
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -194,7 +194,7 @@ import Testing
             #expect(try await backendPIDs(of: "pool_shutdown", using: admin).count >= 2)
             await client.shutdown()
             // PQfinish ran for each: the server sees the sessions end.
-            #expect(try await eventually { try await backendPIDs(of: "pool_shutdown", using: admin).isEmpty })
+            #expect(try await eventually { try await backendPIDs(of: "pool_shutdown", using: admin).isEmpty } != nil)
         }
         let error = await #expect(throws: PostgresError.self) { try await client.query("SELECT 1") }
         #expect(error?.kind == .closed)

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLiveSupport
+import ParleyTestSupport
 import ParleyObservability
 @testable import ParleyUpdates
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyApp
 import ParleyLiveSupport
+import ParleyTestSupport
 import Synchronization
 import Testing
 

@@ -87,19 +87,28 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
         }
     }
 
+    /// Whether `release` would hand `connection` back without waiting for the server (no statement running,
+    /// no transaction to roll back).
+    func canTakeBackAtOnce(_ connection: ConnectionDriver) -> Bool {
+        connection.isClosed || (!connection.isBusy && connection.transactionStatus == PQTRANS_IDLE)
+    }
+
     /// A leased connection comes back. Inside a transaction it is rolled back first; if that is impossible
     /// (a statement still running, status unknown) it is closed rather than handed to someone else.
-    func release(_ connection: ConnectionDriver) {
-        guard !connection.isClosed else { return }
+    /// `returned` runs once the connection is back in the pool or closed.
+    func release(_ connection: ConnectionDriver, returned: @escaping () -> Void = {}) {
+        guard !connection.isClosed else { return returned() }
         guard !connection.isBusy else {
             connection.close()
-            return
+            return returned()
         }
         switch connection.transactionStatus {
         case PQTRANS_IDLE:
             apply(machine.connectionReleased(connection))
+            returned()
         case PQTRANS_INTRANS, PQTRANS_INERROR:
             connection.enqueue(ConnectionOperation(command: .simple("ROLLBACK"), completion: .callback { [self] result in
+                defer { returned() }
                 guard !connection.isClosed else { return }
                 if case .success = result, connection.transactionStatus == PQTRANS_IDLE {
                     apply(machine.connectionReleased(connection))
@@ -109,6 +118,7 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
             }))
         default:
             connection.close()
+            returned()
         }
     }
 
