@@ -50,9 +50,8 @@ public final class RealtimeModule: Sendable {
         let gateway = gateway
         let authenticator = auth.authenticator
         router.get("/ws") { request, context in
-            guard let token = Self.token(of: request) else { throw APIError.tokenMissing }
-            let verified = try authenticator.verify(token, audience: .im, appKey: nil)
-            try await authenticator.requireConsent(verified)
+            let verified = try await authenticator.authenticate(request, audience: .im, consent: .required,
+                                                                from: .headerOrQuery)
             let principal = verified.principal
             let expiresAt = Date(timeIntervalSince1970: TimeInterval(verified.claims.exp))
             return try WebSocketServer.upgrade(request, configuration: gateway.configuration.webSocket,
@@ -60,16 +59,6 @@ public final class RealtimeModule: Sendable {
                 GatewayConnection(gateway: gateway, principal: principal, tokenExpiresAt: expiresAt)
             }
         }
-    }
-
-    /// `Authorization: Bearer <token>`, or `?token=` for clients that cannot set headers on a WebSocket.
-    static func token(of request: HTTPRequest) -> String? {
-        if let header = request.headers["authorization"] {
-            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
-            return nil
-        }
-        return request.queryParameters["token"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Starts delivering: messaging events (local, and relayed to the other instances), other instances'

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLiveSupport
+@testable import ParleyAuth
 import Testing
 
 /// Register, login, refresh (rotation and reuse detection), logout, sessions, against a live server and a real

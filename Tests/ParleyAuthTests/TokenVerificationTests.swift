@@ -156,8 +156,33 @@ struct TokenVerificationTests {
     @Test func bearerHeaderParsing() {
         #expect(Authenticator.bearerToken("Bearer abc") == "abc")
         #expect(Authenticator.bearerToken("bearer  abc ") == "abc")
-        #expect(Authenticator.bearerToken("Basic abc") == nil)
-        #expect(Authenticator.bearerToken("Bearer ") == nil)
-        #expect(Authenticator.bearerToken(nil) == nil)
+        #expect(Authenticator.bearerToken("Bearer abc.def") == "abc.def")
+        #expect(Authenticator.bearerToken("bEARER   abc  ") == "abc")
+        #expect(Authenticator.bearerToken("Bearer\tabc") == nil) // the scheme ends with one space (RFC 9110 §11.1)
+        for bad in ["Bearer ", "Bearer    ", "Basic abc", "Bearerabc", ""] as [String?] + [nil] {
+            #expect(Authenticator.bearerToken(bad) == nil, "\(bad ?? "nil")")
+        }
+    }
+
+    private func request(query: String?, _ fields: [(String, String)] = []) -> HTTPRequest {
+        var headers = HTTPHeaders()
+        for (name, value) in fields { headers.add(name: name, value: value) }
+        return HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/ws" + (query.map { "?" + $0 } ?? ""), path: "/ws",
+                                                 query: query, headers: headers))
+    }
+
+    /// One reader for every route: the header always; the query only where the route allows it, and never in place
+    /// of a header that is not a bearer token.
+    @Test func bearerTokenOfARequest() {
+        let header = request(query: "token=q", [("Authorization", "Bearer h")])
+        #expect(Authenticator.bearerToken(of: header) == "h")
+        #expect(Authenticator.bearerToken(of: header, from: .headerOrQuery) == "h")
+        let queryOnly = request(query: "a=1&token=q%2Eq")
+        #expect(Authenticator.bearerToken(of: queryOnly) == nil)
+        #expect(Authenticator.bearerToken(of: queryOnly, from: .headerOrQuery) == "q.q")
+        let basic = request(query: "token=q", [("Authorization", "Basic x")])
+        #expect(Authenticator.bearerToken(of: basic, from: .headerOrQuery) == nil)
+        #expect(Authenticator.bearerToken(of: request(query: "token="), from: .headerOrQuery) == nil)
+        #expect(Authenticator.bearerToken(of: request(query: nil), from: .headerOrQuery) == nil)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 import ParleyLiveSupport
 import ParleyTestSupport
 import ParleyWebSocket
@@ -95,6 +96,37 @@ struct RecoveryAndClusterTests {
                 Issue.record("instance logs:\n\(logs.joined(separator: "\n"))\nmetrics A: \(metricsA?.split(separator: "\n").filter { $0.contains("realtime") || $0.contains("websocket") } ?? [])")
                 throw error
             }
+        }
+    }
+
+    /// An app created on one instance is usable on the other at once: the WebSocket upgrade takes the same path as
+    /// REST (the directory, then the database), so no window exists in which one accepts a token the other refuses.
+    @Test func anAppCreatedOnOneInstanceOpensWebSocketsOnTheOtherAtOnce() async throws {
+        try await withDatabase { url in
+            let master = MasterKey.generateHex()
+            let first = try await LiveApp(databaseURL: url, masterKeyHex: master)
+            let second = try await LiveApp(databaseURL: url, masterKeyHex: master)
+            do {
+                let (app, _) = try await first.createApp()
+                let session = try Session(try await first.client().register(appKey: app.appKey, username: "newcomer"))
+                // As if NOTIFY and the poll had not brought the app to the second instance yet.
+                second.auth.directory.remove(id: app.id)
+                let socket = try await IMTestClient.connect(port: second.port, token: session.imToken)
+                #expect(socket.hello["type"] as? String == "hello")
+                second.auth.directory.remove(id: app.id)
+                let byQuery = try await IMTestClient.connect(port: second.port, token: session.imToken, tokenInQuery: true)
+                #expect(byQuery.hello["type"] as? String == "hello")
+                second.auth.directory.remove(id: app.id)
+                #expect(try await second.client().get("/api/users/me", token: session.accessToken).status == 200)
+                socket.drop()
+                byQuery.drop()
+            } catch {
+                await first.stop()
+                await second.stop()
+                throw error
+            }
+            await first.stop()
+            await second.stop()
         }
     }
 

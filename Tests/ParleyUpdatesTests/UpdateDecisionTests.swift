@@ -158,12 +158,4 @@ struct UpdateDecisionTests {
             #expect(throws: (any Error).self, "\(bad ?? "nil")") { try UpdateCheckQuery(query: bad) }
         }
     }
-
-    @Test func bearerTokensAreReadCaseInsensitively() {
-        #expect(UpdateCheckController.bearerToken("Bearer abc.def") == "abc.def")
-        #expect(UpdateCheckController.bearerToken("bEARER   abc  ") == "abc")
-        for bad in ["Bearer ", "Bearer    ", "Basic abc", "Bearerabc", ""] {
-            #expect(UpdateCheckController.bearerToken(bad) == nil, "\(bad)")
-        }
-    }
 }

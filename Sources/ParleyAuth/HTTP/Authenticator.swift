@@ -18,10 +18,20 @@ public struct VerifiedToken: Sendable {
     public var app: AppSettings
 }
 
-/// Verifies bearer tokens for routes and for the WebSocket upgrade. The common path does no I/O: lookups in
-/// memory (the token's already-checked signature, app settings, ended sessions); a token seen for the first
-/// time costs an HMAC and a JSON decode. Only a user whose token predates an app's privacy-policy bump costs a
-/// database read (once; then `ConsentCache` knows).
+/// Where a request may carry its bearer token.
+public enum TokenSource: Sendable, Hashable {
+    /// `Authorization: Bearer <token>` only (every REST route).
+    case header
+    /// The header, or `?token=` when there is no `Authorization` header: browsers and some WebSocket clients
+    /// cannot set headers on an upgrade request.
+    case headerOrQuery
+}
+
+/// Verifies bearer tokens: the one authentication path of every route, the WebSocket upgrade and the update check.
+/// The common path does no I/O: lookups in memory (the token's already-checked signature, app settings, ended
+/// sessions); a token seen for the first time costs an HMAC and a JSON decode. An app created on another instance
+/// a moment ago (not yet in the directory) costs one database read, and a user whose token predates an app's
+/// privacy-policy bump costs one (then `ConsentCache` knows).
 ///
 /// ```swift
 /// router.get("/api/things", auth.protect { request, context, principal in ... })
@@ -35,12 +45,12 @@ public final class Authenticator: Sendable {
     let revocations: SessionRevocations
     let consents: ConsentCache
     let users: UserRepository
-    /// Database fallback for apps not yet in the directory.
-    let apps: AppResolver?
+    /// The directory with its database fallback, for apps not yet in the directory.
+    let apps: AppResolver
     let verified = VerifiedTokenCache()
 
     init(tokens: TokenService, directory: AppDirectory, revocations: SessionRevocations, consents: ConsentCache,
-         users: UserRepository, apps: AppResolver? = nil) {
+         users: UserRepository, apps: AppResolver) {
         self.tokens = tokens
         self.directory = directory
         self.revocations = revocations
@@ -66,30 +76,36 @@ public final class Authenticator: Sendable {
         AuthenticationMiddleware(authenticator: self, audience: audience, consent: consent)
     }
 
-    /// Verifies the request's `Authorization: Bearer` token; an `X-App-Key` header, when present, must name the
-    /// token's app.
+    /// Verifies the request's bearer token (signature, issuer, audience, expiry, app, session, consent); an
+    /// `X-App-Key` header, when present, must name the token's app.
     public func authenticate(_ request: HTTPRequest, audience: TokenAudience = .api,
-                             consent: ConsentRequirement = .required) async throws -> VerifiedToken {
-        guard let token = Self.bearerToken(request.headers["authorization"]) else { throw APIError.tokenMissing }
+                             consent: ConsentRequirement = .required,
+                             from source: TokenSource = .header) async throws -> VerifiedToken {
+        guard let token = Self.bearerToken(of: request, from: source) else { throw APIError.tokenMissing }
         let claims = try verifiedClaims(token, audience: audience)
-        var app = directory.app(id: claims.app)
-        if app == nil {
-            // An app created on another instance a moment ago (before NOTIFY or the poll brought it here).
-            app = try await apps?.app(id: claims.app)
-        }
+        // An app created on another instance a moment ago is read from the database (before NOTIFY or the poll
+        // brings it here), so no route refuses a token another route accepts.
+        let app = try await apps.app(id: claims.app)
         let verified = try accept(claims, app: app, appKey: request.headers["x-app-key"])
         if consent == .required { try await requireConsent(verified) }
         return verified
     }
 
-    /// For the WebSocket upgrade: an IM token's principal (signature, audience, expiry, app, revocation). The
-    /// privacy-consent check needs the database on its rare path; call `requireConsent` after this.
-    public func verifyIMToken(_ token: String) throws(APIError) -> Principal {
+    /// `authenticate`'s checks without I/O, for immediate handlers: nil when the token is missing or refused, or
+    /// when the answer needs the database (its app is not in memory yet); the route's async handler then calls
+    /// `authenticate`, which decides. Consent is not checked.
+    public func authenticateInMemory(_ request: HTTPRequest, audience: TokenAudience = .api) -> VerifiedToken? {
+        guard let token = Self.bearerToken(of: request, from: .header) else { return nil }
+        return try? verify(token, audience: audience, appKey: request.headers["x-app-key"])
+    }
+
+    /// An IM token's principal, checked in memory (for tests and tools; routes call `authenticate`).
+    func verifyIMToken(_ token: String) throws(APIError) -> Principal {
         try verify(token, audience: .im, appKey: nil).principal
     }
 
     /// Token checks without I/O.
-    public func verify(_ token: String, audience: TokenAudience, appKey: String?) throws(APIError) -> VerifiedToken {
+    private func verify(_ token: String, audience: TokenAudience, appKey: String?) throws(APIError) -> VerifiedToken {
         let claims = try verifiedClaims(token, audience: audience)
         return try accept(claims, app: directory.app(id: claims.app), appKey: appKey)
     }
@@ -119,7 +135,7 @@ public final class Authenticator: Sendable {
     }
 
     /// 1033 unless the user accepted the app's current privacy version.
-    public func requireConsent(_ verified: VerifiedToken) async throws {
+    func requireConsent(_ verified: VerifiedToken) async throws {
         let required = verified.app.privacyVersion
         guard verified.claims.pv < required else { return }
         let principal = verified.principal
@@ -129,7 +145,16 @@ public final class Authenticator: Sendable {
         guard accepted >= required else { throw APIError.consentRequired }
     }
 
-    /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1).
+    /// The one bearer-token reader: `Authorization: Bearer <token>` (RFC 6750 §2.1), or with `.headerOrQuery` the
+    /// `token` query parameter when no `Authorization` header is sent (RFC 6750 §2.3). A present header that is not
+    /// a bearer token is not replaced by the query.
+    public static func bearerToken(of request: HTTPRequest, from source: TokenSource = .header) -> String? {
+        if let header = request.headers["authorization"] { return bearerToken(header) }
+        guard source == .headerOrQuery, let token = request.queryParameters["token"], !token.isEmpty else { return nil }
+        return token
+    }
+
+    /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1; blanks around the token dropped).
     static func bearerToken(_ header: String?) -> String? {
         guard let header else { return nil }
         // Byte loops, not Foundation's trimming: this runs on every authenticated request.

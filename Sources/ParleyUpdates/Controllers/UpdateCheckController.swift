@@ -20,10 +20,8 @@ struct UpdateCheckController: Sendable {
             guard let key = request.headers["x-app-key"], let app = auth.directory.app(key: key) else { return nil }
             let query = try UpdateCheckQuery(query: request.head.query)
             var subject = query.deviceId.map { "d:" + $0 }
-            if let authorization = request.headers["authorization"] {
-                guard let token = Self.bearerToken(authorization),
-                      let verified = try? auth.authenticator.verify(token, audience: .api, appKey: app.appKey)
-                else { return nil }
+            if request.headers.contains(name: "authorization") {
+                guard let verified = auth.authenticator.authenticateInMemory(request) else { return nil }
                 subject = "u:" + verified.principal.userId
             }
             guard let releases = cache.fresh(appId: app.id) else { return nil }
@@ -45,16 +43,6 @@ struct UpdateCheckController: Sendable {
                         request: HTTPRequest) -> HTTPResponse {
         releases.answer(platform: query.platform, channel: query.channel, versionCode: query.versionCode, subject: subject)
             .response(ifNoneMatch: request.headers["if-none-match"])
-    }
-
-    /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1), or nil.
-    static func bearerToken(_ header: String) -> String? {
-        // `| 0x20` lower-cases ASCII letters and keeps the space.
-        guard header.utf8.count > 7, zip(header.utf8, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
-            return nil
-        }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
     }
 }
 
