@@ -114,7 +114,6 @@ public final class Application: Sendable {
         return HTTPResponder(router: router, middleware: [
             RequestIDMiddleware(),
             AccessLogMiddleware(metrics: metrics, logAccess: configuration.accessLog),
-            ErrorMiddleware(),
         ])
     }
 

@@ -77,12 +77,3 @@ struct DevelopmentController {
         let abalance: Int
     }
 }
-
-extension PostgresError: APIErrorConvertible {
-    public var apiError: APIError {
-        switch kind {
-        case .unavailable, .timeout, .closed: return .databaseUnavailable
-        default: return .internalError
-        }
-    }
-}

@@ -1,6 +1,6 @@
 /// The one error type of Parley's API. Every failure a client can see is an `APIError`, turned into
 /// the envelope `{"code": <int>, "message": "<text>", "data": null}` with `status` exactly once, by
-/// `ErrorMiddleware`. Codes are stable and documented in openapi.yaml and docs/ARCHITECTURE.md.
+/// `APIError.mapping` (ErrorMapping.swift). Codes are stable and documented in openapi.yaml and docs/ARCHITECTURE.md.
 ///
 /// Code ranges: 1000-1029 request and protocol, 1030-1069 auth and tenancy, 1100-1199 messaging,
 /// 1200-1299 realtime, 1300-1399 files, 1400-1499 updates and push, 1500-1599 server.

@@ -219,7 +219,7 @@ final class HTTPConnection: IOHandler {
             do {
                 response = try await handler(request, context)
             } catch {
-                response = ErrorMiddleware.response(for: error, context: context)
+                response = .error(mapping: error, logger: context.logger)
             }
             if loop.inEventLoop {
                 box.value.responseReady(response, to: request)

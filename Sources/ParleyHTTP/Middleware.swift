@@ -25,7 +25,7 @@ extension HTTPInlineMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            response = ErrorMiddleware.response(for: error, context: context)
+            response = .error(mapping: error, logger: context.logger)
         }
         didHandle(request, context, &response)
         return response
@@ -74,7 +74,7 @@ public struct HTTPResponder: Sendable {
             do {
                 response = try await chain(request, context)
             } catch {
-                response = ErrorMiddleware.response(for: error, context: context)
+                response = .error(mapping: error, logger: context.logger)
             }
             inline.withUnsafeBufferPointer { layers in
                 for index in layers.indices.reversed() { layers[index].didHandle(request, context, &response) }
@@ -102,7 +102,7 @@ public struct HTTPResponder: Sendable {
                 guard let answered = try endpoint(request, &context) else { return nil }
                 response = answered
             } catch {
-                response = ErrorMiddleware.response(for: error, context: context)
+                response = .error(mapping: error, logger: context.logger)
             }
             inline.withUnsafeBufferPointer { layers in
                 for index in layers.indices.reversed() { layers[index].didHandle(request, context, &response) }
@@ -129,7 +129,7 @@ public struct HTTPResponder: Sendable {
         do {
             return try await handler(for: match)(request, context)
         } catch {
-            return ErrorMiddleware.response(for: error, context: context)
+            return .error(mapping: error, logger: context.logger)
         }
     }
 }
@@ -201,7 +201,7 @@ public struct RequestIDMiddleware: HTTPInlineMiddleware {
 }
 
 /// One JSON access-log line per request and the request metrics (count by route, method and status;
-/// latency histogram by route). Must sit outside `ErrorMiddleware` to see final statuses.
+/// latency histogram by route). Sees final statuses: errors are mapped before any after-step runs.
 public struct AccessLogMiddleware: HTTPInlineMiddleware {
     let logAccess: Bool
     let requests: CounterFamily
@@ -310,30 +310,5 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
                 line.field("bytes", int: response.file.map { Int($0.length) } ?? response.body.count)
             }
         }
-    }
-}
-
-/// Turns every error into the envelope. `APIError` passes as it is; errors that know their
-/// `APIError` convert; anything else is a 500 with a generic message, logged in full with the
-/// request id so the client never sees internals.
-public struct ErrorMiddleware: HTTPInlineMiddleware {
-    public init() {}
-
-    /// The mapping itself happens where the chain's errors are caught (`response(for:context:)`); this
-    /// type marks its place in the chain.
-    public func willHandle(_ request: HTTPRequest, _ context: inout RequestContext) {}
-    public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {}
-
-    public static func response(for error: any Error, context: RequestContext) -> HTTPResponse {
-        if let apiError = error as? APIError { return .error(apiError) }
-        if let convertible = error as? any APIErrorConvertible {
-            let apiError = convertible.apiError
-            if apiError.status >= 500 {
-                context.logger.warning("request failed", ["error": .string(String(describing: error)), "code": .int(apiError.code)])
-            }
-            return .error(apiError)
-        }
-        context.logger.error("unhandled error", ["error": .string(String(describing: error))])
-        return .error(.internalError)
     }
 }

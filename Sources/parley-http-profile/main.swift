@@ -1,5 +1,5 @@
 // A minimal server on Parley's HTTP stack for profiling the request path: one `/healthz` route and a
-// chosen set of the built-in middleware (MW=none | rid,log,err | any subset), on PORT (default 18080),
+// chosen set of the built-in middleware (MW=none | rid,log | any subset), on PORT (default 18080),
 // access log to LOG_FILE (default /dev/null). Used by scripts/profile-http under callgrind.
 import Glibc
 import ParleyHTTP
@@ -23,11 +23,10 @@ if env("IMMEDIATE") == "0" {
     }
 }
 var chain: [any HTTPMiddleware] = []
-for name in (env("MW") ?? "rid,log,err").split(separator: ",") {
+for name in (env("MW") ?? "rid,log").split(separator: ",") {
     switch name {
     case "rid": chain.append(RequestIDMiddleware())
     case "log": chain.append(AccessLogMiddleware(metrics: metrics, logAccess: true))
-    case "err": chain.append(ErrorMiddleware())
     default: break
     }
 }

@@ -48,7 +48,7 @@ import Testing
         config.host = "127.0.0.1"
         config.port = 0
         let server = HTTPServer(configuration: config, group: group,
-                                responder: HTTPResponder(router: router, middleware: [ErrorMiddleware()]),
+                                responder: HTTPResponder(router: router, middleware: []),
                                 logger: Logger(sink: LogSink(capturingAt: .error)), metrics: MetricsRegistry())
         let port = try await server.start()
         // The probe blocks; keep it off the cooperative pool's few threads.

@@ -18,7 +18,7 @@ final class LiveServer: Sendable {
         var router = Router()
         routes(&router)
         let responder = HTTPResponder(router: router, middleware: [
-            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true), ErrorMiddleware(),
+            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true),
         ])
         var config = HTTPServerConfiguration()
         config.host = "127.0.0.1"
@@ -43,10 +43,6 @@ func standardRoutes(_ router: inout Router) {
     router.get("/files/{key...}") { _, context in .ok(["key": try context.parameter("key")]) }
     router.get("/slow") { _, _ in
         try await Task.sleep(for: .milliseconds(300))
-        return .ok(["slow": true])
-    }
-    router.get("/slower") { _, _ in
-        try await Task.sleep(for: .milliseconds(1200))
         return .ok(["slow": true])
     }
     router.get("/fail") { _, _ in throw APIError.validationFailed.with(message: "nope") }

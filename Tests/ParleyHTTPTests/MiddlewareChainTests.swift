@@ -16,7 +16,7 @@ private struct RequireHeader: HTTPMiddleware {
         router.get("/x") { _, context in .ok(["id": context.requestID]) }
         let metrics = MetricsRegistry()
         let responder = HTTPResponder(router: router, middleware: [
-            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true), ErrorMiddleware(), RequireHeader(),
+            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true), RequireHeader(),
         ])
         let head = HTTPRequestHead(method: .GET, target: "/x", path: "/x", headers: headers)
         let request = HTTPRequest(head: head)

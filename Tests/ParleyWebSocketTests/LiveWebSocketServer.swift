@@ -1,6 +1,7 @@
 import ParleyHTTP
 import ParleyNet
 import ParleyObservability
+import ParleyTestSupport
 import ParleyWebSocket
 import Synchronization
 
@@ -19,7 +20,7 @@ final class LiveWebSocketServer: Sendable {
         let wsMetrics = WebSocketMetrics(registry: metrics)
         var router = Router()
         routes(&router, wsMetrics)
-        let responder = HTTPResponder(router: router, middleware: [RequestIDMiddleware(), ErrorMiddleware()])
+        let responder = HTTPResponder(router: router, middleware: [RequestIDMiddleware()])
         var config = HTTPServerConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
@@ -59,12 +60,7 @@ final class SessionRecorder: Sendable {
 
     /// Polls until `condition` holds or `timeout` passes.
     func wait(timeout: Duration = .seconds(5), until condition: (Snapshot) -> Bool) async -> Snapshot {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let now = snapshot
-            if condition(now) { return now }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = try? await eventually(timeout: timeout) { condition(snapshot) }
         return snapshot
     }
 }

@@ -37,7 +37,7 @@ final class Gateway: Sendable {
         do {
             return try await perform(frame, principal: principal, typing: &typing)
         } catch {
-            return ServerFrame.error(reqId: frame.reqId, Self.apiError(error, logger: logger))
+            return ServerFrame.error(reqId: frame.reqId, APIError.mapping(error, logger: logger))
         }
     }
 
@@ -95,14 +95,6 @@ final class Gateway: Sendable {
         default:
             throw APIError.unknownFrameType.with(message: "unknown frame type `\(frame.type)`")
         }
-    }
-
-    /// The client-facing error: APIError as is, lower layers through their conversion, anything else a logged 1500.
-    static func apiError(_ error: any Error, logger: Logger) -> APIError {
-        if let error = error as? APIError { return error }
-        if let convertible = error as? any APIErrorConvertible { return convertible.apiError }
-        logger.error("gateway request failed", ["error": .string(String(describing: error))])
-        return .internalError
     }
 }
 
