@@ -70,41 +70,14 @@ func parse(_ input: [UInt8], cuts: [Int], options: ParseOptions = .init()) -> Pa
 }
 
 
-/// Every way the verifier feeds an input (after feeding it whole): one byte at a time, split in two at every
-/// boundary (or at a stride for large inputs), and at seeded random cut points.
-func feedings(for count: Int, options: ParseOptions) -> [(name: String, cuts: [Int])] {
-    guard count > 1 else { return [] }
-    var result: [(name: String, cuts: [Int])] = [("one byte at a time", Array(1..<count))]
-    let stride = count <= options.exhaustiveSplitLimit ? 1 : max(1, count / 512)
-    for cut in Swift.stride(from: 1, to: count, by: stride) {
-        result.append(("split at \(cut)", [cut]))
-    }
-    var rng = SplitMix64(seed: 0x5EED_0000 &+ UInt64(count))
-    for trial in 0..<8 {
-        let cutCount = Int.random(in: 1...min(12, count - 1), using: &rng)
-        let cuts = Set((0..<cutCount).map { _ in Int.random(in: 1..<count, using: &rng) }).sorted()
-        result.append(("random trial \(trial) \(cuts)", cuts))
-    }
-    return result
-}
-
-/// Parses `input` whole and under every other feeding, and records an issue if any outcome differs
-/// (NIO's ByteToMessageDecoderVerifier idea). Returns the outcome of feeding it whole.
+/// Parses `input` whole and under every other feeding (`DecoderVerifier`). Returns the outcome of feeding it whole.
 @discardableResult
 func parseUnderEverySplit(
     _ input: [UInt8], options: ParseOptions = .init(), sourceLocation: SourceLocation = #_sourceLocation
 ) -> ParseOutcome {
-    let reference = parse(input, cuts: [], options: options)
-    for feeding in feedings(for: input.count, options: options) {
-        let outcome = parse(input, cuts: feeding.cuts, options: options)
-        if outcome != reference {
-            Issue.record(
-                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation
-            )
-            break
-        }
+    DecoderVerifier.verify(input, exhaustiveLimit: options.exhaustiveSplitLimit, sourceLocation: sourceLocation) {
+        parse(input, cuts: $0, options: options)
     }
-    return reference
 }
 
 func parseUnderEverySplit(

@@ -80,34 +80,16 @@ func parseMultipart(
 }
 
 
-/// Parses `input` whole, one byte at a time, split in two at every byte boundary, and at seeded random cut
-/// points; records an issue if any feeding gives other events or another error than the whole input.
-/// Returns the outcome of feeding it whole.
+/// Parses `input` whole and under every other feeding (`DecoderVerifier`): other events or another error than the
+/// whole input's are an issue. Returns the outcome of feeding it whole.
 @discardableResult
 func parseMultipartUnderEverySplit(
     _ input: [UInt8], boundary: String, limits: MultipartLimits = .init(),
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> MultipartOutcome {
-    let reference = parseMultipart(input, boundary: boundary, cuts: [], limits: limits)
-    guard input.count > 1 else { return reference }
-    var feedings: [(name: String, cuts: [Int])] = [("one byte at a time", Array(1..<input.count))]
-    for cut in 1..<input.count { feedings.append(("split at \(cut)", [cut])) }
-    var rng = SplitMix64(seed: 0x5EED_0000 &+ UInt64(input.count))
-    for trial in 0..<16 {
-        let cutCount = Int.random(in: 1...min(12, input.count - 1), using: &rng)
-        let cuts = Set((0..<cutCount).map { _ in Int.random(in: 1..<input.count, using: &rng) }).sorted()
-        feedings.append(("random trial \(trial) \(cuts)", cuts))
+    DecoderVerifier.verify(input, randomTrials: 16, sourceLocation: sourceLocation) {
+        parseMultipart(input, boundary: boundary, cuts: $0, limits: limits)
     }
-    for feeding in feedings {
-        let outcome = parseMultipart(input, boundary: boundary, cuts: feeding.cuts, limits: limits)
-        if outcome != reference {
-            Issue.record(
-                "feeding \(feeding.name) gave \(outcome), whole input gave \(reference)", sourceLocation: sourceLocation
-            )
-            break
-        }
-    }
-    return reference
 }
 
 /// Builds a body: `parts` are (header lines, body) pairs framed with `boundary`, then the close delimiter.
