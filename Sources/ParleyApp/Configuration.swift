@@ -165,8 +165,8 @@ public struct Configuration: Sendable {
         httpPort = UInt16(try integer("PARLEY_HTTP_PORT", 8080, range: 0...65535))
         eventLoops = try integer("PARLEY_EVENT_LOOPS", ProcessInfo.processInfo.activeProcessorCount, range: 1...256)
         // Two connections per loop: on a small machine that runs PostgreSQL too, more backends than that only queue
-        // for the same cores, and the event loops, one thread each among them, get a smaller share (a 2-core run of
-        // scripts/bench: the DB read's p99 11-28 ms with 16, 5.0 ms with 4, throughput the same).
+        // for the same cores, and the event loops, one thread each among them, get a smaller share (the DB read's
+        // p99 in scripts/bench shows it; BENCHMARKS.md has the figures).
         databasePoolSize = try integer("PARLEY_DB_POOL_SIZE", max(4, 2 * eventLoops), range: 1...1000)
         databaseAcquireTimeout = .milliseconds(try integer("PARLEY_DB_ACQUIRE_TIMEOUT_MS", 5000, range: 1...600_000))
         headerTimeout = .seconds(try integer("PARLEY_HEADER_TIMEOUT_SECONDS", 10, range: 1...3600))

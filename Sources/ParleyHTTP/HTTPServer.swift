@@ -216,9 +216,9 @@ final class LoopServer: IOHandler, @unchecked Sendable {
         if !sweeping {
             sweeping = true
             // A coarse sweep is cheaper than a timer per connection and precise enough for 10 s / 60 s limits.
-            // It holds the server strongly (as the loop's handler table does while it listens) and ends itself once
-            // the listener is closed and no connection is left. No weak reference: one gives the object a side
-            // table, and then every retain and release of it (several per request) takes the runtime's slow path.
+            // It holds the server strongly (as the loop's handler table does while it listens; docs/ARCHITECTURE.md,
+            // "No weak references to hot objects") and ends itself once the listener is closed and no connection is
+            // left.
             loop.scheduleRepeating(every: .milliseconds(500)) { [self] in
                 let now = Instant.now()
                 for connection in Array(self.connections.values) { connection.checkTimeouts(now: now) }

@@ -126,9 +126,8 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
     }
 
     /// Calls `work` every `interval` until it returns false.
-    /// The timer holds the loop strongly: a weak reference would give the loop a side table, and every retain and
-    /// release of it (jobs, tasks preferring it) would take the runtime's slow path. `run()` drops its timers
-    /// when it returns, which ends the cycle.
+    /// The timer holds the loop strongly (docs/ARCHITECTURE.md, "No weak references to hot objects"); `run()` drops
+    /// its timers when it returns, which ends the cycle.
     public func scheduleRepeating(every interval: Duration, _ work: @escaping () -> Bool) {
         scheduleTimer(after: interval) { [self] in
             guard work() else { return }

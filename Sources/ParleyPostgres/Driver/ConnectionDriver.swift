@@ -77,8 +77,8 @@ final class ConnectionDriver: IOHandler {
         loop.preconditionInEventLoop()
         precondition(state == .idle)
         state = .connecting
-        // Strong, not weak: a weak reference gives the driver a side table, and then every retain and release of
-        // it (several per query) takes the runtime's slow path. The timer keeps a failed driver at most `timeout`.
+        // Strong, not weak (docs/ARCHITECTURE.md, "No weak references to hot objects"): the timer keeps a failed
+        // driver at most `timeout`.
         connectTimer = loop.scheduleTimer(after: timeout) { [self] in
             guard self.state == .connecting else { return }
             self.connectTimer = nil
