@@ -98,6 +98,8 @@ let package = Package(
 
         // Tests.
         .testTarget(name: "ParleyHTTPTests", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyBytesTests", dependencies: ["ParleyBytes"]),
+        .testTarget(name: "ParleyObservabilityTests", dependencies: ["ParleyObservability"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", "ParleyTestSupport"]),
@@ -126,7 +128,7 @@ let package = Package(
                                                            "ParleyLiveSupport"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyPostgres", "ParleyNet",
-                                                        "ParleyObservability", "ParleyTestSupport"]),
+                                                        "ParleyObservability", "ParleyTestSupport", "ParleyLiveSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
