@@ -4,7 +4,7 @@ import ParleyObservability
 import Synchronization
 import Testing
 
-/// The small per-request structures: path parameters, raw query values, header name spelling, per-thread shards.
+/// The small per-request structures: path parameters, raw query values, header name spelling.
 struct RequestPiecesTests {
     @Test func pathParametersBehaveLikeADictionary() {
         var parameters = PathParameters()
@@ -111,26 +111,5 @@ struct RequestPiecesTests {
             #expect(ISO8601.format(date) == ISO8601.general(date), "\(instant)")
         }
         #expect(ISO8601.format(Date(timeIntervalSince1970: 1_796_169_599.5)) == "2026-12-01T23:59:59.500Z")
-    }
-
-    @Test func threadShardsAreOnePerThreadAndAllReachable() async {
-        final class Shard: Sendable { let hits = Atomic<Int>(0) }
-        let shards = ThreadSharded { Shard() }
-        let threads = 4
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let remaining = Atomic<Int>(threads)
-            for _ in 0..<threads {
-                Thread.detachNewThread {
-                    let mine = shards.value
-                    #expect(mine === shards.value)
-                    mine.hits.add(1, ordering: .relaxed)
-                    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
-                }
-            }
-        }
-        var count = 0
-        var total = 0
-        shards.forEach { count += 1; total += $0.hits.load(ordering: .relaxed) }
-        #expect(count == threads && total == threads)
     }
 }

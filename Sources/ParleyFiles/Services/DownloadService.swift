@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ParleyHTTP
+import ParleyNet
 import ParleyObservability
 import Synchronization
 
@@ -14,8 +15,8 @@ public final class DownloadService: Sendable {
     let logger: Logger
     private let cacheLimit: Int
     /// Each event loop keeps its own caches: a download then takes no lock another core holds and touches no
-    /// reference count another core is bumping. Invalidation (rare) walks every thread's caches.
-    private let caches: ThreadSharded<Caches>
+    /// reference count another core is bumping. Invalidation (rare) walks every loop's caches.
+    private let caches = LoopLocal { Caches() }
     static let cacheSeconds: Int64 = 300
 
     final class Caches: Sendable {
@@ -88,7 +89,6 @@ public final class DownloadService: Sendable {
         self.storage = storage
         self.cacheLimit = cacheLimit
         self.logger = logger
-        caches = ThreadSharded { Caches() }
     }
 
     /// The answer when the file's metadata is in memory (no await, no task); nil when it must be loaded.
@@ -198,7 +198,7 @@ public final class DownloadService: Sendable {
         guard let file = try await repository.find(objectKey: key) else { return nil }
         let entry = CachedFile(file: file, localPath: storage.localPath(key: file.storageKey), loadedAt: now)
         let limit = cacheLimit
-        // This thread's cache (the handler may have resumed elsewhere than it started; any thread's cache will do).
+        // This loop's cache (the handler may have resumed elsewhere than it started; any loop's cache will do).
         caches.value.metadata.withLock { cache in
             // Bounded: past the limit start over (metadata reloads in one indexed query).
             if cache.count >= limit { cache.removeAll(keepingCapacity: true) }
@@ -207,7 +207,7 @@ public final class DownloadService: Sendable {
         return entry
     }
 
-    /// A blob deleted from storage leaves every thread's memory too.
+    /// A blob deleted from storage leaves every loop's memory too.
     func forgetBlob(storageKey: String) {
         caches.forEach { caches in
             caches.smallBlobs.remove(key: storageKey)
