@@ -69,7 +69,8 @@ public final class RealtimeModule: Sendable {
             if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
             return nil
         }
-        return request.queryParameters["token"].flatMap { $0.isEmpty ? nil : $0 }
+        // A token that does not decode is no token (401), like a missing one.
+        return (try? request.query.value(for: "token")).flatMap { $0.isEmpty ? nil : String($0) }
     }
 
     /// Starts delivering: messaging events (local, and relayed to the other instances), other instances'

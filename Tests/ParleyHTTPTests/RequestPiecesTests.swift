@@ -4,7 +4,7 @@ import ParleyObservability
 import Synchronization
 import Testing
 
-/// The small per-request structures: path parameters, raw query values, header name spelling.
+/// The small per-request structures: path parameters, header name spelling.
 struct RequestPiecesTests {
     @Test func pathParametersBehaveLikeADictionary() {
         var parameters = PathParameters()
@@ -35,29 +35,6 @@ struct RequestPiecesTests {
             Issue.record("a NUL in a parameter matched")
             return
         }
-    }
-
-    @Test(arguments: [
-        ("exp=1&sig=abc", "sig", "abc"),
-        ("exp=1&sig=abc&sig=def", "sig", "abc"),      // the first wins
-        ("sig=", "sig", ""),
-        ("sig", "sig", ""),                          // a name without `=`
-        ("a=1&&sig=%2F", "sig", "%2F"),              // as sent: not decoded
-        ("signature=1&sig=2", "sig", "2"),           // whole names only
-    ])
-    func rawQueryValues(query: String, name: String, expected: String) {
-        let request = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?" + query, path: "/x", query: query))
-        #expect(request.rawQueryParameter(name) == Substring(expected))
-    }
-
-    @Test func missingQueryValues() {
-        let none = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x", path: "/x"))
-        #expect(none.rawQueryParameter("sig") == nil)
-        let other = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?si=1", path: "/x", query: "si=1"))
-        #expect(other.rawQueryParameter("sig") == nil)
-        #expect(other.queryParameter("si") == "1")
-        let encoded = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?q=a%2Fb+c", path: "/x", query: "q=a%2Fb+c"))
-        #expect(encoded.queryParameter("q") == "a/b c")
     }
 
     @Test func headerNamesGoOutInTheirUsualSpelling() {

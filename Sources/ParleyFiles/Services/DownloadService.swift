@@ -112,22 +112,15 @@ public final class DownloadService: Sendable {
         let key = String(path.dropFirst(prefix.count))
         // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
         guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
-        let exp = Self.unescaped(request.rawQueryParameter("exp"))
+        // Read in place (valid expiries and signatures hold no escape); one that does not decode fails the check.
+        let query = request.query
+        let exp = try? query.value(for: "exp")
         let now = Int64(time(nil))
-        switch signer.verify(objectKey: key, expiresAt: exp, signature: Self.unescaped(request.rawQueryParameter("sig")),
-                             now: now) {
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: try? query.value(for: "sig"), now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
         case .valid: return (key, Int64(exp!)!, now)
         }
-    }
-
-    /// A query value as sent when it holds no escape (valid expiries and signatures never do), else decoded.
-    private static func unescaped(_ raw: Substring?) -> Substring? {
-        guard var raw else { return nil }
-        let escaped = raw.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") } }
-        guard escaped else { return raw }
-        return PercentDecoding.decode(raw, plusAsSpace: true).map { Substring($0) }
     }
 
     private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
@@ -138,7 +131,7 @@ public final class DownloadService: Sendable {
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
             return HTTPResponse(status: 304, headers: entry.validatorHeaders(cacheControl: cacheControl))
         }
-        let attachment = request.queryParameter("download") == "1"
+        let attachment = (try? request.query.value(for: "download")) == "1"
         guard let blobPath = entry.localPath else {
             var headers = entry.validatorHeaders(cacheControl: cacheControl)
             switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
