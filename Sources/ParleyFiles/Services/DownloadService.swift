@@ -46,9 +46,9 @@ public final class DownloadService: Sendable {
         /// Where the blob lies when storage is local.
         let localPath: String?
 
-        /// The fixed header lines of a 200/206 answer, inline and as an attachment (`HTTPResponse.preformattedHeaders`).
-        let inlineHeaderLines: [UInt8]
-        let attachmentHeaderLines: [UInt8]
+        /// The fixed fields of a 200/206 answer, inline and as an attachment.
+        let inlineHeaders: HTTPStaticHeaders
+        let attachmentHeaders: HTTPStaticHeaders
 
         /// What a 304 or a redirect repeats of the file's validators.
         func validatorHeaders(cacheControl: String) -> HTTPHeaders {
@@ -66,10 +66,10 @@ public final class DownloadService: Sendable {
             let lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
             let inline = ContentDisposition.value(disposition: .inline, filename: file.name)
             let attachment = ContentDisposition.value(disposition: .attachment, filename: file.name)
-            func lines(_ disposition: String) -> [UInt8] {
-                ResponseSerializer.preformat([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
-                                              ("content-type", file.mimeType), ("content-disposition", disposition),
-                                              ("x-content-type-options", "nosniff")])
+            func fields(_ disposition: String) -> HTTPStaticHeaders {
+                HTTPStaticHeaders([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
+                                   ("content-type", file.mimeType), ("content-disposition", disposition),
+                                   ("x-content-type-options", "nosniff")])
             }
             self.localPath = localPath
             self.file = file
@@ -78,8 +78,8 @@ public final class DownloadService: Sendable {
             inlineDisposition = inline
             attachmentDisposition = attachment
             self.loadedAt = loadedAt
-            inlineHeaderLines = lines(inline)
-            attachmentHeaderLines = lines(attachment)
+            inlineHeaders = fields(inline)
+            attachmentHeaders = fields(attachment)
         }
     }
 
@@ -156,9 +156,9 @@ public final class DownloadService: Sendable {
         headers.reserveCapacity(3)
         headers.appendLowercased(name: "cache-control", value: cacheControl)
         var response = HTTPResponse(status: 200, headers: headers)
-        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, on the
-        // wire's form since the file was cached.
-        response.preformattedHeaders = attachment ? entry.attachmentHeaderLines : entry.inlineHeaderLines
+        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, in wire
+        // form since the file was cached.
+        response.staticHeaders = attachment ? entry.attachmentHeaders : entry.inlineHeaders
         var range: ClosedRange<Int64>?
         if case .partial(let partial) = decision {
             range = partial
