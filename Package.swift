@@ -29,8 +29,9 @@ let package = Package(
         // Core layers.
         .target(name: "ParleyBytes", swiftSettings: swiftSettings),
         .target(name: "ParleyJSON", dependencies: ["ParleyBytes"], swiftSettings: swiftSettings),
-        .target(name: "ParleyObservability", dependencies: ["ParleyBytes", "ParleyJSON"], swiftSettings: swiftSettings),
-        .target(name: "ParleyNet", dependencies: ["CParleyLinux", "ParleyObservability"], swiftSettings: swiftSettings),
+        // The event loops come before observability: log buffers and metric caches are kept per loop (`LoopLocal`).
+        .target(name: "ParleyNet", dependencies: ["CParleyLinux"], swiftSettings: swiftSettings),
+        .target(name: "ParleyObservability", dependencies: ["ParleyBytes", "ParleyJSON", "ParleyNet"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyBytes", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// A request as handlers see it: the parsed head, the body, and where it came from.
 /// A class, immutable: it passes through every middleware layer, and a reference costs one retain
@@ -19,51 +18,8 @@ public final class HTTPRequest: Sendable {
     public var path: String { head.path }
     public var headers: HTTPHeaders { head.headers }
 
-    /// Query parameters, percent-decoded; the first value wins for repeated names.
-    public var queryParameters: [String: String] {
-        guard let query = head.query, !query.isEmpty else { return [:] }
-        var result: [String: String] = [:]
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true) else { continue }
-            let value = parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) : ""
-            if result[name] == nil, let value { result[name] = value }
-        }
-        return result
-    }
-
-    /// One query parameter, percent-decoded; the first wins. Scans the query without building the dictionary
-    /// (hot paths such as signed downloads read two parameters per request).
-    public func queryParameter(_ name: String) -> String? {
-        rawQueryParameter(name).flatMap { PercentDecoding.decode($0, plusAsSpace: true) }
-    }
-
-    /// One query parameter as sent (not percent-decoded), sharing the query's storage; the first wins. For hot
-    /// paths whose valid values never need decoding.
-    public func rawQueryParameter(_ name: String) -> Substring? {
-        guard var query = head.query, !query.isEmpty else { return nil }
-        var name = name
-        let found: Range<Int>? = name.withUTF8 { wanted in
-            query.withUTF8 { bytes -> Range<Int>? in
-                var start = 0
-                while start < bytes.count {
-                    var end = start
-                    while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
-                    var equals = start
-                    while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
-                    if equals - start == wanted.count
-                        && (wanted.isEmpty || memcmp(bytes.baseAddress! + start, wanted.baseAddress!, wanted.count) == 0) {
-                        return min(equals + 1, end)..<end
-                    }
-                    start = end + 1
-                }
-                return nil
-            }
-        }
-        guard let found else { return nil }
-        let utf8 = query.utf8
-        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: found.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.upperBound)])
-    }
+    /// The query string's parameters, read in place (`request.query.value(for: "limit")`).
+    public var query: HTTPQuery { HTTPQuery(head.query) }
 
     /// The buffered body bytes (empty for a streamed body).
     public var bodyBytes: [UInt8] {

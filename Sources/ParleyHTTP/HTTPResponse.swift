@@ -13,11 +13,9 @@ public struct HTTPResponse: Sendable {
     public var closeConnection: Bool = false
     /// A body sent from an open file with `sendfile` instead of `body` (downloads); `Content-Length` is its length.
     public var file: ResponseFile?
-    /// Field lines already on the wire's form (`Name: value\r\n` each), written after `headers`: for answers whose
-    /// headers are fixed per resource (a download's ETag, type, disposition), built once instead of per response.
-    /// The producer guarantees the form: no framing header (`Content-Length`, `Connection`, `Transfer-Encoding`,
-    /// `Date`), no CR or LF inside a value.
-    public var preformattedHeaders: [UInt8] = []
+    /// Fields fixed per resource (a download's ETag, type, disposition), in wire form since the resource was
+    /// loaded; written after `headers`.
+    public var staticHeaders = HTTPStaticHeaders()
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], upgrade: HTTPUpgrade? = nil) {
         self.status = status

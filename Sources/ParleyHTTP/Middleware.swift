@@ -219,7 +219,7 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
             /// `"method":...,"route":...` for it, escaped once.
             var counters: [[(method: HTTPMethod, status: Int, counter: Counter, logFields: [UInt8])]] = []
         }
-        let routes = ThreadLocal { RouteSeries() }
+        let routes = LoopLocal { RouteSeries() }
         let counters = Mutex<[Key: Counter]>([:])
         let histograms = Mutex<[String: Histogram]>([:])
     }

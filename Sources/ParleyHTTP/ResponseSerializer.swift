@@ -17,7 +17,7 @@ public struct ResponseSerializer: Sendable {
 
     /// An upper bound of the serialized size (head and, where sent, body), for `serialize(_:...:into:)`.
     public func serializedSizeBound(_ response: HTTPResponse, requestMethod: HTTPMethod, date: [UInt8]) -> Int {
-        var capacity = Self.statusLine(response.status).count + date.count + 96 + response.preformattedHeaders.count
+        var capacity = Self.statusLine(response.status).count + date.count + 96 + response.staticHeaders.byteCount
         if Self.includesBody(response, requestMethod: requestMethod) { capacity += response.body.count }
         response.headers.fields.withUnsafeBufferPointer { fields in
             for index in fields.indices { capacity += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
@@ -36,7 +36,7 @@ public struct ResponseSerializer: Sendable {
         response.headers.fields.withUnsafeBufferPointer { fields in
             for index in fields.indices { out.writeField(name: fields[index].name, value: fields[index].value) }
         }
-        out.write(response.preformattedHeaders)
+        out.write(response.staticHeaders.wireBytes)
         if status >= 200 && status != 204 && status != 304 {
             out.write("Content-Length: ")
             DecimalASCII.withDigits(of: response.file.map { Int($0.length) } ?? response.body.count) { out.write($0) }
@@ -174,18 +174,6 @@ public struct ResponseSerializer: Sendable {
     /// `HTTP/1.1 200 OK\r\n` for every status, built once.
     private static let statusLines: [[UInt8]] = (0..<600).map {
         Array("HTTP/1.1 \($0) \(HTTPStatusText.reason($0))\r\n".utf8)
-    }
-
-    /// `Name: value\r\n` for each field, names spelled as on the wire, CR and LF dropped from values: the form of
-    /// `HTTPResponse.preformattedHeaders`.
-    public static func preformat(_ fields: [(name: String, value: String)]) -> [UInt8] {
-        var capacity = 0
-        for (name, value) in fields { capacity += name.utf8.count + value.utf8.count + 4 }
-        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var out = HeadWriter(base: buffer.baseAddress!)
-            for (name, value) in fields { out.writeField(name: HTTPHeaders.lowercased(name), value: value) }
-            count = out.count
-        }
     }
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.

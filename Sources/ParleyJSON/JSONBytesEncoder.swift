@@ -2,7 +2,9 @@ import Foundation
 import ParleyBytes
 
 /// An `Encoder` writing JSON bytes, byte for byte what Foundation's `JSONEncoder` writes with
-/// `outputFormatting = [.sortedKeys, .withoutEscapingSlashes]` and the default data, float and key strategies:
+/// `outputFormatting = [.sortedKeys, .withoutEscapingSlashes]` and the default data, float and key strategies,
+/// except for `JSONValue`, which is written as it is kept (`JSONValue.write(to:)`: members in stored order, numbers as
+/// their text) where Foundation would sort its members and pass its numbers through `Int64`/`Double`:
 ///
 /// - object members sorted by the UTF-8 bytes of their keys (what Foundation's `.sortedKeys` does on Linux);
 ///   a key written twice keeps its first spelling and its last value, keys equal as Swift strings (canonically
@@ -291,6 +293,12 @@ final class JSONBytesEncoderState {
             write(value as! Bool, node)
         } else if T.self == Double.self {
             try write(value as! Double, node, path: self.codingPath(of: node))
+        } else if T.self == JSONValue.self {
+            // Free-form JSON (message content) goes out as it is kept: members in their order, numbers as their
+            // text, so no digit is lost to a Double and every path writes the same bytes for it.
+            let start = beginScalar(node)
+            (value as! JSONValue).write(to: &pool)
+            endScalar(node, start: start)
         } else if T.self == Date.self {
             if let dateWriter {
                 let start = beginScalar(node)

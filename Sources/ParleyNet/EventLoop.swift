@@ -34,6 +34,8 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
     public private(set) var wakeTime = Instant.now()
     private var handlers: [IOHandler?] = []
     private var timers = TimerQueue()
+    /// This loop's `LoopLocal` instances.
+    private let localSlots = LoopLocalSlots()
 
     // Closures in the inbox come from `execute` and are Sendable; `local` is loop-confined.
     enum Work: @unchecked Sendable {
@@ -183,6 +185,10 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
 
     /// Runs the loop on the calling thread until `stop()`.
     public func run() {
+        LoopLocalSlots.withCurrent(localSlots) { runLoop() }
+    }
+
+    private func runLoop() {
         threadIdentity.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
         defer {

@@ -1,24 +1,24 @@
 import Dispatch
 import Glibc
 import ParleyBytes
+import ParleyNet
 import Synchronization
 
 /// Where log lines go: a file descriptor written in large batches, so that access logging never
-/// limits request throughput. Each thread gathers its lines in its own buffer (the event loops never wait for
-/// each other's lock on the way); a buffer is handed over when it passes `flushThreshold`, when the application's
+/// limits request throughput. Each event loop gathers its lines in its own buffer (the loops never wait for
+/// each other's lock on the way; a thread off the loops has a buffer of its own); a buffer is handed over when it passes `flushThreshold`, when the application's
 /// flusher calls `flush()` (every second, and at shutdown), and at once for errors. One serial writer queue does
 /// every `write(2)`, so a thread that logs never waits on the disk (a page-cache stall under heavy writeback
 /// would otherwise stall an event loop and every request on it); past `maxQueuedBytes` awaiting the writer, the
-/// logging thread waits for it instead (memory stays bounded). Lines of one thread keep their order; lines of
-/// different threads may be up to one flush apart in the file.
+/// logging thread waits for it instead (memory stays bounded). Lines of one loop or thread keep their order; lines of
+/// different ones may be up to one flush apart in the file.
 public final class LogSink: Sendable {
     public let level: LogLevel
     let timestampCache = TimestampCache()
     let clock: @Sendable () -> timespec
     private let fd: Int32
     private let ownsFD: Bool
-    private let buffers: ThreadLocal<ThreadBuffer>
-    private let registry: BufferRegistry
+    private let buffers = LoopLocal { LineBuffer() }
     /// Whole chunks reach the descriptor one at a time, in the order they were handed over.
     private let writer = DispatchQueue(label: "parley.log-writer")
     private let queuedBytes = Atomic<Int>(0)
@@ -33,16 +33,6 @@ public final class LogSink: Sendable {
         self.flushThreshold = flushThreshold
         self.capture = nil
         self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
-        (registry, buffers) = Self.makeBuffers()
-    }
-
-    private static func makeBuffers() -> (BufferRegistry, ThreadLocal<ThreadBuffer>) {
-        let registry = BufferRegistry()
-        return (registry, ThreadLocal {
-            let buffer = ThreadBuffer()
-            registry.all.withLock { $0.append(buffer) }
-            return buffer
-        })
     }
 
     /// A sink that keeps every line in memory, for tests that inspect the log output.
@@ -53,7 +43,6 @@ public final class LogSink: Sendable {
         self.flushThreshold = Int.max
         self.capture = LogCapture()
         self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
-        (registry, buffers) = Self.makeBuffers()
     }
 
     /// Opens (appending) a log file; falls back to stdout when it cannot be opened.
@@ -67,7 +56,7 @@ public final class LogSink: Sendable {
         // Every chunk handed to the writer held this sink, so none is pending now; the writer may be the thread
         // releasing it, hence no `writer.sync` here.
         if capture == nil {
-            for buffer in registry.all.withLock({ $0 }) {
+            buffers.forEach { buffer in
                 let pending = buffer.bytes.withLock { Self.take(&$0) }
                 if !pending.isEmpty { writeAll(pending) }
             }
@@ -93,7 +82,7 @@ public final class LogSink: Sendable {
         if let toWrite { hand(toWrite, wait: urgent) }
     }
 
-    /// Appends one line built by `build` to this thread's buffer in place (the hot path: no separate line buffer).
+    /// Appends one line built by `build` to this loop's (or thread's) buffer in place (the hot path: no separate line buffer).
     /// The buffer's lock is held while the line is built, so a concurrent `flush()` never sees half a line.
     func appendLine(urgent: Bool, _ build: (inout JSONLine) -> Void) {
         if capture != nil {
@@ -113,11 +102,11 @@ public final class LogSink: Sendable {
         if let toWrite { hand(toWrite, wait: urgent) }
     }
 
-    /// Hands every thread's pending lines to the writer; with `wait`, returns once everything handed over is
+    /// Hands every buffer's pending lines to the writer; with `wait`, returns once everything handed over is
     /// written (shutdown). The periodic flusher does not wait: it must not hold a cooperative thread on the disk.
     public func flush(wait: Bool = true) {
         guard capture == nil else { return }
-        for buffer in registry.all.withLock({ $0 }) {
+        buffers.forEach { buffer in
             let pending = buffer.bytes.withLock { Self.take(&$0) }
             if !pending.isEmpty { hand(pending, wait: false) }
         }
@@ -159,15 +148,10 @@ public final class LogSink: Sendable {
     }
 }
 
-/// One thread's pending lines. Its lock is taken by that thread for each line and by `flush()` from others now and
-/// then, so it is almost never contended.
-final class ThreadBuffer: Sendable {
+/// One loop's (or thread's) pending lines. Its lock is taken by its owner for each line and by `flush()` from
+/// others now and then, so it is almost never contended.
+final class LineBuffer: Sendable {
     let bytes = Mutex(ByteBuffer(capacity: 16 * 1024))
-}
-
-/// Every thread's buffer, for `flush()`.
-final class BufferRegistry: Sendable {
-    let all = Mutex<[ThreadBuffer]>([])
 }
 
 /// In-memory log output for tests.

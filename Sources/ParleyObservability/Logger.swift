@@ -1,6 +1,7 @@
 import Glibc
 import ParleyBytes
 import ParleyJSON
+import ParleyNet
 import Synchronization
 
 /// Severity of a log line; lines below the sink's level are dropped before formatting.
@@ -231,7 +232,8 @@ public struct JSONLine: ~Copyable {
 }
 
 /// `"ts":"YYYY-MM-DDTHH:MM:SS.` for the current second, so a busy log formats the date once a second
-/// instead of once a line (gmtime_r takes glibc's time-zone lock). One per thread: no lock on the way.
+/// instead of once a line (gmtime_r takes glibc's time-zone lock). One per loop (per thread off the loops): no lock
+/// on the way.
 final class TimestampCache: Sendable {
     private final class Prefix {
         var second = -1
@@ -239,10 +241,10 @@ final class TimestampCache: Sendable {
         var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
     private static let length = 26
-    private let perThread = ThreadLocal { Prefix() }
+    private let perLoop = LoopLocal { Prefix() }
 
     func appendPrefix(forSecond second: Int, to out: inout ByteBuffer) {
-        let prefix = perThread.value
+        let prefix = perLoop.value
         if prefix.second != second {
             var line = JSONLine()
             line.field("ts", timestamp: timespec(tv_sec: second, tv_nsec: 0))

@@ -21,8 +21,8 @@ import Testing
                 guard fd >= 0 else { throw APIError.notFound }
                 var st = stat()
                 fstat(fd, &st)
-                let offset = Int64(request.queryParameters["offset"] ?? "0") ?? 0
-                let length = Int64(request.queryParameters["length"] ?? "") ?? (Int64(st.st_size) - offset)
+                let offset = Int64(try request.query.value(for: "offset") ?? "0") ?? 0
+                let length = Int64(try request.query.value(for: "length") ?? "") ?? (Int64(st.st_size) - offset)
                 var response = HTTPResponse(status: offset > 0 ? 206 : 200)
                 response.headers.add(name: "Content-Type", value: "application/octet-stream")
                 response.file = ResponseFile(descriptor: fd, offset: offset, length: length)

@@ -4,7 +4,7 @@ import ParleyObservability
 import Synchronization
 import Testing
 
-/// The small per-request structures: path parameters, raw query values, header name spelling, per-thread shards.
+/// The small per-request structures: path parameters, header name spelling.
 struct RequestPiecesTests {
     @Test func pathParametersBehaveLikeADictionary() {
         var parameters = PathParameters()
@@ -35,29 +35,6 @@ struct RequestPiecesTests {
             Issue.record("a NUL in a parameter matched")
             return
         }
-    }
-
-    @Test(arguments: [
-        ("exp=1&sig=abc", "sig", "abc"),
-        ("exp=1&sig=abc&sig=def", "sig", "abc"),      // the first wins
-        ("sig=", "sig", ""),
-        ("sig", "sig", ""),                          // a name without `=`
-        ("a=1&&sig=%2F", "sig", "%2F"),              // as sent: not decoded
-        ("signature=1&sig=2", "sig", "2"),           // whole names only
-    ])
-    func rawQueryValues(query: String, name: String, expected: String) {
-        let request = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?" + query, path: "/x", query: query))
-        #expect(request.rawQueryParameter(name) == Substring(expected))
-    }
-
-    @Test func missingQueryValues() {
-        let none = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x", path: "/x"))
-        #expect(none.rawQueryParameter("sig") == nil)
-        let other = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?si=1", path: "/x", query: "si=1"))
-        #expect(other.rawQueryParameter("sig") == nil)
-        #expect(other.queryParameter("si") == "1")
-        let encoded = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?q=a%2Fb+c", path: "/x", query: "q=a%2Fb+c"))
-        #expect(encoded.queryParameter("q") == "a/b c")
     }
 
     @Test func headerNamesGoOutInTheirUsualSpelling() {
@@ -111,26 +88,5 @@ struct RequestPiecesTests {
             #expect(ISO8601.format(date) == ISO8601.general(date), "\(instant)")
         }
         #expect(ISO8601.format(Date(timeIntervalSince1970: 1_796_169_599.5)) == "2026-12-01T23:59:59.500Z")
-    }
-
-    @Test func threadShardsAreOnePerThreadAndAllReachable() async {
-        final class Shard: Sendable { let hits = Atomic<Int>(0) }
-        let shards = ThreadSharded { Shard() }
-        let threads = 4
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let remaining = Atomic<Int>(threads)
-            for _ in 0..<threads {
-                Thread.detachNewThread {
-                    let mine = shards.value
-                    #expect(mine === shards.value)
-                    mine.hits.add(1, ordering: .relaxed)
-                    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
-                }
-            }
-        }
-        var count = 0
-        var total = 0
-        shards.forEach { count += 1; total += $0.hits.load(ordering: .relaxed) }
-        #expect(count == threads && total == threads)
     }
 }

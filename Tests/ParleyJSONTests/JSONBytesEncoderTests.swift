@@ -200,6 +200,33 @@ struct JSONBytesEncoderTests {
         expectSame(MessagePage(messages: (0..<5).map { MessageLike.sample($0) }, hasMore: true))
     }
 
+    /// The one departure from Foundation: a `JSONValue` is written as it is kept (`write(to:)`), members in their
+    /// order and numbers as their text, wherever it sits in a model.
+    @Test func jsonValuesAreWrittenAsKept() throws {
+        let content = try JSONValue.parse(#"{"z":1.50,"a":[12345678901234567890123,1e2,-0.0],"m":{"y":null,"b":"\u00e9/"}}"#)
+        let kept = String(decoding: content.serialized(), as: UTF8.self)
+        #expect(kept == #"{"z":1.50,"a":[12345678901234567890123,1e2,-0.0],"m":{"y":null,"b":"é/"}}"#)
+        struct Holder: Encodable {
+            var content: JSONValue
+            var extra: JSONValue?
+            var list: [JSONValue]
+            var map: [String: JSONValue]
+        }
+        let holder = Holder(content: content, extra: nil, list: [content, .null], map: ["k": content])
+        let written = String(decoding: try Self.ours.encode(holder), as: UTF8.self)
+        #expect(written == #"{"content":\#(kept),"list":[\#(kept),null],"map":{"k":\#(kept)}}"#)
+        #expect(try Self.ours.encode(content) == content.serialized())
+    }
+
+    /// Where the kept form is already what Foundation writes (members sorted, numbers in Swift's spelling), the
+    /// two still agree byte for byte.
+    @Test func canonicalJSONValuesMatchFoundation() throws {
+        for text in [#"{"a":1,"b":[true,false,null],"c":{"d":"x","e":-2.5}}"#, #"[1,"two",3.25,{"k":[]}]"#, #""s""#, "null",
+                     #"{"big":9223372036854775807,"f":0.1,"neg":-9223372036854775808}"#] {
+            expectSame(try JSONValue.parse(text))
+        }
+    }
+
     @Test func randomValues() {
         var rng = SplitMix64(seed: 42)
         for _ in 0..<400 {

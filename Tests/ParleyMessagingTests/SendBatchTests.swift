@@ -59,4 +59,69 @@ struct SendBatchTests {
             #expect(try await fx.historySeqs(bob, group.conversationId) == [1, 2])
         }
     }
+
+    /// Both statements take their verdicts from `parley_send_verdict` (migrations/0010): every refusal comes out the
+    /// same from a batch and from a message sent alone.
+    @Test func oneMessageAndABatchGiveTheSameVerdicts() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(4)
+            let (alice, bob, carol, dave) = (users[0], users[1], users[2], users[3])
+            let open = try await fx.createGroup(alice, members: [bob, dave])
+            let dissolved = try await fx.createGroup(alice, members: [bob])
+            #expect(try await fx.client.patch("/api/im/groups/\(open.groupId)/members/\(dave.userId)", json: ["blocked": true],
+                                              token: alice.accessToken).status == 200)
+            #expect(try await fx.client.delete("/api/im/groups/\(dissolved.groupId)", token: alice.accessToken).status == 200)
+            let repository = MessageRepository(database: fx.database)
+            var serial = 0
+            func message(_ from: Session, to: String, chat: ChatType, system: Bool = false) -> MessageRepository.NewMessage {
+                serial += 1
+                var message = MessageRepository.NewMessage(
+                    appId: fx.appId,
+                    conversationId: chat == .single ? ConversationID.single(from.userId, to) : ConversationID.group(to),
+                    chatType: chat, fromId: from.userId, toId: to, msgType: system ? .notify : .text,
+                    content: Array(#""verdict""#.utf8), extra: nil, clientMsgId: "v\(serial)")
+                message.system = system
+                return message
+            }
+            func kind(_ outcome: Result<SendOutcome, any Error>) -> String {
+                switch outcome {
+                case .success(.stored): "stored"
+                case .success(.duplicate): "duplicate"
+                case .success(.noSuchUser): "no_user"
+                case .success(.notMember): "not_member"
+                case .success(.blocked): "blocked"
+                case .success(.dissolved): "dissolved"
+                case .failure(let error): "error: \(error)"
+                }
+            }
+            let cases: [(from: Session, to: String, chat: ChatType, expected: String)] = [
+                (alice, bob.userId, .single, "stored"),
+                (bob, "ghost", .single, "no_user"),
+                (carol, open.groupId, .group, "not_member"),
+                (bob, "no-such-group", .group, "not_member"),
+                (dave, open.groupId, .group, "blocked"),
+                (bob, dissolved.groupId, .group, "dissolved"),
+                (alice, dissolved.groupId, .group, "dissolved"),
+                (bob, open.groupId, .group, "stored"),
+            ]
+            for entry in cases {
+                let alone = kind(await Result { try await repository.send(message(entry.from, to: entry.to, chat: entry.chat)) })
+                // With a second message, so that the batch statement runs (a batch of one is sent alone).
+                let batch = try await repository.send(batch: [message(entry.from, to: entry.to, chat: entry.chat),
+                                                              message(alice, to: bob.userId, chat: .single)])
+                #expect(alone == entry.expected, "\(entry.from.userId) -> \(entry.to)")
+                #expect(kind(batch[0]) == entry.expected, "\(entry.from.userId) -> \(entry.to) in a batch")
+                #expect(kind(batch[1]) == "stored")
+            }
+            // A server-written notify skips the membership checks (single statement only: batches carry none).
+            let notify = kind(await Result { try await repository.send(message(carol, to: open.groupId, chat: .group, system: true)) })
+            #expect(notify == "stored")
+            // Refusals gave their seq back: no gaps anywhere.
+            let gaps = try await fx.database.query("""
+                SELECT count(*) AS n FROM conversations c
+                WHERE c.last_seq <> (SELECT count(*) FROM messages m WHERE m.app_id = c.app_id AND m.conversation_id = c.id)
+                """)[0].decode("n", as: Int.self)
+            #expect(gaps == 0)
+        }
+    }
 }

@@ -32,19 +32,4 @@ import Testing
         #expect(text.contains(#"test_seconds_bucket{route="/x",le="10.0"} 20000"#))
         #expect(text.contains(#"test_seconds_sum{route="/x"} 400019.53125"#))
     }
-
-    @Test func threadLocalGivesEachThreadItsOwnInstance() {
-        final class Box: @unchecked Sendable { var hits = 0 }
-        let local = ThreadLocal { Box() }
-        // The instances themselves, kept alive: a thread's instance is released when it ends, and its address reused.
-        let instances = Mutex<[Box]>([])
-        onThreads(4) { _ in
-            let first = local.value
-            for _ in 0..<1_000 { local.value.hits += 1 }
-            #expect(local.value === first)
-            #expect(first.hits == 1_000)
-            instances.withLock { $0.append(first) }
-        }
-        #expect(Set(instances.withLock { $0.map(ObjectIdentifier.init) }).count == 4)
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCrypto
+import ParleyHTTP
 @testable import ParleyUpdates
 import Testing
 
@@ -144,18 +145,18 @@ struct UpdateDecisionTests {
         #expect(draft.platform == "android" && draft.rolloutPercent == 100 && draft.releaseNotes == "")
     }
 
-    @Test func checkQueryIsReadInOnePass() throws {
-        let plain = try UpdateCheckQuery(query: "platform=iOS&versionCode=123&channel=Beta&deviceId=abc-1&x=y")
+    @Test func checkQueryIsReadAndValidated() throws {
+        let plain = try UpdateCheckQuery(HTTPQuery("platform=iOS&versionCode=123&channel=Beta&deviceId=abc-1&x=y"))
         #expect(plain.platform == "ios" && plain.versionCode == 123 && plain.channel == "beta" && plain.deviceId == "abc-1")
         // The first value of a repeated name wins; escapes and `+` are decoded; empty pairs are skipped.
-        let escaped = try UpdateCheckQuery(query: "&versionCode=7&platform=android&versionCode=9&&deviceId=a%2Fb+c")
+        let escaped = try UpdateCheckQuery(HTTPQuery("&versionCode=7&platform=android&versionCode=9&&deviceId=a%2Fb+c"))
         #expect(escaped.versionCode == 7 && escaped.platform == "android" && escaped.deviceId == "a/b c")
         #expect(escaped.channel == "")
-        let bare = try UpdateCheckQuery(query: "platform=ios&versionCode=1&channel&deviceId=")
+        let bare = try UpdateCheckQuery(HTTPQuery("platform=ios&versionCode=1&channel&deviceId="))
         #expect(bare.channel == "" && bare.deviceId == nil)
         for bad in [nil, "", "versionCode=1", "platform=ios", "platform=&versionCode=1", "platform=ios&versionCode=%zz",
                     "platform=i%20os&versionCode=1", "platformx=ios&versionCode=1"] as [String?] {
-            #expect(throws: (any Error).self, "\(bad ?? "nil")") { try UpdateCheckQuery(query: bad) }
+            #expect(throws: (any Error).self, "\(bad ?? "nil")") { try UpdateCheckQuery(HTTPQuery(bad)) }
         }
     }
 }

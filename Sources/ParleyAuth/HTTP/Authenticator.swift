@@ -150,8 +150,11 @@ public final class Authenticator: Sendable {
     /// a bearer token is not replaced by the query.
     public static func bearerToken(of request: HTTPRequest, from source: TokenSource = .header) -> String? {
         if let header = request.headers["authorization"] { return bearerToken(header) }
-        guard source == .headerOrQuery, let token = request.queryParameters["token"], !token.isEmpty else { return nil }
-        return token
+        // A token that does not decode is no token (401), like a missing one.
+        guard source == .headerOrQuery, let token = try? request.query.value(for: "token"), !token.isEmpty else {
+            return nil
+        }
+        return String(token)
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1; blanks around the token dropped).

@@ -1,15 +1,15 @@
 import ParleyBytes
 import ParleyCrypto
-import ParleyObservability
+import ParleyNet
 
 /// Signs and checks download URLs: `sig = base64url(HMAC-SHA256(appKey, "GET\n<objectKey>\n<exp>"))`, where the
 /// per-app key is derived from the server's secret and the app id taken from the object key. A signature made
 /// for one app never verifies for another app's key, and changing the key or the expiry breaks it.
 public final class FileURLSigner: Sendable {
     private let secret: [UInt8]
-    /// Per-app keys, derived once per thread (a download verifies one signature; deriving costs another HMAC), so
-    /// the event loops never share a lock or a dictionary on the way.
-    private let appKeys = ThreadLocal { AppKeys() }
+    /// Per-app keys, derived once per event loop (a download verifies one signature; deriving costs another HMAC),
+    /// so the loops never share a lock or a dictionary on the way.
+    private let appKeys = LoopLocal { AppKeys() }
 
     private final class AppKeys {
         var keys: [Int64: HMACKey] = [:]
@@ -42,7 +42,7 @@ public final class FileURLSigner: Sendable {
 
     /// Checks the signature first (in constant time), then the expiry: a tampered expiry is `invalid`. The expiry
     /// must be canonical decimal (no sign, no leading zero), the signature unpadded base64url of 32 bytes. Nothing
-    /// is allocated on the way, and a URL checked before on this thread costs no HMAC: every download runs this.
+    /// is allocated on the way, and a URL checked before on this loop costs no HMAC: every download runs this.
     public func verify(objectKey: String, expiresAt: Substring?, signature: Substring?, now: Int64) -> Verdict {
         guard let appId = ObjectKey.appId(of: objectKey), var expiresAt, var signature,
               let exp = expiresAt.withUTF8({ Self.canonicalDecimal($0) }) else { return .invalid }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ParleyHTTP
+import ParleyNet
 import ParleyObservability
 import Synchronization
 
@@ -14,8 +15,8 @@ public final class DownloadService: Sendable {
     let logger: Logger
     private let cacheLimit: Int
     /// Each event loop keeps its own caches: a download then takes no lock another core holds and touches no
-    /// reference count another core is bumping. Invalidation (rare) walks every thread's caches.
-    private let caches: ThreadSharded<Caches>
+    /// reference count another core is bumping. Invalidation (rare) walks every loop's caches.
+    private let caches = LoopLocal { Caches() }
     static let cacheSeconds: Int64 = 300
 
     final class Caches: Sendable {
@@ -45,9 +46,9 @@ public final class DownloadService: Sendable {
         /// Where the blob lies when storage is local.
         let localPath: String?
 
-        /// The fixed header lines of a 200/206 answer, inline and as an attachment (`HTTPResponse.preformattedHeaders`).
-        let inlineHeaderLines: [UInt8]
-        let attachmentHeaderLines: [UInt8]
+        /// The fixed fields of a 200/206 answer, inline and as an attachment.
+        let inlineHeaders: HTTPStaticHeaders
+        let attachmentHeaders: HTTPStaticHeaders
 
         /// What a 304 or a redirect repeats of the file's validators.
         func validatorHeaders(cacheControl: String) -> HTTPHeaders {
@@ -65,10 +66,10 @@ public final class DownloadService: Sendable {
             let lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
             let inline = ContentDisposition.value(disposition: .inline, filename: file.name)
             let attachment = ContentDisposition.value(disposition: .attachment, filename: file.name)
-            func lines(_ disposition: String) -> [UInt8] {
-                ResponseSerializer.preformat([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
-                                              ("content-type", file.mimeType), ("content-disposition", disposition),
-                                              ("x-content-type-options", "nosniff")])
+            func fields(_ disposition: String) -> HTTPStaticHeaders {
+                HTTPStaticHeaders([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
+                                   ("content-type", file.mimeType), ("content-disposition", disposition),
+                                   ("x-content-type-options", "nosniff")])
             }
             self.localPath = localPath
             self.file = file
@@ -77,8 +78,8 @@ public final class DownloadService: Sendable {
             inlineDisposition = inline
             attachmentDisposition = attachment
             self.loadedAt = loadedAt
-            inlineHeaderLines = lines(inline)
-            attachmentHeaderLines = lines(attachment)
+            inlineHeaders = fields(inline)
+            attachmentHeaders = fields(attachment)
         }
     }
 
@@ -88,7 +89,6 @@ public final class DownloadService: Sendable {
         self.storage = storage
         self.cacheLimit = cacheLimit
         self.logger = logger
-        caches = ThreadSharded { Caches() }
     }
 
     /// The answer when the file's metadata is in memory (no await, no task); nil when it must be loaded.
@@ -112,22 +112,15 @@ public final class DownloadService: Sendable {
         let key = String(path.dropFirst(prefix.count))
         // Valid keys never need escaping: anything encoded (`%2F`, `%00`, `%2E%2E`) or out of shape is refused.
         guard ObjectKey.isValid(key) else { throw APIError.invalidObjectKey }
-        let exp = Self.unescaped(request.rawQueryParameter("exp"))
+        // Read in place (valid expiries and signatures hold no escape); one that does not decode fails the check.
+        let query = request.query
+        let exp = try? query.value(for: "exp")
         let now = Int64(time(nil))
-        switch signer.verify(objectKey: key, expiresAt: exp, signature: Self.unescaped(request.rawQueryParameter("sig")),
-                             now: now) {
+        switch signer.verify(objectKey: key, expiresAt: exp, signature: try? query.value(for: "sig"), now: now) {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
         case .valid: return (key, Int64(exp!)!, now)
         }
-    }
-
-    /// A query value as sent when it holds no escape (valid expiries and signatures never do), else decoded.
-    private static func unescaped(_ raw: Substring?) -> Substring? {
-        guard var raw else { return nil }
-        let escaped = raw.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") } }
-        guard escaped else { return raw }
-        return PercentDecoding.decode(raw, plusAsSpace: true).map { Substring($0) }
     }
 
     private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
@@ -138,7 +131,7 @@ public final class DownloadService: Sendable {
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
             return HTTPResponse(status: 304, headers: entry.validatorHeaders(cacheControl: cacheControl))
         }
-        let attachment = request.queryParameter("download") == "1"
+        let attachment = (try? request.query.value(for: "download")) == "1"
         guard let blobPath = entry.localPath else {
             var headers = entry.validatorHeaders(cacheControl: cacheControl)
             switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
@@ -163,9 +156,9 @@ public final class DownloadService: Sendable {
         headers.reserveCapacity(3)
         headers.appendLowercased(name: "cache-control", value: cacheControl)
         var response = HTTPResponse(status: 200, headers: headers)
-        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, on the
-        // wire's form since the file was cached.
-        response.preformattedHeaders = attachment ? entry.attachmentHeaderLines : entry.inlineHeaderLines
+        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, in wire
+        // form since the file was cached.
+        response.staticHeaders = attachment ? entry.attachmentHeaders : entry.inlineHeaders
         var range: ClosedRange<Int64>?
         if case .partial(let partial) = decision {
             range = partial
@@ -198,7 +191,7 @@ public final class DownloadService: Sendable {
         guard let file = try await repository.find(objectKey: key) else { return nil }
         let entry = CachedFile(file: file, localPath: storage.localPath(key: file.storageKey), loadedAt: now)
         let limit = cacheLimit
-        // This thread's cache (the handler may have resumed elsewhere than it started; any thread's cache will do).
+        // This loop's cache (the handler may have resumed elsewhere than it started; any loop's cache will do).
         caches.value.metadata.withLock { cache in
             // Bounded: past the limit start over (metadata reloads in one indexed query).
             if cache.count >= limit { cache.removeAll(keepingCapacity: true) }
@@ -207,7 +200,7 @@ public final class DownloadService: Sendable {
         return entry
     }
 
-    /// A blob deleted from storage leaves every thread's memory too.
+    /// A blob deleted from storage leaves every loop's memory too.
     func forgetBlob(storageKey: String) {
         caches.forEach { caches in
             caches.smallBlobs.remove(key: storageKey)

@@ -50,7 +50,7 @@ enum MessagingInput {
     }
 
     /// A query parameter that must be an integer in `range` when present.
-    static func integer(_ raw: String?, field: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
+    static func integer(_ raw: Substring?, field: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
         guard let raw else { return nil }
         guard let value = Int64(raw), range.contains(value) else {
             throw APIError.validationFailed.with(message: "`\(field)` must be an integer from \(range.lowerBound) to \(range.upperBound)")

@@ -40,10 +40,10 @@ struct ConversationController: Sendable {
         })
         router.get("/api/im/conversations/{id}/messages", authenticator.protect { request, context, principal in
             let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            let query = request.queryParameters
-            let before = try MessagingInput.integer(query["before"], field: "before", range: 1...Int64.max)
-            let after = try MessagingInput.integer(query["after"], field: "after", range: 0...Int64.max)
-            let limit = Int(try MessagingInput.integer(query["limit"], field: "limit",
+            let query = request.query
+            let before = try MessagingInput.integer(query.value(for: "before"), field: "before", range: 1...Int64.max)
+            let after = try MessagingInput.integer(query.value(for: "after"), field: "after", range: 0...Int64.max)
+            let limit = Int(try MessagingInput.integer(query.value(for: "limit"), field: "limit",
                                                        range: 1...Int64(ConversationService.maxPageSize)) ?? 50)
             let anchor: ConversationService.HistoryAnchor
             switch (before, after) {

@@ -45,9 +45,9 @@ struct Paging {
     var limit: Int
 
     init(_ request: HTTPRequest, defaultLimit: Int, maxLimit: Int) throws(APIError) {
-        let query = request.queryParameters
-        offset = Int(try MessagingInput.integer(query["offset"], field: "offset", range: 0...1_000_000) ?? 0)
-        limit = Int(try MessagingInput.integer(query["limit"], field: "limit", range: 1...Int64(maxLimit))
+        let query = request.query
+        offset = Int(try MessagingInput.integer(query.value(for: "offset"), field: "offset", range: 0...1_000_000) ?? 0)
+        limit = Int(try MessagingInput.integer(query.value(for: "limit"), field: "limit", range: 1...Int64(maxLimit))
             ?? Int64(defaultLimit))
     }
 }

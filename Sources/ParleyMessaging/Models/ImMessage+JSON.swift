@@ -2,54 +2,12 @@ import Foundation
 import ParleyHTTP
 import ParleyJSON
 
-/// The hot paths (a send's answer, the realtime frame of every message) write a message straight to bytes
-/// instead of going through Foundation's JSONEncoder; the keys and values are the same as `encode(to:)`.
 extension ImMessage {
+    /// The message's JSON, written once per send for the answer and the realtime frame alike, by the encoder every
+    /// model goes through (content and extra as kept, as on every other path).
     public func jsonBytes() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(320)
-        write(to: &out)
-        return out
-    }
-
-    public func write(to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"chatType":"#.utf8)
-        JSONString.append(chatType.rawValue, to: &out)
-        out.append(contentsOf: #","clientMsgId":"#.utf8)
-        JSONString.append(clientMsgId, to: &out)
-        out.append(contentsOf: #","content":"#.utf8)
-        content.write(to: &out)
-        out.append(contentsOf: #","conversationId":"#.utf8)
-        JSONString.append(conversationId, to: &out)
-        out.append(contentsOf: #","createdAt":"#.utf8)
-        out.append(UInt8(ascii: "\""))
-        ISO8601.append(createdAt, to: &out)
-        out.append(UInt8(ascii: "\""))
-        out.append(contentsOf: #","editedAt":"#.utf8)
-        if let editedAt {
-            out.append(UInt8(ascii: "\""))
-            ISO8601.append(editedAt, to: &out)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            out.append(contentsOf: "null".utf8)
-        }
-        out.append(contentsOf: #","extra":"#.utf8)
-        (extra ?? .null).write(to: &out)
-        out.append(contentsOf: #","fromId":"#.utf8)
-        JSONString.append(fromId, to: &out)
-        out.append(contentsOf: #","id":"#.utf8)
-        JSONString.append(id, to: &out)
-        out.append(contentsOf: #","msgType":"#.utf8)
-        JSONString.append(msgType.rawValue, to: &out)
-        out.append(contentsOf: #","revoked":"#.utf8)
-        out.append(contentsOf: (revoked ? "true" : "false").utf8)
-        out.append(contentsOf: #","revokedBy":"#.utf8)
-        if let revokedBy { JSONString.append(revokedBy, to: &out) } else { out.append(contentsOf: "null".utf8) }
-        out.append(contentsOf: #","seq":"#.utf8)
-        out.append(contentsOf: String(seq).utf8)
-        out.append(contentsOf: #","toId":"#.utf8)
-        JSONString.append(toId, to: &out)
-        out.append(UInt8(ascii: "}"))
+        // Cannot fail: no floating-point field (numbers in content are text), and dates are written without throwing.
+        (try? JSONCoding.bytesEncoder.encode(self)) ?? Array("null".utf8)
     }
 }
 

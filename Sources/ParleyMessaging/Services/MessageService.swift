@@ -17,7 +17,7 @@ public struct MessageService: Sendable {
     let attachments: (any AttachmentAuthorizer)?
 
     /// What a client sends (`POST /api/im/messages`, the WebSocket `send` frame).
-    public struct SendRequest: Sendable, Decodable {
+    public struct SendRequest: Sendable {
         public var toId: String
         public var chatType: String
         public var msgType: String

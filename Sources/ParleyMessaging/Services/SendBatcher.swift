@@ -1,51 +1,56 @@
 import ParleyNet
-import Synchronization
 
 /// Gathers the sends that arrive on one event loop while earlier ones are being committed, and stores them
 /// with one statement and one commit (`parley_send_messages`). At low load a send goes out at the end of the
 /// loop turn it arrived in, alone; under load each commit carries up to `maxBatch` messages, so the cost of a
 /// transaction (round trip, commit, WAL flush) is shared. Every send still answers only after its commit.
 ///
-/// One `LoopBatcher` per loop, loop-confined: state is touched only on its loop's thread (the request tasks
-/// that submit run there, and so do the flushes), hence no locks.
+/// One `LoopBatcher` per loop (a `LoopLocal`, reached without a lock), loop-confined: state is touched only on
+/// its loop's thread (the request tasks that submit run there, and so do the flushes), hence no locks.
 final class SendBatcher: Sendable {
     let repository: MessageRepository
     let maxBatch: Int
     /// Batches in flight per loop: one commits while the next one forms.
     let maxInFlight: Int
-    private let batchers = Mutex<[ObjectIdentifier: LoopBatcher]>([:])
+    private let batchers: LoopLocal<LoopBatcher>
 
     init(repository: MessageRepository, maxBatch: Int = 64, maxInFlight: Int = 2) {
         self.repository = repository
         self.maxBatch = maxBatch
         self.maxInFlight = maxInFlight
+        let limits = LoopBatcher.Limits(repository: repository, maxBatch: maxBatch, maxInFlight: maxInFlight)
+        // Made by `batchers.value`, which `send` reads on an event loop only.
+        batchers = LoopLocal {
+            guard let loop = EventLoop.current else { preconditionFailure("a send batcher is made on its event loop") }
+            return LoopBatcher(loop: loop, limits: limits)
+        }
     }
 
     func send(_ message: MessageRepository.NewMessage) async throws -> SendOutcome {
         // Off the event loops (tools, tests on the cooperative pool) there is nothing to gather with.
-        guard let loop = EventLoop.current else { return try await repository.send(message) }
-        let batcher = batchers.withLock { map in
-            if let existing = map[ObjectIdentifier(loop)] { return existing }
-            let created = LoopBatcher(loop: loop, owner: self)
-            map[ObjectIdentifier(loop)] = created
-            return created
-        }
-        return try await batcher.submit(message)
+        guard EventLoop.current != nil else { return try await repository.send(message) }
+        return try await batchers.value.submit(message)
     }
 }
 
 private final class LoopBatcher: @unchecked Sendable {
     typealias Waiter = CheckedContinuation<SendOutcome, any Error>
 
+    struct Limits: Sendable {
+        let repository: MessageRepository
+        let maxBatch: Int
+        let maxInFlight: Int
+    }
+
     let loop: EventLoop
-    unowned let owner: SendBatcher
+    let limits: Limits
     private var pending: [(message: MessageRepository.NewMessage, waiter: Waiter)] = []
     private var inFlight = 0
     private var flushScheduled = false
 
-    init(loop: EventLoop, owner: SendBatcher) {
+    init(loop: EventLoop, limits: Limits) {
         self.loop = loop
-        self.owner = owner
+        self.limits = limits
     }
 
     /// Called on `loop` (from a request task running there).
@@ -66,18 +71,18 @@ private final class LoopBatcher: @unchecked Sendable {
 
     /// At the end of this loop turn, so that every request read in the same wake-up joins the batch.
     private func scheduleFlush() {
-        guard !flushScheduled, inFlight < owner.maxInFlight, !pending.isEmpty else { return }
+        guard !flushScheduled, inFlight < limits.maxInFlight, !pending.isEmpty else { return }
         flushScheduled = true
         loop.executeInLoop { self.flush() }
     }
 
     private func flush() {
         flushScheduled = false
-        guard inFlight < owner.maxInFlight, !pending.isEmpty else { return }
-        let batch = Array(pending.prefix(owner.maxBatch))
+        guard inFlight < limits.maxInFlight, !pending.isEmpty else { return }
+        let batch = Array(pending.prefix(limits.maxBatch))
         pending.removeFirst(batch.count)
         inFlight += 1
-        let repository = owner.repository
+        let repository = limits.repository
         Task(executorPreference: loop) {
             let outcomes: [Result<SendOutcome, any Error>]
             do {

@@ -19,11 +19,11 @@ struct ReleaseAdminController: Sendable {
         }
         router.get("/api/admin/releases") { request, _ in
             let app = try await auth.verifySignedRequest(request)
-            let query = request.queryParameters
-            let platform = try query["platform"].map { raw throws(APIError) in try ReleaseInput.platform(raw) }
-            let channel = try query["channel"].map { raw throws(APIError) in try ReleaseInput.channel(raw) }
-            let includeWithdrawn = try Self.flag(query["includeWithdrawn"], field: "includeWithdrawn")
-            let limit = try Self.limit(query["limit"])
+            let query = request.query
+            let platform = try query.value(for: "platform").map { raw throws(APIError) in try ReleaseInput.platform(String(raw)) }
+            let channel = try query.value(for: "channel").map { raw throws(APIError) in try ReleaseInput.channel(String(raw)) }
+            let includeWithdrawn = try Self.flag(query.value(for: "includeWithdrawn"), field: "includeWithdrawn")
+            let limit = try Self.limit(query.value(for: "limit"))
             let page = try await service.list(appId: app.id, platform: platform, channel: channel,
                                               includeWithdrawn: includeWithdrawn, limit: limit)
             return .ok(ReleasePage(releases: page.releases, hasMore: page.hasMore))
@@ -53,7 +53,7 @@ struct ReleaseAdminController: Sendable {
         return id
     }
 
-    static func flag(_ raw: String?, field: String) throws(APIError) -> Bool {
+    static func flag(_ raw: Substring?, field: String) throws(APIError) -> Bool {
         switch raw {
         case nil, "", "false", "0": return false
         case "true", "1": return true
@@ -61,7 +61,7 @@ struct ReleaseAdminController: Sendable {
         }
     }
 
-    static func limit(_ raw: String?) throws(APIError) -> Int {
+    static func limit(_ raw: Substring?) throws(APIError) -> Int {
         guard let raw else { return 100 }
         guard let limit = Int(raw), (1...ReleaseService.maxPageSize).contains(limit) else {
             throw APIError.validationFailed.with(message: "`limit` must be 1 to \(ReleaseService.maxPageSize)")
