@@ -107,7 +107,7 @@ struct ContentValidatorTests {
 /// What clients see of a message, byte for byte (the send answer, the realtime frame, history and sync alike).
 struct MessageJSONTests {
     @Test func messageJSONIsWhatClientsSee() throws {
-        let base = ImMessage(id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
+        let base = IMMessage(id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
                              msgType: .image, content: try JSONValue.parse(#"{"width":10,"objectKey":"k","ratio":1.50}"#),
                              extra: ["k": [1, 2.5, nil], "b": "hi \"there\"\n"], clientMsgId: "c-1", revoked: false, revokedBy: nil,
                              createdAt: Date(timeIntervalSince1970: 1_764_000_000.125), editedAt: nil)

@@ -6,8 +6,8 @@ import Testing
 
 /// The hand-written descriptor of a stored message says byte for byte what the general one says.
 struct RelayDescriptorTests {
-    private func message(id: String, conversation: String) -> ImMessage {
-        ImMessage(id: id, conversationId: conversation, seq: 7, fromId: "a", toId: "b", chatType: .single,
+    private func message(id: String, conversation: String) -> IMMessage {
+        IMMessage(id: id, conversationId: conversation, seq: 7, fromId: "a", toId: "b", chatType: .single,
                   msgType: .text, content: .object(JSONObject([("text", .string("hi"))])), extra: nil,
                   clientMsgId: "c-1", revoked: false, revokedBy: nil, createdAt: Date(timeIntervalSince1970: 0),
                   editedAt: nil)

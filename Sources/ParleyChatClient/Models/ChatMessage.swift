@@ -1,6 +1,6 @@
 import ParleyJSON
 
-/// A stored message (`ImMessage` in openapi.yaml), as REST, `ack`s, `message`/`edit` events and sync carry it.
+/// A stored message (`IMMessage` in openapi.yaml), as REST, `ack`s, `message`/`edit` events and sync carry it.
 public struct ChatMessage: Sendable, Equatable {
     /// A 64-bit id as a decimal string.
     public var id: String

@@ -59,7 +59,7 @@ struct ConversationPage: Encodable {
 }
 
 struct MessagePage: Encodable {
-    var messages: [ImMessage]
+    var messages: [IMMessage]
     var hasMore: Bool
 }
 

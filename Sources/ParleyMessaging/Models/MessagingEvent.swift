@@ -13,9 +13,9 @@ public struct MessagingEvent: Sendable {
     }
 
     public enum Payload: Sendable {
-        case message(ImMessage)
+        case message(IMMessage)
         case revoke(messageId: String, conversationId: String, operatorId: String, seq: Int64)
-        case edit(ImMessage)
+        case edit(IMMessage)
         case read(conversationId: String, userId: String, seq: Int64)
         /// A change of the user's own view of a conversation (pin, draft, mute, clear, delete) or of their membership.
         case conversation(JSONValue)

@@ -4,7 +4,7 @@ import ParleyJSON
 /// conversation or membership; message and edit entries carry the message as it is now.
 public struct SyncChange: Sendable, Encodable {
     public var type: String
-    public var message: ImMessage?
+    public var message: IMMessage?
     public var fields: JSONObject
 
     struct Key: CodingKey {

@@ -5,8 +5,8 @@ import ParleyPostgres
 
 /// What `parley_send_message` (migrations/0003) answered.
 enum SendOutcome: Sendable {
-    case stored(ImMessage)
-    case duplicate(ImMessage)
+    case stored(IMMessage)
+    case duplicate(IMMessage)
     case noSuchUser
     case notMember
     case blocked
@@ -15,7 +15,7 @@ enum SendOutcome: Sendable {
 
 /// A message together with the caller's membership of its conversation (nil: not a member).
 struct MessageAccess: Sendable {
-    var message: ImMessage
+    var message: IMMessage
     var membership: Membership?
 }
 
@@ -32,12 +32,12 @@ struct MessageRepository: Sendable {
     static let qualifiedColumns = columns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespaces) }
         .joined(separator: ", ")
 
-    static func decode(_ row: PostgresRow, prefix: String = "") throws -> ImMessage {
+    static func decode(_ row: PostgresRow, prefix: String = "") throws -> IMMessage {
         let contentText = try row.decode(prefix + "content", as: String?.self)
         let extraText = try row.decode(prefix + "extra", as: String?.self)
         let chatType = try row.decode(prefix + "chat_type", as: String.self)
         let msgType = try row.decode(prefix + "msg_type", as: String.self)
-        return ImMessage(
+        return IMMessage(
             id: String(try row.decode(prefix + "id", as: Int64.self)),
             conversationId: try row.decode(prefix + "conversation_id"),
             seq: try row.decode(prefix + "seq"),
@@ -81,8 +81,8 @@ struct MessageRepository: Sendable {
         var extraValue: JSONValue?
 
         /// The stored message, from what the database assigned.
-        func stored(id: Int64, seq: Int64, createdAt: Date) throws -> ImMessage {
-            ImMessage(id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
+        func stored(id: Int64, seq: Int64, createdAt: Date) throws -> IMMessage {
+            IMMessage(id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
                       chatType: chatType, msgType: msgType,
                       content: try contentValue ?? MessageRepository.parseStored(String(decoding: content, as: UTF8.self)),
                       extra: try extraValue.flatMap { $0.isNull ? nil : $0 }
@@ -185,14 +185,14 @@ struct MessageRepository: Sendable {
         }
     }
 
-    func findByClientID(appId: Int64, fromId: String, clientMsgId: String) async throws -> ImMessage? {
+    func findByClientID(appId: Int64, fromId: String, clientMsgId: String) async throws -> IMMessage? {
         try await database.query("""
             SELECT \(unescaped: Self.columns) FROM messages
             WHERE app_id = \(appId) AND from_id = \(fromId) AND client_msg_id = \(clientMsgId)
             """).first.map { try Self.decode($0) }
     }
 
-    func find(ids: [Int64]) async throws -> [ImMessage] {
+    func find(ids: [Int64]) async throws -> [IMMessage] {
         guard !ids.isEmpty else { return [] }
         let list = "{" + ids.map(String.init).joined(separator: ",") + "}"
         return try await database.query("""
@@ -214,7 +214,7 @@ struct MessageRepository: Sendable {
     }
 
     /// Wipes content and extra and records the revoke for sync, in one statement; nil when it was already revoked.
-    func revoke(appId: Int64, messageId: Int64, operatorId: String) async throws -> ImMessage? {
+    func revoke(appId: Int64, messageId: Int64, operatorId: String) async throws -> IMMessage? {
         let payload = JSONValue.object(JSONObject([("operatorId", .string(operatorId))])).serializedString
         let rows = try await database.query("""
             WITH revoked AS (
@@ -231,7 +231,7 @@ struct MessageRepository: Sendable {
     }
 
     /// Replaces the content of a message that is not revoked and records the edit; nil when it was revoked.
-    func edit(appId: Int64, messageId: Int64, content: [UInt8], extra: [UInt8]??) async throws -> ImMessage? {
+    func edit(appId: Int64, messageId: Int64, content: [UInt8], extra: [UInt8]??) async throws -> IMMessage? {
         let contentText = String(decoding: content, as: UTF8.self)
         let keepExtra = extra == nil
         let extraText = (extra ?? nil).map { String(decoding: $0, as: UTF8.self) }
@@ -254,7 +254,7 @@ struct MessageRepository: Sendable {
     /// more exist beyond the page in the direction read.
     func history(appId: Int64, conversationId: String, anchor: ConversationService.HistoryAnchor, limit: Int,
                  visibleAfter: Int64)
-        async throws -> (messages: [ImMessage], hasMore: Bool) {
+        async throws -> (messages: [IMMessage], hasMore: Bool) {
         let fetch = limit + 1
         let rows: PostgresRows
         switch anchor {

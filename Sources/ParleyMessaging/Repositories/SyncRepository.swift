@@ -9,7 +9,7 @@ struct StreamEntry: Sendable {
     var kind: String
     var conversationId: String
     var payload: JSONValue
-    var message: ImMessage?
+    var message: IMMessage?
 }
 
 /// Reads a user's change stream (migrations/0003 explains the ordering). Rows are returned only below the

@@ -49,7 +49,7 @@ public struct ConversationService: Sendable {
 
     /// A page of history in ascending seq, starting after the caller's clear point.
     public func history(_ conversationId: String, anchor: HistoryAnchor, limit: Int, for principal: Principal)
-        async throws -> (messages: [ImMessage], hasMore: Bool) {
+        async throws -> (messages: [IMMessage], hasMore: Bool) {
         let membership = try await requireMembership(conversationId, of: principal)
         return try await messages.history(appId: principal.appId, conversationId: conversationId,
                                           anchor: anchor, limit: limit, visibleAfter: membership.visibleAfter)

@@ -41,7 +41,7 @@ public struct MessageService: Sendable {
     /// Stores a message (or finds the one a repeated `clientMsgId` stored) and publishes it; `json` is the message's
     /// JSON, written once for the answer and the realtime frame alike.
     public func send(_ request: SendRequest, from principal: Principal) async throws
-        -> (message: ImMessage, created: Bool, json: [UInt8]) {
+        -> (message: IMMessage, created: Bool, json: [UInt8]) {
         guard let chatType = ChatType(rawValue: request.chatType) else {
             throw APIError.validationFailed.with(message: "`chatType` must be single or group")
         }
@@ -80,13 +80,13 @@ public struct MessageService: Sendable {
 
     /// Messages by id, for delivering events another instance published (the ids come from our own NOTIFY
     /// payloads, so no caller check applies).
-    public func loadForDelivery(ids: [Int64]) async throws -> [ImMessage] {
+    public func loadForDelivery(ids: [Int64]) async throws -> [IMMessage] {
         try await messages.find(ids: ids)
     }
 
     /// Revokes a message: its sender within the app's window, a group's owner and admins at any time. Content and
     /// extra are wiped from the row. Revoking a revoked message succeeds again without a second event.
-    public func revoke(messageId: Int64, by principal: Principal) async throws -> ImMessage {
+    public func revoke(messageId: Int64, by principal: Principal) async throws -> IMMessage {
         guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
                                                              userId: principal.userId),
               let membership = access.membership else { throw APIError.messageNotFound }
@@ -132,7 +132,7 @@ public struct MessageService: Sendable {
     }
 
     /// Edits a text or richText message: its sender only, within the edit window, not once revoked.
-    public func edit(messageId: Int64, _ request: EditRequest, by principal: Principal) async throws -> ImMessage {
+    public func edit(messageId: Int64, _ request: EditRequest, by principal: Principal) async throws -> IMMessage {
         guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
                                                              userId: principal.userId),
               access.membership != nil else { throw APIError.messageNotFound }

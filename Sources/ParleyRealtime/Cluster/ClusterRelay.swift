@@ -152,7 +152,7 @@ final class ClusterRelay: Sendable {
             guard let kind = object["k"]?.stringValue, ["m", "e", "v"].contains(kind) else { return nil }
             return object["id"]?.stringValue.flatMap { Int64($0) }
         }
-        var loaded: [String: ImMessage] = [:]
+        var loaded: [String: IMMessage] = [:]
         if !ids.isEmpty {
             do {
                 for message in try await messages.loadForDelivery(ids: ids) { loaded[message.id] = message }

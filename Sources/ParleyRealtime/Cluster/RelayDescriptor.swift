@@ -80,7 +80,7 @@ enum RelayDescriptor {
 
     /// A descriptor from another instance, resolved into deliveries; message-based ones need `messages`
     /// (loaded in one query per notification by the relay).
-    static func delivery(_ descriptor: JSONObject, messages: [String: ImMessage]) -> Delivery? {
+    static func delivery(_ descriptor: JSONObject, messages: [String: IMMessage]) -> Delivery? {
         guard case .string(let kind)? = descriptor["k"], let appId = descriptor["a"]?.int64Value,
               case .string(let conversationId)? = descriptor["c"] else { return nil }
         let origin = descriptor["o"]?.stringValue

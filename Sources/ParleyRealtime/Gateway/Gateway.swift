@@ -51,10 +51,10 @@ final class Gateway: Sendable {
             let request = try MessageService.SendRequest(frame.data, prefix: "data.")
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.send(request, from: principal).json)
         case "revoke":
-            let id = try ImMessage.parseID(try frame.messageID())
+            let id = try IMMessage.parseID(try frame.messageID())
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
         case "edit":
-            let id = try ImMessage.parseID(try frame.messageID())
+            let id = try IMMessage.parseID(try frame.messageID())
             let extra: JSONValue?? = frame.data["extra"].map { .some($0) }
             let request = MessageService.EditRequest(content: try frame.value("content"), extra: extra)
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.edit(messageId: id, request, by: principal)

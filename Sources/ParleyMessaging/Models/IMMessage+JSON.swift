@@ -2,7 +2,7 @@ import Foundation
 import ParleyHTTP
 import ParleyJSON
 
-extension ImMessage {
+extension IMMessage {
     /// The message's JSON, written once per send for the answer and the realtime frame alike, by the encoder every
     /// model goes through (content and extra as kept, as on every other path).
     public func jsonBytes() -> [UInt8] {

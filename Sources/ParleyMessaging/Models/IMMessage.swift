@@ -3,7 +3,7 @@ import ParleyHTTP
 import ParleyJSON
 
 /// A stored message as clients see it. Revoked messages keep id, seq and sender; content and extra are null.
-public struct ImMessage: Sendable, Hashable, Encodable {
+public struct IMMessage: Sendable, Hashable, Encodable {
     /// Decimal string of a 64-bit id (JSON numbers lose precision above 2^53 in JavaScript clients).
     public var id: String
     public var conversationId: String
