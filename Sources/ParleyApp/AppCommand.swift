@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyFiles
 import ParleyHTTP
+import ParleyJSON
 import ParleyPostgres
 import ParleyPush
 import ParleyCrypto

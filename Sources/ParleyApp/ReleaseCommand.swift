@@ -1,6 +1,7 @@
 import Foundation
 import ParleyAuth
 import ParleyHTTP
+import ParleyJSON
 import ParleyObservability
 import ParleyPostgres
 import ParleyUpdates

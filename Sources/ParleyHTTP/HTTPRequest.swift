@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 /// A request as handlers see it: the parsed head, the body, and where it came from.
 /// A class, immutable: it passes through every middleware layer, and a reference costs one retain

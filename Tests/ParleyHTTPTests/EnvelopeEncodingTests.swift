@@ -1,3 +1,4 @@
+import ParleyJSON
 import Foundation
 @testable import ParleyHTTP
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyHTTP
+import ParleyJSON
 
 /// Issues signed download URLs for the keys a caller may read (`POST /api/files/urls`).
 public struct FileURLService: Sendable {

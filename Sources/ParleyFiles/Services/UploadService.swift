@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCrypto
 import ParleyHTTP
+import ParleyJSON
 import ParleyObservability
 
 /// What an upload answers (`POST`/`PUT /api/files`): the shape the iOS SDK's `FileSDK.upload` and the
