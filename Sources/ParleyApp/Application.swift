@@ -118,40 +118,34 @@ public final class Application: Sendable {
         ])
     }
 
-    /// Checks migrations, starts serving, and returns after a graceful shutdown.
-    public func run(applyMigrations: Bool, until stop: @Sendable () async -> Void) async throws {
-        let flusher = Task.detached { [logSink] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                logSink.flush(wait: false)
-            }
-        }
-        defer {
-            flusher.cancel()
-            logSink.flush()
-        }
+    /// Starts every service in order (the schema is checked first, the HTTP server listens last), serves until
+    /// `stop` returns, then stops them in reverse and returns. Throws what failed to start, or what failed while
+    /// running (after stopping everything).
+    public func run(applyMigrations: Bool, until stop: @escaping @Sendable () async -> Void) async throws {
+        defer { logSink.flush() }
         // Refuse before touching anything: without the master key no token can be signed or app secret read.
-        guard let auth else { throw StartupError(description: Configuration.missingMasterKey) }
-        try await prepareSchema(apply: applyMigrations)
-        try await auth.start()
-        messaging?.start()
-        realtime?.start()
-        files?.start()
-        updates?.start()
-        push?.start()
-        try await server.start()
-        await stop()
-        logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
-        await server.shutdown()
-        await realtime?.stop()
-        updates?.stop()
-        push?.stop()
-        pushClient?.shutdown()
-        files?.stop()
-        messaging?.stop()
-        await auth.stop()
-        await database.shutdown()
-        group.shutdown()
+        guard let auth, let messaging, let realtime, let files, let updates, let push, let pushClient else {
+            throw StartupError(description: Configuration.missingMasterKey)
+        }
+        let logger = logger
+        let grace = configuration.shutdownGrace
+        let group = group
+        let database = database
+        let server = server
+        let logSink = logSink
+        let services: [any Service] = [
+            PeriodicService("log flusher", every: .milliseconds(200)) { logSink.flush(wait: false) },
+            ResourceService("event loops", stop: { group.shutdown() }),
+            ResourceService("database", start: { try await self.prepareSchema(apply: applyMigrations) },
+                            stop: { await database.shutdown() }),
+        ] + auth.backgroundServices + messaging.backgroundServices + realtime.backgroundServices
+            + files.backgroundServices + updates.backgroundServices
+            + [ResourceService("push client", stop: { pushClient.shutdown() })] + push.backgroundServices
+            + [ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() })]
+        try await ServiceGroup(services: services, logger: logger).run {
+            await stop()
+            logger.info("shutting down", ["grace_seconds": .double(grace.secondsDouble)])
+        }
         logger.info("stopped")
     }
 
