@@ -32,6 +32,8 @@ let package = Package(
         // The event loops come before observability: log buffers and metric caches are kept per loop (`LoopLocal`).
         .target(name: "ParleyNet", dependencies: ["CParleyLinux"], swiftSettings: swiftSettings),
         .target(name: "ParleyObservability", dependencies: ["ParleyBytes", "ParleyJSON", "ParleyNet"], swiftSettings: swiftSettings),
+        // Background work's one lifecycle: services started in order, stopped in reverse.
+        .target(name: "ParleyLifecycle", dependencies: ["ParleyObservability"], swiftSettings: swiftSettings),
         .target(name: "ParleyCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "ParleyHTTP", dependencies: ["CParleyLinux", "ParleyBytes", "ParleyNet", "ParleyObservability", "ParleyJSON"],
                 swiftSettings: swiftSettings),
@@ -43,26 +45,26 @@ let package = Package(
                 swiftSettings: swiftSettings),
 
         // Features.
-        .target(name: "ParleyAuth", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
+        .target(name: "ParleyAuth", dependencies: ["ParleyLifecycle", "ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
                                                    "ParleyNet"], swiftSettings: swiftSettings),
-        .target(name: "ParleyMessaging", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
+        .target(name: "ParleyMessaging", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                         "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyRealtime", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
+        .target(name: "ParleyRealtime", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
                                                        "ParleyPostgres", "ParleyJSON", "ParleyNet", "ParleyCrypto",
                                                        "ParleyObservability", "ParleyBytes"],
                 swiftSettings: swiftSettings),
 
-        .target(name: "ParleyFiles", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+        .target(name: "ParleyFiles", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                     "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet", "ParleyBytes",
                                                     "ParleyObservability", "CParleyLinux"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyUpdates", dependencies: ["ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
+        .target(name: "ParleyUpdates", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                       "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
         // Offline push: device tokens, the outbox worker, APNs over HTTP/2 (messaging does not depend on it).
-        .target(name: "ParleyPush", dependencies: ["ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+        .target(name: "ParleyPush", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                    "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
                                                    "ParleyObservability"],
                 swiftSettings: swiftSettings),
@@ -74,7 +76,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
 
         // Composition root and executable.
-        .target(name: "ParleyApp", dependencies: ["ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
+        .target(name: "ParleyApp", dependencies: ["ParleyLifecycle", "ParleyHTTP", "ParleyPostgres", "ParleyNet", "ParleyCrypto",
                                                   "ParleyObservability", "ParleyAuth", "ParleyWebSocket",
                                                   "ParleyMessaging", "ParleyRealtime", "ParleyFiles", "ParleyUpdates",
                                                   "ParleyPush", "ParleyHTTPClient"],
@@ -102,6 +104,7 @@ let package = Package(
         .testTarget(name: "ParleyBytesTests", dependencies: ["ParleyBytes"]),
         .testTarget(name: "ParleyObservabilityTests", dependencies: ["ParleyObservability"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet"]),
+        .testTarget(name: "ParleyLifecycleTests", dependencies: ["ParleyLifecycle", "ParleyObservability", "ParleyTestSupport"]),
         .testTarget(name: "ParleyCryptoTests", dependencies: ["ParleyCrypto"]),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", "ParleyTestSupport"]),
         .testTarget(name: "ParleyPostgresTests", dependencies: ["ParleyPostgres", "ParleyNet", "ParleyTestSupport"]),

@@ -40,14 +40,10 @@ public enum AppCommand {
         guard let subcommand = arguments.first else { throw UsageError(description: "missing app subcommand\n" + usage) }
         var options = try Options(Array(arguments.dropFirst()))
         let auth = try configuration.authConfiguration()
-        var quiet = configuration
-        quiet.accessLog = false
-        let app = try Application(configuration: quiet)
-        defer { app.group.shutdown() }
-        let secrets = AppSecretBox(masterKey: auth.masterKey)
-        let repository = AppRepository(database: app.database)
-        do {
-            try await requireSchema(app)
+        try await CommandContext.with(configuration) { context in
+            try await context.requireSchema()
+            let secrets = AppSecretBox(masterKey: auth.masterKey)
+            let repository = AppRepository(database: context.database)
             switch subcommand {
             case "create":
                 guard let name = options.take("--name"), !name.isEmpty else {
@@ -114,7 +110,7 @@ public enum AppCommand {
                 guard let target = try await repository.find(key: key) else {
                     throw UsageError(description: "no app with key \(key)")
                 }
-                let files = FileRepository(database: app.database)
+                let files = FileRepository(database: context.database)
                 if maxBytes != nil || types != nil || allTypes {
                     try await files.updateLimits(appId: target.id, maxFileBytes: maxBytes.map(Int64.init),
                                                  allowedTypes: types, clearTypes: allTypes)
@@ -124,16 +120,12 @@ public enum AppCommand {
                 output("maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")")
                 output("allowedTypes    \(limits.allowedTypes?.joined(separator: ",") ?? "(every type)")")
             case "push":
-                try await push(&options, repository: repository, database: app.database, masterKey: auth.masterKey,
+                try await push(&options, repository: repository, database: context.database, masterKey: auth.masterKey,
                                output: output)
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
-        } catch {
-            await app.database.shutdown()
-            throw error
         }
-        await app.database.shutdown()
     }
 
     /// `parley app push`: checks every value before storing any.
@@ -228,14 +220,6 @@ public enum AppCommand {
         output("privacyVersion  \(app.privacyVersion)")
         output("sessionPolicy   \(app.sessionPolicy.rawValue)")
         if let window = app.revokeWindowSeconds { output("revokeWindow    \(window)s") }
-    }
-
-    static func requireSchema(_ app: Application) async throws {
-        let migrator = Migrator(client: app.database, directory: app.configuration.migrationsDirectory, logger: app.logger)
-        let status = try await migrator.status()
-        guard status.pending.isEmpty else {
-            throw Application.StartupError(description: "\(status.pending.count) migration(s) pending: run `parley migrate` first")
-        }
     }
 
     /// `--flag value` options and positionals, consumed as they are read; leftovers are an error.

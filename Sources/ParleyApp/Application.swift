@@ -2,9 +2,9 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyFiles
-import ParleyHTTPClient
 import ParleyHTTP
 import ParleyHTTPClient
+import ParleyLifecycle
 import ParleyMessaging
 import ParleyNet
 import ParleyObservability
@@ -13,8 +13,9 @@ import ParleyPush
 import ParleyRealtime
 import ParleyUpdates
 
-/// The composition root: the only place that knows every concrete type. Builds the loops, the
-/// database client, the router and the server from a `Configuration`, and runs them until a signal.
+/// The composition root: the only place that knows every concrete type. Builds what `parley serve` runs from a
+/// `Configuration` (the loops, the database client, every feature module, the HTTP server) and runs it as one
+/// ordered list of services until a signal. The other commands need far less: `CommandContext`.
 public final class Application: Sendable {
     public let configuration: Configuration
     public let logger: Logger
@@ -22,72 +23,52 @@ public final class Application: Sendable {
     public let group: EventLoopGroup
     public let database: PostgresClient
     public let server: HTTPServer
-    /// Auth and tenancy; nil without PARLEY_MASTER_KEY (then `run` refuses to serve, `migrate` still works).
-    public let auth: AuthModule?
-    /// Conversations and messages; nil when `auth` is.
-    public let messaging: MessagingModule?
-    /// The WebSocket gateway; nil when `auth` is.
-    public let realtime: RealtimeModule?
-    /// Uploads, signed downloads and the sweeper; nil when `auth` is.
-    public let files: FilesModule?
-    /// Releases and update checks; nil when `auth` is.
-    public let updates: UpdatesModule?
-    /// Push tokens and the outbox worker (APNs); nil when `auth` is.
-    public let push: PushModule?
+    public let auth: AuthModule
+    public let messaging: MessagingModule
+    public let realtime: RealtimeModule
+    public let files: FilesModule
+    public let updates: UpdatesModule
+    public let push: PushModule
     /// Outgoing HTTP/2 to APNs.
-    let pushClient: HTTPClient?
+    let pushClient: HTTPClient
     let logSink: LogSink
 
+    /// Throws without the master key (no token could be signed nor app secret read) and for unusable file
+    /// storage settings, before any thread starts.
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
+        let authConfiguration = try configuration.authConfiguration()
+        let masterKey = authConfiguration.masterKey
         self.configuration = configuration
-        let sink = logSink ?? (configuration.logFile.map { LogSink.file(path: $0, level: configuration.logLevel) }
-            ?? LogSink(fd: 1, level: configuration.logLevel))
+        let sink = logSink ?? configuration.makeLogSink()
         self.logSink = sink
-        logger = Logger(sink: sink, metadata: [("service", "parley")])
-        metrics = MetricsRegistry()
-        group = try EventLoopGroup(threads: configuration.eventLoops)
-        var dbConfig = PostgresConfiguration(conninfo: configuration.databaseURL)
-        dbConfig.poolSize = configuration.databasePoolSize
-        dbConfig.acquireTimeout = configuration.databaseAcquireTimeout
-        database = PostgresClient(configuration: dbConfig, group: group, logger: logger, metrics: metrics)
-        OperationsController.registerProcessMetrics(metrics)
-        auth = configuration.masterKey == nil ? nil
-            : AuthModule(configuration: try configuration.authConfiguration(), database: database, logger: logger)
-        let database = database
-        let logger = logger
+        let logger = Logger(sink: sink, metadata: [("service", "parley")])
+        self.logger = logger
         let blobStorage = try Application.makeBlobStorage(configuration.files, logger: logger)
-        let filesModule = auth.map { auth in
-            FilesModule(configuration: configuration.files, storage: blobStorage,
-                            database: database, authenticator: auth.authenticator,
-                            signingSecret: HMAC.sha256(key: configuration.masterKey?.bytes ?? [],
-                                                       message: Array("parley-files-signing".utf8)),
+        let metrics = MetricsRegistry()
+        self.metrics = metrics
+        group = try EventLoopGroup(threads: configuration.eventLoops)
+        let database = PostgresClient(configuration: configuration.postgres, group: group, logger: logger,
+                                      metrics: metrics)
+        self.database = database
+        OperationsController.registerProcessMetrics(metrics)
+        let auth = AuthModule(configuration: authConfiguration, database: database, logger: logger)
+        self.auth = auth
+        files = FilesModule(configuration: configuration.files, storage: blobStorage, database: database,
+                            authenticator: auth.authenticator,
+                            signingSecret: HMAC.sha256(key: masterKey.bytes, message: Array("parley-files-signing".utf8)),
                             logger: logger)
-        }
-        files = filesModule
-        let messagingModule = auth.map { auth in
-            MessagingModule(configuration: configuration.messaging, database: database,
-                            authenticator: auth.authenticator, logger: logger,
-                            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
-                            attachments: filesModule?.access)
-        }
-        messaging = messagingModule
-        let metrics = metrics
-        realtime = auth.flatMap { auth in
-            messagingModule.map { messaging in
-                RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
-                               database: database, logger: logger, metrics: metrics)
-            }
-        }
-        updates = auth.map { UpdatesModule(database: database, auth: $0, logger: logger) }
-        let pushClient = auth.map { _ in HTTPClient(maxResponseBytes: 64 * 1024, logger: logger) }
+        messaging = MessagingModule(configuration: configuration.messaging, database: database,
+                                    authenticator: auth.authenticator, logger: logger,
+                                    revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
+                                    attachments: files.access)
+        realtime = RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
+                                  database: database, logger: logger, metrics: metrics)
+        updates = UpdatesModule(database: database, auth: auth, logger: logger)
+        let pushClient = HTTPClient(maxResponseBytes: 64 * 1024, logger: logger)
         self.pushClient = pushClient
-        push = auth.flatMap { auth in
-            pushClient.map { client in
-                PushModule(configuration: configuration.push, database: database, authenticator: auth.authenticator,
-                           sessionEvents: auth.events, keys: PushKeyBox(masterKey: auth.configuration.masterKey),
-                           sender: APNsSender(client: client, logger: logger.with("component", "push")), logger: logger)
-            }
-        }
+        push = PushModule(configuration: configuration.push, database: database, authenticator: auth.authenticator,
+                          sessionEvents: auth.events, keys: PushKeyBox(masterKey: masterKey),
+                          sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
         let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
                                                    auth: auth, messaging: messaging, realtime: realtime, files: files,
                                                    updates: updates, push: push)
@@ -96,20 +77,19 @@ public final class Application: Sendable {
     }
 
     static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
-                               auth: AuthModule? = nil, messaging: MessagingModule? = nil,
-                               realtime: RealtimeModule? = nil, files: FilesModule? = nil,
-                               updates: UpdatesModule? = nil, push: PushModule? = nil) -> HTTPResponder {
+                               auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
+                               files: FilesModule, updates: UpdatesModule, push: PushModule) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
-        auth?.register(on: &router)
-        messaging?.register(on: &router)
-        realtime?.register(on: &router)
-        files?.register(on: &router)
-        updates?.register(on: &router)
-        push?.register(on: &router)
+        auth.register(on: &router)
+        messaging.register(on: &router)
+        realtime.register(on: &router)
+        files.register(on: &router)
+        updates.register(on: &router)
+        push.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
-            auth?.registerBenchmarkRoutes(on: &router)
+            auth.registerBenchmarkRoutes(on: &router)
         }
         return HTTPResponder(router: router, middleware: [
             RequestIDMiddleware(),
@@ -117,40 +97,52 @@ public final class Application: Sendable {
         ])
     }
 
-    /// Checks migrations, starts serving, and returns after a graceful shutdown.
-    public func run(applyMigrations: Bool, until stop: @Sendable () async -> Void) async throws {
-        let flusher = Task.detached { [logSink] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                logSink.flush(wait: false)
-            }
+    /// What `run` starts, in this order, and stops in reverse: the log flusher (stopped last, so the shutdown is
+    /// logged), the loops, the database (its schema checked, or migrated, before anything uses it), the features
+    /// (auth first: the others rely on its state), the HTTP server last. So on a signal the server stops first,
+    /// letting in-flight requests finish within PARLEY_SHUTDOWN_GRACE_SECONDS, and the database goes last.
+    func services(applyMigrations: Bool) -> [any Service] {
+        let logSink = logSink
+        let group = group
+        let database = database
+        let pushClient = pushClient
+        let server = server
+        var services: [any Service] = [
+            PeriodicService("log flusher", every: .milliseconds(200)) { logSink.flush(wait: false) },
+            ResourceService("event loops", stop: { group.shutdown() }),
+            ResourceService("database", start: { try await self.prepareSchema(apply: applyMigrations) },
+                            stop: { await database.shutdown() }),
+        ]
+        services += auth.backgroundServices
+        services += messaging.backgroundServices
+        services += realtime.backgroundServices
+        services += files.backgroundServices
+        services += updates.backgroundServices
+        services.append(ResourceService("push client", stop: { pushClient.shutdown() }))
+        services += push.backgroundServices
+        services.append(ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
+        return services
+    }
+
+    /// Serves until SIGTERM or SIGINT (`TerminationSignals.install()` must have run), then shuts down gracefully.
+    public func run(applyMigrations: Bool) async throws {
+        let logger = logger
+        try await run(applyMigrations: applyMigrations) {
+            let signal = await TerminationSignals.next()
+            logger.info("signal received", ["signal": .int(Int(signal))])
         }
-        defer {
-            flusher.cancel()
-            logSink.flush()
+    }
+
+    /// Starts every service, serves until `stop` returns, then stops them in reverse and returns. Throws what
+    /// failed to start, or what failed while running (after stopping everything).
+    public func run(applyMigrations: Bool, until stop: @escaping @Sendable () async -> Void) async throws {
+        defer { logSink.flush() }
+        let logger = logger
+        let grace = configuration.shutdownGrace
+        try await ServiceGroup(services: services(applyMigrations: applyMigrations), logger: logger).run {
+            await stop()
+            logger.info("shutting down", ["grace_seconds": .double(grace.secondsDouble)])
         }
-        // Refuse before touching anything: without the master key no token can be signed or app secret read.
-        guard let auth else { throw StartupError(description: Configuration.missingMasterKey) }
-        try await prepareSchema(apply: applyMigrations)
-        try await auth.start()
-        messaging?.start()
-        realtime?.start()
-        files?.start()
-        updates?.start()
-        push?.start()
-        try await server.start()
-        await stop()
-        logger.info("shutting down", ["grace_seconds": .double(configuration.shutdownGrace.secondsDouble)])
-        await server.shutdown()
-        await realtime?.stop()
-        updates?.stop()
-        push?.stop()
-        pushClient?.shutdown()
-        files?.stop()
-        messaging?.stop()
-        await auth.stop()
-        await database.shutdown()
-        group.shutdown()
         logger.info("stopped")
     }
 

@@ -5,6 +5,7 @@ import ParleyHTTP
 import ParleyFiles
 import ParleyMessaging
 import ParleyObservability
+import ParleyPostgres
 import ParleyPush
 import ParleyRealtime
 
@@ -279,5 +280,17 @@ public struct Configuration: Sendable {
         config.defaultBodyLimit = maxBodyBytes
         config.maxConnections = maxConnections
         return config
+    }
+
+    var postgres: PostgresConfiguration {
+        var config = PostgresConfiguration(conninfo: databaseURL)
+        config.poolSize = databasePoolSize
+        config.acquireTimeout = databaseAcquireTimeout
+        return config
+    }
+
+    /// PARLEY_LOG_FILE, else stdout.
+    func makeLogSink() -> LogSink {
+        logFile.map { LogSink.file(path: $0, level: logLevel) } ?? LogSink(fd: 1, level: logLevel)
     }
 }

@@ -45,23 +45,19 @@ public enum ReleaseCommand {
         guard let appKey = options.take("--app"), !appKey.isEmpty else {
             throw AppCommand.UsageError(description: "release \(subcommand) needs --app APP_KEY")
         }
-        var quiet = configuration
-        quiet.accessLog = false
-        let app = try Application(configuration: quiet)
-        defer { app.group.shutdown() }
-        let service = ReleaseService(repository: ReleaseRepository(database: app.database),
-                                     logger: Logger(sink: LogSink(fd: 2, level: .warning)))
         do {
-            try await AppCommand.requireSchema(app)
-            guard let tenant = try await AppRepository(database: app.database).find(key: appKey) else {
-                throw AppCommand.UsageError(description: "no app with key \(appKey)")
+            try await CommandContext.with(configuration) { context in
+                let service = ReleaseService(repository: ReleaseRepository(database: context.database),
+                                             logger: Logger(sink: LogSink(fd: 2, level: .warning)))
+                try await context.requireSchema()
+                guard let tenant = try await AppRepository(database: context.database).find(key: appKey) else {
+                    throw AppCommand.UsageError(description: "no app with key \(appKey)")
+                }
+                try await perform(subcommand, options: &options, appId: tenant.id, service: service, output: output)
             }
-            try await perform(subcommand, options: &options, appId: tenant.id, service: service, output: output)
         } catch {
-            await app.database.shutdown()
             throw translated(error)
         }
-        await app.database.shutdown()
     }
 
     private static func perform(_ subcommand: String, options: inout AppCommand.Options, appId: Int64,

@@ -1,12 +1,14 @@
 import ParleyHTTP
+import ParleyLifecycle
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 
 /// The auth and tenancy feature, assembled: what `ParleyApp` registers and runs.
 ///
 /// - `register(on:)` adds the routes; `registerBenchmarkRoutes(on:)` the dev-only ones.
-/// - `start()` loads apps and recently ended sessions, starts the sync service and the password-hashing threads;
-///   `stop()` ends them.
+/// - `backgroundServices` load apps and recently ended sessions, keep them in sync, and run the password-hashing
+///   threads.
 /// - `authenticator` protects routes of later features; `events` tells the realtime gateway which sessions
 ///   ended (and why).
 public final class AuthModule: Sendable {
@@ -71,15 +73,22 @@ public final class AuthModule: Sendable {
         AuthBenchController(services: services).register(on: &router)
     }
 
-    public func start() async throws {
-        services.passwords.start()
-        try await services.dummyHash.prepare(parameters: configuration.passwordParameters, pool: services.passwords)
-        try await sync.start()
-    }
-
-    public func stop() async {
-        await sync.stop()
-        services.passwords.shutdown()
-        events.finish()
+    /// What auth runs while the server serves, in start order: the session-event bus (closed last), the
+    /// password-hashing threads with the dummy hash unknown users' logins are checked against, the sync service
+    /// (apps and recently ended sessions are loaded before anything serves) and its poll.
+    public var backgroundServices: [any Service] {
+        let events = events
+        let services = services
+        let configuration = configuration
+        let sync = sync
+        return [
+            ResourceService("session events", stop: { events.finish() }),
+            ResourceService("password hashing", start: {
+                services.passwords.start()
+                try await services.dummyHash.prepare(parameters: configuration.passwordParameters, pool: services.passwords)
+            }, stop: { services.passwords.shutdown() }),
+            sync,
+            PeriodicService("auth poll", every: configuration.pollInterval) { await sync.poll() },
+        ]
     }
 }

@@ -1,11 +1,10 @@
-import Foundation
-import Glibc
 import ParleyAuth
 import ParleyHTTP
+import ParleyLifecycle
 import ParleyMessaging
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
-import Synchronization
 
 /// The file service, assembled: uploads, signed URLs, downloads, the attachment check messaging calls, and the
 /// sweeper of unreferenced files.
@@ -20,7 +19,6 @@ public final class FilesModule: Sendable {
     let downloads: DownloadService
     let authenticator: Authenticator
     let logger: Logger
-    private let sweeping = Mutex<Task<Void, Never>?>(nil)
 
     /// `signingSecret`: the server's secret for download URLs (derived from the master key by the caller).
     public init(configuration: FilesConfiguration, storage: any BlobStorage, database: PostgresClient,
@@ -44,43 +42,21 @@ public final class FilesModule: Sendable {
                        downloads: downloads).register(on: &router)
     }
 
-    /// Removes spool files a crash left behind, then sweeps every `sweepIntervalSeconds`.
-    public func start() {
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true)
-        } catch {
-            logger.error("cannot create the upload spool directory", ["path": .string(configuration.spoolDirectory),
-                                                                       "error": .string(String(describing: error))])
-        }
-        removeStaleSpoolFiles(olderThan: 3600)
-        let storage = storage
-        let logger = logger
-        Task {
-            do {
-                try await storage.prepare()
-            } catch {
-                logger.error("file storage is not ready", ["storage": .string(storage.kind),
-                                                            "error": .string(String(describing: error))])
-            }
-        }
-        guard configuration.sweepIntervalSeconds > 0 else { return }
-        let interval = configuration.sweepIntervalSeconds
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(interval))
-                if Task.isCancelled { break }
+    /// What files runs while the server serves: the spool and the storage made ready, and the sweeper every
+    /// `sweepIntervalSeconds` (unless zero).
+    public var backgroundServices: [any Service] {
+        var services: [any Service] = [StoragePreparation(configuration: configuration, storage: storage, logger: logger)]
+        if configuration.sweepIntervalSeconds > 0 {
+            let logger = logger
+            services.append(PeriodicService("file sweeper", every: .seconds(configuration.sweepIntervalSeconds)) { [self] in
                 do {
                     _ = try await sweep()
                 } catch {
                     logger.warning("file sweep failed", ["error": .string(String(describing: error))])
                 }
-            }
+            })
         }
-        sweeping.withLock { $0 = task }
-    }
-
-    public func stop() {
-        sweeping.withLock { $0?.cancel() }
+        return services
     }
 
     public struct SweepReport: Sendable, Equatable {
@@ -129,17 +105,5 @@ public final class FilesModule: Sendable {
                                        "objects_deleted": .int(report.objectsDeleted)])
         }
         return report
-    }
-
-    /// Upload spool files older than `seconds` belong to no live upload (a crash or a kill mid-upload).
-    func removeStaleSpoolFiles(olderThan seconds: Int) {
-        let directory = configuration.spoolDirectory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        let cutoff = time(nil) - seconds
-        for name in names where name.hasPrefix("upload-") {
-            var info = stat()
-            let path = "\(directory)/\(name)"
-            if stat(path, &info) == 0 && info.st_mtim.tv_sec < cutoff { unlink(path) }
-        }
     }
 }

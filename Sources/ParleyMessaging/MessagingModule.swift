@@ -1,9 +1,10 @@
 import Foundation
 import ParleyAuth
 import ParleyHTTP
+import ParleyLifecycle
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
-import Synchronization
 
 /// The messaging feature, assembled: services (shared by the REST routes here and the realtime gateway) and
 /// the bus of committed changes.
@@ -17,7 +18,6 @@ public final class MessagingModule: Sendable {
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
-    private let pruning = Mutex<Task<Void, Never>?>(nil)
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
     /// check of the object keys a message references.
@@ -53,29 +53,24 @@ public final class MessagingModule: Sendable {
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
     }
 
-    /// Prunes sync's changes log past the retention, a minute after start and then hourly (any instance may;
-    /// the deletes are idempotent).
-    public func start() {
+    /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's
+    /// changes log past the retention, a minute after start and then hourly (any instance may; the deletes are
+    /// idempotent).
+    public var backgroundServices: [any Service] {
+        let events = events
         let repository = syncRepository
         let days = configuration.syncRetentionDays
         let logger = logger
-        let task = Task {
-            try? await Task.sleep(for: .seconds(60))
-            while !Task.isCancelled {
+        return [
+            ResourceService("messaging events", stop: { events.finish() }),
+            PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)
                     if deleted > 0 { logger.info("pruned sync changes", ["deleted": .int(deleted), "days": .int(days)]) }
                 } catch {
                     logger.warning("pruning sync changes failed", ["error": .string(String(describing: error))])
                 }
-                try? await Task.sleep(for: .seconds(3600))
-            }
-        }
-        pruning.withLock { $0 = task }
-    }
-
-    public func stop() {
-        pruning.withLock { $0?.cancel() }
-        events.finish()
+            },
+        ]
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 
 /// Where log lines go: a file descriptor written in large batches, so that access logging never
 /// limits request throughput. Each event loop gathers its lines in its own buffer (the loops never wait for
-/// each other's lock on the way; a thread off the loops has a buffer of its own); a buffer is handed over when it passes `flushThreshold`, when the application's
-/// flusher calls `flush()` (every second, and at shutdown), and at once for errors. One serial writer queue does
+/// each other's lock on the way; a thread off the loops has a buffer of its own); a buffer is handed over when it
+/// passes `flushThreshold`, when the application's flusher calls `flush()` (periodically, and at shutdown), and at
+/// once for errors. One serial writer queue does
 /// every `write(2)`, so a thread that logs never waits on the disk (a page-cache stall under heavy writeback
 /// would otherwise stall an event loop and every request on it); past `maxQueuedBytes` awaiting the writer, the
 /// logging thread waits for it instead (memory stays bounded). Lines of one loop or thread keep their order; lines of

@@ -1,8 +1,9 @@
 import ParleyAuth
 import ParleyHTTP
+import ParleyLifecycle
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
-import Synchronization
 
 /// Push, assembled: the token routes, the outbox worker (with the sender that delivers), and the unbinding of
 /// tokens when sessions end. Messages reach the outbox without this module: a trigger on `messages` queues them
@@ -14,15 +15,14 @@ public final class PushModule: Sendable {
     public let jobs: PushJobRepository
     let worker: PushWorker
     let authenticator: Authenticator
-    let sessionEvents: SessionEvents
+    let endedSessions: AsyncStream<SessionEvent>
     let logger: Logger
-    private let tasks = Mutex<[Task<Void, Never>]>([])
 
     public init(configuration: PushConfiguration, database: PostgresClient, authenticator: Authenticator,
                 sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, logger: Logger) {
         self.configuration = configuration
         self.authenticator = authenticator
-        self.sessionEvents = sessionEvents
+        endedSessions = sessionEvents.subscribe()
         let logger = logger.with("component", "push")
         self.logger = logger
         tokens = PushTokenRepository(database: database)
@@ -36,51 +36,33 @@ public final class PushModule: Sendable {
         PushTokenController(authenticator: authenticator, tokens: tokens).register(on: &router)
     }
 
-    /// Starts the worker (unless `pollInterval` is zero), the unbinding of ended sessions' tokens and its sweep.
-    public func start() {
-        var started: [Task<Void, Never>] = []
+    /// What push runs while the server serves: the worker (unless `pollInterval` is zero: then this instance
+    /// delivers nothing), the unbinding of ended sessions' tokens and its backstop, a sweep.
+    public var backgroundServices: [any Service] {
+        var services: [any Service] = []
         if configuration.pollInterval > .zero {
-            started.append(Task { [worker] in await worker.run() })
+            let worker = worker
+            let batchSize = configuration.batchSize
+            services.append(PeriodicService("push worker", every: configuration.pollInterval, firstAfter: .zero) {
+                // Full batches mean more are due: pass again at once.
+                while !Task.isCancelled, await worker.runPass() >= batchSize {}
+            })
         }
-        let ended = sessionEvents.subscribe()
+        services.append(EndedSessionUnbinder(events: endedSessions, tokens: tokens, logger: logger))
         let tokens = tokens
         let logger = logger
-        started.append(Task {
-            for await event in ended {
-                guard case .sessionEnded(let session) = event else { continue }
-                do {
-                    try await tokens.unbindEndedSession(session.sessionId)
-                } catch {
-                    logger.warning("unbinding an ended session's push tokens failed; the sweep will",
-                                   ["error": .string(String(describing: error))])
-                }
+        services.append(PeriodicService("push token sweep", every: configuration.sweepInterval) {
+            do {
+                let removed = try await tokens.sweepEndedSessions()
+                if removed > 0 { logger.info("push tokens of ended sessions removed", ["count": .int(removed)]) }
+            } catch {
+                logger.warning("sweeping push tokens failed", ["error": .string(String(describing: error))])
             }
         })
-        let interval = configuration.sweepInterval
-        started.append(Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if Task.isCancelled { break }
-                do {
-                    let removed = try await tokens.sweepEndedSessions()
-                    if removed > 0 { logger.info("push tokens of ended sessions removed", ["count": .int(removed)]) }
-                } catch {
-                    logger.warning("sweeping push tokens failed", ["error": .string(String(describing: error))])
-                }
-            }
-        })
-        tasks.withLock { $0 += started }
+        return services
     }
 
     /// One worker pass now (tests and tools); returns how many jobs were leased.
     @discardableResult
     public func deliverDueJobs() async -> Int { await worker.runPass() }
-
-    public func stop() {
-        let all = tasks.withLock { tasks in
-            defer { tasks.removeAll() }
-            return tasks
-        }
-        for task in all { task.cancel() }
-    }
 }

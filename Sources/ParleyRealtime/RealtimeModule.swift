@@ -2,7 +2,9 @@ import Foundation
 import ParleyAuth
 import ParleyHTTP
 import ParleyJSON
+import ParleyLifecycle
 import ParleyMessaging
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 import ParleyWebSocket
@@ -15,13 +17,15 @@ public final class RealtimeModule: Sendable {
     let auth: AuthModule
     let messaging: MessagingModule
     let logger: Logger
-    private let tasks = TaskBox()
+    /// Subscribed here, so no session that ends before the services run is missed.
+    let sessionEvents: AsyncStream<SessionEvent>
 
     public init(configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
                 database: PostgresClient, logger: Logger, metrics: MetricsRegistry) {
         self.configuration = configuration
         self.auth = auth
         self.messaging = messaging
+        sessionEvents = auth.events.subscribe()
         let logger = logger.with("component", "realtime")
         self.logger = logger
         let registry = ConnectionRegistry()
@@ -61,44 +65,23 @@ public final class RealtimeModule: Sendable {
         }
     }
 
-    /// Starts delivering: messaging events (local, and relayed to the other instances), other instances'
-    /// events, and session ends.
-    public func start() {
+    /// What the gateway runs while the server serves: presence (written, then heartbeated), delivery of local and
+    /// other instances' events, the ends of sessions, and a safety net under the session events (which shed
+    /// events when overloaded): every few seconds, connections whose session is known to have ended are ended.
+    public var backgroundServices: [any Service] {
         let gateway = gateway
-        gateway.presence?.start()
-        let sessionEvents = auth.events.subscribe()
-        let logger = logger
-        // Inline, on the thread that published (the request's event loop, right after the commit): no queue and no
-        // hop through another thread between a stored message and its recipients' loops.
-        messaging.events.observe { event in
-            gateway.fanOut.deliverNow(Delivery(event))
-            gateway.relay.publish(serialized: RelayDescriptor.describeSerialized(event))
-        }
-        tasks.add(Task {
-            await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {
-                // Events of other instances may be lost: clients must sync.
-                gateway.fanOut.members.invalidateAll()
-                Self.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
-            })
-        })
-        tasks.add(Task {
-            for await event in sessionEvents {
-                guard case .sessionEnded(let ended) = event else { continue }
-                Self.end(ended, registry: gateway.registry)
-            }
-        })
-        // A safety net under the event stream (which sheds events when overloaded): every few seconds, end
-        // connections whose session is known to have ended.
+        var services: [any Service] = []
+        if let presence = gateway.presence { services += [presence, presence.heartbeatService] }
+        services.append(EventDelivery(gateway: gateway, logger: logger))
+        services.append(SessionEndListener(events: sessionEvents, registry: gateway.registry))
         let revocations = auth.revocations
-        tasks.add(Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(5))
-                for entry in gateway.registry.all() where revocations.contains(entry.sessionId) {
-                    Self.end(EndedSession(sessionId: entry.sessionId, userId: entry.userId, appId: entry.appId,
-                                          reason: .revoked, deviceModel: nil), registry: gateway.registry)
-                }
+        services.append(PeriodicService("realtime revocation check", every: .seconds(5)) {
+            for entry in gateway.registry.all() where revocations.contains(entry.sessionId) {
+                Self.end(EndedSession(sessionId: entry.sessionId, userId: entry.userId, appId: entry.appId,
+                                      reason: .revoked, deviceModel: nil), registry: gateway.registry)
             }
         })
+        return services
     }
 
     /// Closes every connection with 4003: the client reconnects and syncs what it may have missed.
@@ -132,11 +115,6 @@ public final class RealtimeModule: Sendable {
                 session.close(code: code, reason: code == .accountConflict ? "account conflict" : "session ended")
             }
         }
-    }
-
-    public func stop() async {
-        tasks.cancelAll()
-        await gateway.presence?.stop()
     }
 
     /// This instance's id in `realtime_instances` (presence rows name it).

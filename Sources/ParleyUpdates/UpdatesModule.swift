@@ -1,12 +1,14 @@
 import ParleyAuth
 import ParleyHTTP
+import ParleyLifecycle
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 
 /// Releases and update checks (issue 7), assembled: what `ParleyApp` registers and runs.
 ///
 /// - `register(on:)` adds the signed admin routes (`/api/admin/releases...`) and `GET /api/update/check`.
-/// - `start()` listens for release changes of other instances; `stop()` ends it.
+/// - `backgroundServices` listen for release changes of other instances.
 /// - `service` publishes, lists, changes and withdraws (also used by `parley release`).
 public final class UpdatesModule: Sendable {
     public let service: ReleaseService
@@ -31,11 +33,6 @@ public final class UpdatesModule: Sendable {
         UpdateCheckController(auth: auth, cache: cache).register(on: &router)
     }
 
-    public func start() {
-        listener.start()
-    }
-
-    public func stop() {
-        listener.stop()
-    }
+    /// What updates runs while the server serves: the listener for other instances' release changes.
+    public var backgroundServices: [any Service] { [listener] }
 }

@@ -81,30 +81,22 @@ enum CommandLineInterface {
     static func serve(_ configuration: Configuration, applyMigrations: Bool) async throws -> Int32 {
         // Every connection is a descriptor: use all the hard limit allows (the soft one is often 1,024).
         OpenFilesLimit.raiseToHardLimit()
-        let app = try Application(configuration: configuration)
-        try await app.run(applyMigrations: applyMigrations) {
-            let signal = await TerminationSignals.next()
-            app.logger.info("signal received", ["signal": .int(Int(signal))])
-        }
+        try await Application(configuration: configuration).run(applyMigrations: applyMigrations)
         return 0
     }
 
     static func migrate(_ configuration: Configuration, statusOnly: Bool, extra: [String]) async throws -> Int32 {
         guard extra.isEmpty || statusOnly else { return usageError("unknown option for migrate: \(extra[0])") }
-        var quiet = configuration
-        quiet.accessLog = false
-        let app = try Application(configuration: quiet)
-        defer { app.group.shutdown() }
-        let migrator = Migrator(client: app.database, directory: configuration.migrationsDirectory, logger: app.logger)
-        if statusOnly {
-            let status = try await migrator.status()
-            for name in status.applied { print("applied  \(name)") }
-            for name in status.pending { print("pending  \(name)") }
-        } else {
-            let applied = try await migrator.migrate()
-            print(applied.isEmpty ? "nothing to apply" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))")
+        try await CommandContext.with(configuration) { context in
+            if statusOnly {
+                let status = try await context.migrator.status()
+                for name in status.applied { print("applied  \(name)") }
+                for name in status.pending { print("pending  \(name)") }
+            } else {
+                let applied = try await context.migrator.migrate()
+                print(applied.isEmpty ? "nothing to apply" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))")
+            }
         }
-        await app.database.shutdown()
         return 0
     }
 

@@ -8,7 +8,7 @@ struct FilesFixture: Sendable {
     let messaging: MessagingFixture
     var live: LiveApp { messaging.live }
     var client: TestClient { messaging.client }
-    var files: FilesModule { live.app.files! }
+    var files: FilesModule { live.app.files }
 
     static func run<T>(environment: [String: String] = [:], _ body: (FilesFixture) async throws -> T) async throws -> T {
         try await MessagingFixture.run(environment: environment) { try await body(FilesFixture(messaging: $0)) }

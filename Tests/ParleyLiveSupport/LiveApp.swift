@@ -73,7 +73,7 @@ public final class LiveApp: Sendable {
         port = app.server.port
     }
 
-    public var auth: AuthModule { app.auth! }
+    public var auth: AuthModule { app.auth }
 
     /// The local file storage directory of this server.
     public var filesDirectory: String {

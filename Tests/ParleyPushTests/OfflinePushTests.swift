@@ -124,7 +124,7 @@ struct OfflinePushTests {
     @Test func noPushWhenMutedOrRevokedFirst() async throws {
         // The worker runs only when asked to here, so the revoke lands before delivery.
         try await PushFixture.run(environment: ["PARLEY_PUSH_POLL_MS": "0"]) { fixture in
-            let push = try #require(fixture.live.app.push)
+            let push = fixture.live.app.push
             let users = try await fixture.messaging.users(3)
             let token = PushFixture.token()
             try await fixture.bind(users[1], token: token)
@@ -236,7 +236,7 @@ struct OfflinePushTests {
                 .seal(pem: second.key.pem, appId: otherApp.id)
             update.bundleId = PushFixture.bundleId
             update.endpoint = mock.endpoint
-            try await fixture.live.app.push!.settings.update(appId: otherApp.id, update)
+            try await fixture.live.app.push.settings.update(appId: otherApp.id, update)
 
             let here = try await fixture.messaging.users(2)
             let there = MessagingFixture(live: fixture.live, appKey: otherApp.appKey, appId: otherApp.id)

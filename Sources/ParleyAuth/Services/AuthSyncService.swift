@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLifecycle
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
@@ -6,19 +7,17 @@ import Synchronization
 
 /// Keeps this instance's in-memory auth state in step with the database and the other instances:
 ///
-/// - at start: every app, and the sessions ended within the longest token lifetime;
-/// - LISTEN `parley_session_ended` (payload: session id) and `parley_app_changed` (payload: app id), acted on
-///   at once;
-/// - a poll every `pollInterval` of sessions ended and apps changed since the previous poll (with a lookback
-///   for transactions that committed late), which also covers notifications missed while the listening
-///   connection was down;
-/// - housekeeping every minute (forgetting sessions whose tokens have all expired; deleting expired refresh
-///   tokens, nonces and failed-login rows).
+/// - `prepare()`, before anything serves: every app, and the sessions ended within the longest token lifetime;
+/// - `run()`: LISTEN `parley_session_ended` (payload: session id) and `parley_app_changed` (payload: app id),
+///   acted on at once;
+/// - `poll()`, every `pollInterval` (`AuthModule` runs it as a periodic service): sessions ended and apps
+///   changed since the previous poll (with a lookback for transactions that committed late), which also covers
+///   notifications missed while the listening connection was down; and housekeeping every minute (forgetting
+///   sessions whose tokens have all expired; deleting expired refresh tokens, nonces and failed-login rows).
 ///
 /// So a session ended anywhere has its tokens refused here within about a second.
-public final class AuthSyncService: Sendable {
+public final class AuthSyncService: Service {
     private struct State {
-        var task: Task<Void, Never>?
         var watermark: Date?
         var lastPurge: Instant?
     }
@@ -48,8 +47,10 @@ public final class AuthSyncService: Sendable {
 
     var database: PostgresClient { apps.database }
 
-    /// Loads the initial state (throws when the database cannot be read), then keeps it current until `stop`.
-    public func start() async throws {
+    public var name: String { "auth sync" }
+
+    /// Loads the initial state; throws when the database cannot be read.
+    public func prepare() async throws {
         let startedAt = try await databaseNow()
         for app in try await apps.list() { directory.upsert(app) }
         for row in try await sessions.sessions.endedWithin(seconds: retentionSeconds()) {
@@ -57,23 +58,14 @@ public final class AuthSyncService: Sendable {
         }
         state.withLock { $0.watermark = startedAt }
         logger.info("auth state loaded", ["apps": .int(directory.all.count), "ended_sessions": .int(revocations.count)])
-        let task = Task { [self] in
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.listenForEndedSessions() }
-                group.addTask { await self.listenForAppChanges() }
-                group.addTask { await self.pollUntilCancelled() }
-            }
-        }
-        state.withLock { $0.task = task }
     }
 
-    public func stop() async {
-        let task = state.withLock { state in
-            defer { state.task = nil }
-            return state.task
+    /// Listens for ended sessions and changed apps until cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listenForEndedSessions() }
+            group.addTask { await self.listenForAppChanges() }
         }
-        task?.cancel()
-        await task?.value
     }
 
     // MARK: Notifications
@@ -123,17 +115,6 @@ public final class AuthSyncService: Sendable {
     }
 
     // MARK: Poll
-
-    private func pollUntilCancelled() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: configuration.pollInterval)
-            } catch {
-                return
-            }
-            await poll()
-        }
-    }
 
     /// One poll: ended sessions and changed apps since the previous poll, then pruning and housekeeping.
     func poll() async {

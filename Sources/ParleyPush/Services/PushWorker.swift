@@ -29,14 +29,6 @@ final class PushWorker: Sendable {
         self.logger = logger
     }
 
-    /// Runs until cancelled: a pass every `pollInterval`, and at once again while batches come back full.
-    func run() async {
-        while !Task.isCancelled {
-            while !Task.isCancelled, await runPass() >= configuration.batchSize {}
-            try? await Task.sleep(for: configuration.pollInterval)
-        }
-    }
-
     /// One lease and its jobs; returns how many jobs were leased.
     @discardableResult
     func runPass() async -> Int {

@@ -1,5 +1,7 @@
 import Foundation
 import ParleyCrypto
+import ParleyLifecycle
+import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 import Synchronization
@@ -35,7 +37,6 @@ final class ClusterPresence: Sendable {
     private let pending = Mutex(Pending())
     private let wake: AsyncStream<Void>.Continuation
     private let wakes: AsyncStream<Void>
-    private let tasks = TaskBox()
 
     init(database: PostgresClient, logger: Logger, heartbeat: Duration = .seconds(5),
          snapshot: @escaping @Sendable () -> [Row]) {
@@ -67,30 +68,9 @@ final class ClusterPresence: Sendable {
 
     // MARK: Writer
 
-    func start() {
-        tasks.add(Task { [self] in
-            for await _ in wakes {
-                await flush()
-            }
-        })
-        tasks.add(Task { [self] in
-            while !Task.isCancelled {
-                await beat()
-                try? await Task.sleep(for: heartbeat)
-            }
-        })
-        wake.yield()
-    }
-
-    /// Stops writing and removes this instance's rows (its connections are closing anyway).
-    func stop() async {
-        tasks.cancelAll()
-        wake.finish()
-        do {
-            _ = try await database.query("DELETE FROM realtime_instances WHERE id = \(instanceId)")
-        } catch {
-            logger.warning("could not remove this instance's presence", ["error": .string(String(describing: error))])
-        }
+    /// The heartbeat, every few seconds from the start, as a service of its own.
+    var heartbeatService: PeriodicService<ContinuousClock> {
+        PeriodicService("realtime presence heartbeat", every: heartbeat, firstAfter: .zero) { [self] in await beat() }
     }
 
     /// Heartbeat; also prunes instances silent for a minute (their presence rows go with them).
@@ -162,6 +142,27 @@ final class ClusterPresence: Sendable {
             }
             try? await Task.sleep(for: .milliseconds(500))
             wake.yield()
+        }
+    }
+}
+
+extension ClusterPresence: Service {
+    var name: String { "realtime presence" }
+
+    /// Writes queued changes until cancelled (everything first: the instance's rows start from scratch), then
+    /// removes this instance's rows: its connections are closing anyway.
+    func run() async {
+        wake.yield()
+        for await _ in wakes {
+            await flush()
+        }
+        wake.finish()
+        await withCancellationShield { [self] in
+            do {
+                _ = try await database.query("DELETE FROM realtime_instances WHERE id = \(instanceId)")
+            } catch {
+                logger.warning("could not remove this instance's presence", ["error": .string(String(describing: error))])
+            }
         }
     }
 }

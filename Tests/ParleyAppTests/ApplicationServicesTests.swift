@@ -1,0 +1,33 @@
+import Foundation
+@testable import ParleyApp
+import ParleyNet
+import ParleyObservability
+import Testing
+
+/// The order `parley serve` starts its services in (and stops them in reverse).
+@Suite struct ApplicationServicesTests {
+    @Test func startsWithTheDatabaseBeforeTheFeaturesAndListensLast() throws {
+        let configuration = try Configuration(environment: [
+            "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", // never connected to: nothing runs
+            "PARLEY_MASTER_KEY": String(repeating: "ab", count: 32),
+            "PARLEY_EVENT_LOOPS": "1",
+            "PARLEY_FILES_DIR": NSTemporaryDirectory() + "parley-files-" + UUID().uuidString,
+        ])
+        let app = try Application(configuration: configuration, logSink: LogSink(capturingAt: .error))
+        defer {
+            app.pushClient.shutdown()
+            app.group.shutdown()
+        }
+        let names = app.services(applyMigrations: false).map(\.name)
+        #expect(Set(names).count == names.count, "\(names)")
+        // The log flusher stops last, so the whole shutdown reaches the log; the HTTP server stops first, so
+        // in-flight requests finish while everything they use still runs.
+        #expect(names.first == "log flusher")
+        #expect(names.last == "http server")
+        let expectedOrder = ["event loops", "database", "session events", "password hashing", "auth sync", "auth poll",
+                             "sync pruner", "realtime presence", "realtime delivery", "file storage",
+                             "release change listener", "push client", "push worker", "push token unbinder"]
+        let positions = try expectedOrder.map { name in try #require(names.firstIndex(of: name), "no \(name) in \(names)") }
+        #expect(positions == positions.sorted(), "\(names)")
+    }
+}
