@@ -55,7 +55,7 @@ let package = Package(
                                                        "ParleyObservability", "ParleyBytes"],
                 swiftSettings: swiftSettings),
 
-        .target(name: "ParleyFiles", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+        .target(name: "ParleyFiles", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                     "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet", "ParleyBytes",
                                                     "ParleyObservability", "CParleyLinux"],
                 swiftSettings: swiftSettings),

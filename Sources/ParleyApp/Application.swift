@@ -60,7 +60,9 @@ public final class Application: Sendable {
         messaging = MessagingModule(configuration: configuration.messaging, database: database,
                                     authenticator: auth.authenticator, logger: logger,
                                     revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
-                                    attachments: files.access)
+                                    attachments: { [access = files.access] keys, appId, userId in
+                                        try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
+                                    })
         realtime = RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
                                   database: database, logger: logger, metrics: metrics)
         updates = UpdatesModule(database: database, auth: auth, logger: logger)

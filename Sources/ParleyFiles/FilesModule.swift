@@ -1,7 +1,6 @@
 import ParleyAuth
 import ParleyHTTP
 import ParleyLifecycle
-import ParleyMessaging
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres

@@ -24,7 +24,7 @@ public final class MessagingModule: Sendable {
     public init(configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
                 logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
                 revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
-                attachments: (any AttachmentAuthorizer)? = nil) {
+                attachments: AttachmentAuthorizer? = nil) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
         self.authenticator = authenticator

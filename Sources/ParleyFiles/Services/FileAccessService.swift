@@ -1,11 +1,12 @@
 import ParleyHTTP
-import ParleyMessaging
 
 /// Who may read a file: its uploader, anyone in a conversation where a message references it, and every user of
 /// the app for avatars (see `FileRepository.readable`). Messages may only reference files their sender may read.
-public struct FileAccessService: AttachmentAuthorizer {
+public struct FileAccessService: Sendable {
     let repository: FileRepository
 
+    /// Throws the API error to answer when a message may not reference one of `objectKeys` (messaging's
+    /// `AttachmentAuthorizer`).
     public func authorize(objectKeys: [String], appId: Int64, userId: String) async throws {
         for key in objectKeys where ObjectKey.appId(of: key) != appId {
             throw APIError.fileNotFound.with(message: "no file `\(key)` in this app")

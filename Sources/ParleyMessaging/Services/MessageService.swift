@@ -14,7 +14,7 @@ public struct MessageService: Sendable {
     let revokeWindow: @Sendable (Int64) -> Int
     let now: @Sendable () -> Date
     /// Checks the files a message references (nil: keys are only checked for shape).
-    let attachments: (any AttachmentAuthorizer)?
+    let attachments: AttachmentAuthorizer?
 
     /// What a client sends (`POST /api/im/messages`, the WebSocket `send` frame).
     public struct SendRequest: Sendable {
@@ -55,7 +55,7 @@ public struct MessageService: Sendable {
         let extra = try validator.validateExtra(request.extra)
         if let attachments {
             let keys = MessageContentValidator.objectKeys(msgType, request.content)
-            if !keys.isEmpty { try await attachments.authorize(objectKeys: keys, appId: principal.appId, userId: principal.userId) }
+            if !keys.isEmpty { try await attachments(keys, principal.appId, principal.userId) }
         }
         let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
         let outcome = try await batcher.send(MessageRepository.NewMessage(
