@@ -127,7 +127,7 @@ final class HTTPConnection: IOHandler {
                 case .buffer:
                     body.append(contentsOf: chunk)
                 case .stream:
-                    if let bodyStream, !bodyStream.push(chunk) { machine.handlerPausedReading() }
+                    if let bodyStream, !bodyStream.push(chunk) { machine.bodyConsumerFellBehind() }
                 case .discard:
                     break
                 }
@@ -409,8 +409,8 @@ final class HTTPConnection: IOHandler {
     /// The body stream's consumer caught up (called through `execute`, possibly after the request ended).
     private func bodyConsumerCaughtUp() {
         guard !isClosed else { return }
-        let action = machine.handlerResumedReading(pendingOutputBytes: pendingOutputBytes,
-                                                   bufferedInputBytes: parser.bufferedByteCount)
+        let action = machine.bodyConsumerCaughtUp(pendingOutputBytes: pendingOutputBytes,
+                                                  bufferedInputBytes: parser.bufferedByteCount)
         updateInterest()
         if action == .processBufferedInput { processInput() }
     }
@@ -418,15 +418,8 @@ final class HTTPConnection: IOHandler {
     /// The upgrade handler pauses or resumes reading.
     func setReadingPaused(_ paused: Bool) {
         guard !isClosed else { return }
-        if paused {
-            machine.handlerPausedReading()
-            updateInterest()
-            return
-        }
-        let action = machine.handlerResumedReading(pendingOutputBytes: pendingOutputBytes,
-                                                   bufferedInputBytes: parser.bufferedByteCount)
+        machine.upgradeHandlerPausedReading(paused)
         updateInterest()
-        if action == .processBufferedInput { processInput() }
     }
 
     // MARK: Upgraded byte stream

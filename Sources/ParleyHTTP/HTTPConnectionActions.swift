@@ -23,7 +23,7 @@ extension HTTPConnectionStateMachine {
     enum BodyAction: Hashable {
         /// Append the chunk to the request's buffered body.
         case buffer
-        /// Push the chunk into the body stream; if it reports its consumer behind, send `handlerPausedReading`.
+        /// Push the chunk into the body stream; if it reports its consumer behind, send `bodyConsumerFellBehind`.
         case stream
         case discard
     }
@@ -45,7 +45,7 @@ extension HTTPConnectionStateMachine {
         case failBodyStreamThenCloseAfterResponse
     }
 
-    /// After `handlerResumedReading`.
+    /// After `bodyConsumerCaughtUp`.
     enum ResumeAction: Hashable {
         case none
         /// Input read while paused may now be parsed.

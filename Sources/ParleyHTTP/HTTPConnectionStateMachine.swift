@@ -175,24 +175,15 @@ struct HTTPConnectionStateMachine {
         return .answerErrorThenClose
     }
 
-    /// The handler of a streamed body stopped reading: its consumer is past the stream's high-water mark, or the
-    /// upgrade handler asked to pause.
-    mutating func handlerPausedReading() {
-        switch state {
-        case .streamingBody: state = .streamingBody(readingPaused: true)
-        case .upgraded(_, let writerWaiting): state = .upgraded(readingPaused: true, writerWaiting: writerWaiting)
-        default: break
-        }
+    /// The body stream's consumer is behind (past the stream's high-water mark): stop reading until it catches up.
+    mutating func bodyConsumerFellBehind() {
+        if case .streamingBody = state { state = .streamingBody(readingPaused: true) }
     }
 
-    /// The handler caught up (or the upgrade handler resumed). `.processBufferedInput` when input already read may
-    /// now be parsed.
-    mutating func handlerResumedReading(pendingOutputBytes: Int, bufferedInputBytes: Int) -> ResumeAction {
-        switch state {
-        case .streamingBody: state = .streamingBody(readingPaused: false)
-        case .upgraded(_, let writerWaiting): state = .upgraded(readingPaused: false, writerWaiting: writerWaiting)
-        default: break
-        }
+    /// The body stream's consumer caught up. It may say so late, after its request ended: then nothing changes.
+    /// `.processBufferedInput` when input already read may now be parsed.
+    mutating func bodyConsumerCaughtUp(pendingOutputBytes: Int, bufferedInputBytes: Int) -> ResumeAction {
+        if case .streamingBody = state { state = .streamingBody(readingPaused: false) }
         return bufferedInputBytes > 0 && acceptsInput(pendingOutputBytes: pendingOutputBytes) ? .processBufferedInput : .none
     }
 
@@ -297,6 +288,13 @@ struct HTTPConnectionStateMachine {
             state = .upgraded(readingPaused: readingPaused, writerWaiting: true)
         }
         return false
+    }
+
+    /// The upgrade handler stops (`paused`) or resumes reading.
+    mutating func upgradeHandlerPausedReading(_ paused: Bool) {
+        if case .upgraded(_, let writerWaiting) = state {
+            state = .upgraded(readingPaused: paused, writerWaiting: writerWaiting)
+        }
     }
 
     /// The upgrade handler closes the connection, after writing what is queued when `flush`.

@@ -176,18 +176,18 @@ extension HTTPConnectionStateMachine {
         #expect(sm.headReceived(head(framing: .chunked), bodyLimit: 1 << 20, streamed: true)
                 == .dispatchWithBodyStream(sendContinue: false))
         #expect(sm.bodyReceived() == .stream)
-        sm.handlerPausedReading()
+        sm.bodyConsumerFellBehind()
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == [])
         // Bytes already read are still parsed into the stream; only the socket waits.
         #expect(sm.acceptsInput(pendingOutputBytes: 0))
-        #expect(sm.handlerResumedReading(pendingOutputBytes: 0, bufferedInputBytes: 0) == .none)
+        #expect(sm.bodyConsumerCaughtUp(pendingOutputBytes: 0, bufferedInputBytes: 0) == .none)
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
-        sm.handlerPausedReading()
-        #expect(sm.handlerResumedReading(pendingOutputBytes: 0, bufferedInputBytes: 300) == .processBufferedInput)
+        sm.bodyConsumerFellBehind()
+        #expect(sm.bodyConsumerCaughtUp(pendingOutputBytes: 0, bufferedInputBytes: 300) == .processBufferedInput)
         #expect(sm.requestEnded() == .finishBodyStream)
         #expect(sm.state == .awaitingResponse)
         // A late resume, after the body ended, starts nothing: the next request waits for this answer.
-        #expect(sm.handlerResumedReading(pendingOutputBytes: 0, bufferedInputBytes: 300) == .none)
+        #expect(sm.bodyConsumerCaughtUp(pendingOutputBytes: 0, bufferedInputBytes: 300) == .none)
         #expect(sm.answer(at: t(2)) == .write)
     }
 
@@ -284,9 +284,12 @@ extension HTTPConnectionStateMachine {
         var sm = machine()
         sm.receiveRequest(at: t(1))
         _ = sm.answer(upgrade: true, at: t(1))
-        sm.handlerPausedReading()
+        sm.upgradeHandlerPausedReading(true)
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == [])
-        #expect(sm.handlerResumedReading(pendingOutputBytes: 0, bufferedInputBytes: 0) == .none)
+        // A body stream's late "caught up" is not the upgrade handler's resume.
+        #expect(sm.bodyConsumerCaughtUp(pendingOutputBytes: 0, bufferedInputBytes: 0) == .none)
+        #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == [])
+        sm.upgradeHandlerPausedReading(false)
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
         #expect(sm.upgradeHandlerClosed(flush: true, pendingOutputBytes: 0) == .close)
 
