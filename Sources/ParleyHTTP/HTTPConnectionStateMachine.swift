@@ -266,11 +266,17 @@ struct HTTPConnectionStateMachine {
         return pendingOutputBytes <= configuration.maxPendingOutputBytes
     }
 
-    /// The readiness to watch for: readable while `wantsToRead`, writable while output is pending.
+    /// The readiness to watch for: readable while `wantsToRead`, writable while output is pending. While closing
+    /// nothing more is read, so a peer's half-close changes nothing and is not watched (it would wake the loop on
+    /// every wait until the answer is out); a reset still ends the connection.
     @inline(__always)
     func interest(pendingOutputBytes: Int, bufferedInputBytes: Int) -> IOEvents {
-        if isClosed { return [] }
-        var wanted: IOEvents = []
+        var wanted: IOEvents
+        switch state {
+        case .closed: return []
+        case .closing: wanted = .ignoringPeerHalfClose
+        default: wanted = []
+        }
         if wantsToRead(pendingOutputBytes: pendingOutputBytes, bufferedInputBytes: bufferedInputBytes) {
             wanted.insert(.readable)
         }

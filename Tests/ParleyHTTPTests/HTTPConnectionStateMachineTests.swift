@@ -78,8 +78,8 @@ extension HTTPConnectionStateMachine {
         var sm = machine()
         sm.receiveRequest(at: t(1))
         #expect(sm.answer(keepAlive: false, at: t(1)) == .writeThenClose(failBodyStream: false))
-        // Still writing: no more reading, writable interest only.
-        #expect(sm.interest(pendingOutputBytes: 100, bufferedInputBytes: 0) == .writable)
+        // Still writing: no more reading (nor watching for the peer's half-close), writable interest only.
+        #expect(sm.interest(pendingOutputBytes: 100, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
 
         var other = machine()
@@ -218,7 +218,8 @@ extension HTTPConnectionStateMachine {
         var sm = machine()
         sm.receiveRequest(at: t(1))
         #expect(sm.peerHalfClosed(pendingOutputBytes: 0) == .closeAfterAnswer(failBodyStream: false))
-        #expect(!sm.wantsToRead(pendingOutputBytes: 0, bufferedInputBytes: 0))
+        // Nothing to watch until the answer: the half-close, level-triggered, would wake the loop on every wait.
+        #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .ignoringPeerHalfClose)
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
     }
@@ -238,7 +239,7 @@ extension HTTPConnectionStateMachine {
         sm.receiveRequest(at: t(1))
         #expect(sm.answer(at: t(1)) == .write)
         #expect(sm.peerHalfClosed(pendingOutputBytes: 5000) == .closeAfterAnswer(failBodyStream: false))
-        #expect(sm.interest(pendingOutputBytes: 5000, bufferedInputBytes: 0) == .writable)
+        #expect(sm.interest(pendingOutputBytes: 5000, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
     }
 
@@ -297,7 +298,7 @@ extension HTTPConnectionStateMachine {
         flushing.receiveRequest(at: t(1))
         _ = flushing.answer(upgrade: true, at: t(1))
         #expect(flushing.upgradeHandlerClosed(flush: true, pendingOutputBytes: 10) == .closeAfterOutput)
-        #expect(flushing.interest(pendingOutputBytes: 10, bufferedInputBytes: 0) == .writable)
+        #expect(flushing.interest(pendingOutputBytes: 10, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
         #expect(flushing.outputDrained(bufferedInputBytes: 0) == .close)
         var unflushed = machine()
         unflushed.receiveRequest(at: t(1))
