@@ -55,7 +55,9 @@ final class HTTPConnection: IOHandler {
         // Drained: a pipelined request that waited for the answer to go out goes on.
         if writable && flush() { processInput() }
         if isClosed { return }
-        if readable {
+        if readable || (hangup && machine.isServingRequests) {
+            // While reading is paused (backpressure) the peer's half-close and a reset both come as hangup only: a
+            // read tells them apart (EOF, or an error), so a half-close reaches the machine like any other.
             readAvailable()
         } else if hangup {
             close()

@@ -89,6 +89,15 @@ struct HTTPConnectionStateMachine {
         return false
     }
 
+    /// Requests are being read or answered (not closing, upgraded or closed): a peer's half-close is an event to
+    /// decide on (`peerHalfClosed`), not the end.
+    var isServingRequests: Bool {
+        switch state {
+        case .idle, .readingHead, .readingBody, .streamingBody, .awaitingResponse: return true
+        case .closing, .upgraded, .closed: return false
+        }
+    }
+
     // MARK: Input
 
     /// Bytes arrived from the socket.

@@ -217,7 +217,10 @@ extension HTTPConnectionStateMachine {
     @Test func peerHalfClosedWhileARequestIsInFlightStillGetsTheAnswer() {
         var sm = machine()
         sm.receiveRequest(at: t(1))
+        // A hangup now may be a half-close, to be read and decided on; once closing, a hangup is the end.
+        #expect(sm.isServingRequests)
         #expect(sm.peerHalfClosed(pendingOutputBytes: 0) == .closeAfterAnswer(failBodyStream: false))
+        #expect(!sm.isServingRequests)
         // Nothing to watch until the answer: the half-close, level-triggered, would wake the loop on every wait.
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .ignoringPeerHalfClose)
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
