@@ -3,9 +3,11 @@ import Glibc
 import ParleyNet
 import ParleyObservability
 
-/// Drives one HTTP/1.1 connection on its event loop: reads bytes into the pure parser, dispatches
-/// each complete request as a task on the same loop, writes answers in order, and enforces the
-/// timeouts and buffer bounds. Loop-confined: every method runs on `loop`'s thread.
+/// Drives one HTTP/1.1 connection on its event loop: the thin driver around ``HTTPConnectionStateMachine``. It reads
+/// bytes into the pure parser, dispatches each complete request (an immediate handler at once, else a task on the
+/// same loop), writes answers (from the loop's scratch buffer when they fit, a file body with sendfile), and tells the
+/// machine what happened; the machine decides what comes next (the next pipelined request, pausing reading, closing,
+/// an upgrade, a timeout). Loop-confined: every method runs on `loop`'s thread.
 final class HTTPConnection: IOHandler {
     let fd: Int32
     let loop: EventLoop
@@ -13,21 +15,13 @@ final class HTTPConnection: IOHandler {
     // The loop server outlives its connections (it closes them all before it goes), so no refcounting here.
     private unowned(unsafe) let host: LoopServer
     private var parser: HTTPRequestParser
+    private var machine: HTTPConnectionStateMachine
 
-    // The request being read.
+    // The request being read: its head until a buffered body ends, the body, or the stream a handler reads.
     private var head: HTTPRequestHead?
-    /// Whether a head is held, without `head == nil`: that copies the whole optional head (strings, header
-    /// array) to compare it, and the input loop asks on every turn.
-    private var hasHead: Bool {
-        if case .none = head { return false }
-        return true
-    }
     private var match: RouteMatch = .notFound
     private var body: [UInt8] = []
     private var bodyStream: RequestBodyStream?
-    private var requestComplete = false
-    private var inFlight = false
-    private var requestStartedAt: Instant?
 
     // Output.
     private var output: [UInt8] = []
@@ -36,16 +30,10 @@ final class HTTPConnection: IOHandler {
     private var outputFile: ResponseFile?
     private var fileOffset: Int64 = 0
     private var fileEnd: Int64 = 0
-    private var closeAfterWrite = false
-    private var lastWriteProgress = Instant.now()
 
-    // Interest and lifecycle.
-    private var readingPausedByHandler = false
+    /// The readiness registered with the loop (the machine says what is wanted; this avoids needless epoll calls).
     private var registered: IOEvents = .readable
-    private(set) var lastActivity = Instant.now()
-    private(set) var isClosed = false
     private var upgraded: (handler: any ByteStreamHandler, channel: ByteChannel)?
-    private var upgradeBackpressured = false
 
     init(fd: Int32, remoteAddress: String, host: LoopServer) {
         self.fd = fd
@@ -54,25 +42,22 @@ final class HTTPConnection: IOHandler {
         self.host = host
         self.parser = HTTPRequestParser(limits: HTTPParserLimits(maxHeaderBytes: host.configuration.maxHeaderBytes,
                                                                  maxBodyBytes: host.configuration.defaultBodyLimit))
+        self.machine = HTTPConnectionStateMachine(configuration: host.machineConfiguration, now: host.loop.wakeTime)
     }
 
     var pendingOutputBytes: Int { output.count - outputOffset + Int(fileEnd - fileOffset) }
 
-    /// No request in progress and nothing to write: safe to close at shutdown or on idle timeout.
-    var isIdle: Bool {
-        upgraded == nil && !inFlight && !hasHead && pendingOutputBytes == 0 && parser.bufferedByteCount == 0
-    }
+    var isClosed: Bool { machine.isClosed }
 
     // MARK: Readiness
 
     func ioReady(readable: Bool, writable: Bool, hangup: Bool) {
-        if writable {
-            flush()
-            // Drained: continue with pipelined requests that waited for the answer to go out.
-            if !isClosed, upgraded == nil, !inFlight, pendingOutputBytes == 0, parser.bufferedByteCount > 0 { processInput() }
-        }
+        // Drained: a pipelined request that waited for the answer to go out goes on.
+        if writable && flush() { processInput() }
         if isClosed { return }
-        if readable {
+        if readable || (hangup && machine.isServingRequests) {
+            // While reading is paused (backpressure) the peer's half-close and a reset both come as hangup only: a
+            // read tells them apart (EOF, or an error), so a half-close reaches the machine like any other.
             readAvailable()
         } else if hangup {
             close()
@@ -82,21 +67,21 @@ final class HTTPConnection: IOHandler {
     private func readAvailable() {
         let scratch = host.readScratch
         // Bounded per wake-up so one busy client cannot starve the loop's other sockets.
-        for _ in 0..<4 {
+        reading: for _ in 0..<4 {
             let n = read(fd, scratch.baseAddress, scratch.count)
             if n > 0 {
-                lastActivity = loop.wakeTime
                 let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<n])
-                if let upgraded {
-                    upgraded.handler.channelRead(bytes)
-                    if isClosed || shouldPauseReading { return }
-                    continue
+                switch machine.bytesReceived(now: loop.wakeTime) {
+                case .parse:
+                    parser.append(bytes)
+                    processInput()
+                    if !readingWanted || n < scratch.count { break reading }
+                case .deliverToUpgradeHandler:
+                    upgraded?.handler.channelRead(bytes)
+                    if !readingWanted { break reading }
+                case .discard:
+                    break reading
                 }
-                if requestStartedAt == nil && !hasHead { requestStartedAt = lastActivity }
-                parser.append(bytes)
-                processInput()
-                if isClosed || shouldPauseReading { break }
-                if n < scratch.count { break }
             } else if n == 0 {
                 peerClosed()
                 return
@@ -111,22 +96,22 @@ final class HTTPConnection: IOHandler {
     }
 
     private func peerClosed() {
-        // A client that half-closes after sending still gets the answer to a request in flight.
-        if inFlight && upgraded == nil {
-            closeAfterWrite = true
-            setInterest([])
-            return
+        switch machine.peerHalfClosed(pendingOutputBytes: pendingOutputBytes) {
+        case .none:
+            updateInterest()
+        case .close:
+            close()
+        case .closeAfterAnswer(let failBodyStream):
+            // A client that half-closes after sending still gets the answer to its request.
+            if failBodyStream { bodyStream?.fail(.badRequest.with(message: "connection closed before the end of the body")) }
+            updateInterest()
         }
-        close()
     }
 
     // MARK: Requests
 
     private func processInput() {
-        while !isClosed, upgraded == nil {
-            if inFlight && (bodyStream == nil || requestComplete) { break }
-            // Do not start the next pipelined request until the previous answer is out (backpressure).
-            if !hasHead && pendingOutputBytes > 0 { break }
+        while machine.acceptsInput(pendingOutputBytes: pendingOutputBytes) {
             let next: HTTPParserEvent?
             do {
                 next = try parser.next()
@@ -140,18 +125,23 @@ final class HTTPConnection: IOHandler {
             case .head(let newHead):
                 headReceived(newHead)
             case .body(let chunk):
-                if let bodyStream {
-                    if !bodyStream.push(chunk) { setReadingPausedForBody(true) }
-                } else {
+                switch machine.bodyReceived() {
+                case .buffer:
                     body.append(contentsOf: chunk)
+                case .stream:
+                    if let bodyStream, !bodyStream.push(chunk) { machine.bodyConsumerFellBehind() }
+                case .discard:
+                    break
                 }
             case .end:
-                requestComplete = true
-                if let bodyStream {
-                    bodyStream.finish()
-                } else if let head = head.take() {
-                    // Moved into the request, not copied; `inFlight` now says a request is being answered.
-                    dispatch(head: head, body: .buffered(body))
+                switch machine.requestEnded() {
+                case .dispatch:
+                    // Moved into the request, not copied.
+                    if let head = head.take() { dispatch(head: head, body: .buffered(body)) }
+                case .finishBodyStream:
+                    bodyStream?.finish()
+                case .none:
+                    break
                 }
             }
         }
@@ -160,8 +150,6 @@ final class HTTPConnection: IOHandler {
 
     private func headReceived(_ newHead: consuming HTTPRequestHead) {
         body = []
-        requestComplete = false
-        requestStartedAt = nil
         match = host.responder.router.match(method: newHead.method, path: newHead.path)
         var limit = host.configuration.defaultBodyLimit
         var streamed = false
@@ -170,34 +158,30 @@ final class HTTPConnection: IOHandler {
             streamed = route.options.streamBody
         }
         parser.setBodyLimit(limit)
-        if newHead.expectContinue, newHead.version == .http1_1 {
-            // RFC 9110 §10.1.1: say 100 only when we will read the body; an oversize one gets 413 next.
-            if case .contentLength(let length) = newHead.framing, length > limit {
-                // parser throws 413 on the next call
-            } else {
-                enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
-                flush()
-            }
-        }
-        if streamed {
+        switch machine.headReceived(newHead, bodyLimit: limit, streamed: streamed) {
+        case .readBody(let sendContinue):
+            if sendContinue { writeContinue() }
+            head = newHead
+        case .dispatchWithBodyStream(let sendContinue):
+            if sendContinue { writeContinue() }
             let box = LoopBound(self)
             let loop = self.loop
-            let stream = RequestBodyStream { loop.execute { box.value.setReadingPausedForBody(false) } }
+            let stream = RequestBodyStream { loop.execute { box.value.bodyConsumerCaughtUp() } }
             bodyStream = stream
-            // The head stays while the body streams in (the request is being read and answered at once).
-            head = newHead
             dispatch(head: newHead, body: .stream(stream))
-        } else {
-            head = newHead
         }
     }
 
+    private func writeContinue() {
+        enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        flush()
+    }
+
     private func dispatch(head: consuming HTTPRequestHead, body: RequestBody) {
-        inFlight = true
         let request = HTTPRequest(head: head, body: body, remoteAddress: remoteAddress)
         // The request started when its last bytes were read (this wake-up): no clock read of its own.
         var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress,
-                                     startedAt: lastActivity)
+                                     startedAt: machine.lastActivity)
         if case .found(let route, let parameters) = match {
             context.parameters = parameters
             context.routePattern = route.metricName
@@ -230,17 +214,24 @@ final class HTTPConnection: IOHandler {
     }
 
     private func responseReady(_ response: HTTPResponse, to request: HTTPRequest, continueInput: Bool = true) {
-        guard !isClosed else { return }
-        inFlight = false
-        let bodyUnread = bodyStream != nil && !requestComplete
-        if let bodyStream, bodyUnread { bodyStream.fail(.badRequest.with(message: "response sent before the body was read")) }
+        let upgrade = response.status == 101 ? response.upgrade : nil
+        let action = machine.responseReady(requestKeepAlive: request.head.keepAlive,
+                                           responseCloses: response.closeConnection, upgrade: upgrade != nil,
+                                           bufferedInputBytes: parser.bufferedByteCount, now: loop.wakeTime)
+        let keepAlive: Bool
+        switch action {
+        case .discard:
+            return
+        case .write, .writeThenUpgrade:
+            keepAlive = true
+        case .writeThenClose(let failBodyStream):
+            keepAlive = false
+            if failBodyStream { bodyStream?.fail(.badRequest.with(message: "response sent before the body was read")) }
+        }
         self.head = nil
         self.body = []
         self.bodyStream = nil
-        if readingPausedByHandler { readingPausedByHandler = false }
-        let upgrading = response.status == 101 && response.upgrade != nil
         let method = request.head.method
-        let keepAlive = upgrading || (request.head.keepAlive && !response.closeConnection && !host.isShuttingDown && !bodyUnread)
         let date = host.dateHeader()
         let serializer = host.serializer
         var serialized: UnsafeRawBufferPointer?
@@ -254,7 +245,6 @@ final class HTTPConnection: IOHandler {
             enqueue(serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
                                          keepAlive: keepAlive, date: date))
         }
-        if !keepAlive { closeAfterWrite = true }
         if let file = response.file, method != .HEAD, response.status >= 200, response.status != 204,
            response.status != 304, file.length > 0 {
             outputFile = file
@@ -262,7 +252,7 @@ final class HTTPConnection: IOHandler {
             fileEnd = file.offset + file.length
         }
         if let serialized { sendNow(serialized) }
-        if upgrading, let upgrade = response.upgrade {
+        if case .writeThenUpgrade = action, let upgrade {
             let leftover = parser.takeUnconsumedBytes()
             let channel = ByteChannel(connection: self)
             let handler = upgrade.makeHandler(loop)
@@ -272,30 +262,27 @@ final class HTTPConnection: IOHandler {
             updateInterest()
             return
         }
-        flush()
-        if continueInput && !isClosed && !closeAfterWrite && pendingOutputBytes == 0 { processInput() }
+        // Inside the input loop (an immediate answer) the loop itself goes on with the next request.
+        if flush() && continueInput { processInput() }
     }
 
     private func parseFailed(_ error: HTTPParseError) {
         let apiError = APIError.forParseStatus(error.status, reason: error.reason)
-        if let bodyStream {
-            // The handler owns the answer for a streamed request; it sees the failure through the stream.
-            bodyStream.fail(apiError)
-            closeAfterWrite = true
-            requestComplete = true
-            setInterest([])
-            return
+        switch machine.parseFailed() {
+        case .failBodyStreamThenCloseAfterResponse:
+            bodyStream?.fail(apiError)
+            updateInterest()
+        case .answerErrorThenClose:
+            host.logger.debug("http parse error", ["status": .int(error.status), "reason": .string(error.reason),
+                                                   "remote": .string(remoteAddress)])
+            host.recordProtocolError(status: error.status)
+            writeErrorAndClose(apiError)
         }
-        host.logger.debug("http parse error", ["status": .int(error.status), "reason": .string(error.reason),
-                                               "remote": .string(remoteAddress)])
-        host.recordProtocolError(status: error.status)
-        // Every parse failure ends the connection: the framing of what follows cannot be trusted.
-        writeErrorAndClose(apiError)
     }
 
+    /// Writes an error answer with `Connection: close`; the machine is already closing, so the drain closes.
     private func writeErrorAndClose(_ error: APIError) {
         head = nil
-        closeAfterWrite = true
         enqueue(host.serializer.serialize(.error(error), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
                                           date: host.dateHeader()))
         flush()
@@ -320,7 +307,7 @@ final class HTTPConnection: IOHandler {
                          Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
             if n > 0 {
                 offset += n
-                lastWriteProgress = loop.wakeTime
+                machine.bytesSent(now: loop.wakeTime)
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
@@ -330,7 +317,10 @@ final class HTTPConnection: IOHandler {
         if offset < bytes.count { enqueue(Array(bytes[offset...])) }
     }
 
-    private func flush() {
+    /// Writes what is queued, then a file body. Returns true when everything is out and the machine says a
+    /// pipelined request may go on: the caller runs `processInput` unless it is inside it already.
+    @discardableResult
+    private func flush() -> Bool {
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
                 // A file follows: MSG_MORE lets the kernel put the head in the same segments as the file's bytes.
@@ -339,30 +329,35 @@ final class HTTPConnection: IOHandler {
             }
             if n > 0 {
                 outputOffset += n
-                lastWriteProgress = loop.wakeTime
+                machine.bytesSent(now: loop.wakeTime)
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 updateInterest()
-                return
+                return false
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
                 close()
-                return
+                return false
             }
         }
-        if outputFile != nil && !flushFile() { return }
+        if outputFile != nil && !flushFile() { return false }
         // Drained: drop a large buffer rather than keep its capacity for an idle connection.
         output = []
         outputOffset = 0
-        if closeAfterWrite {
+        var processInputNext = false
+        switch machine.outputDrained(bufferedInputBytes: parser.bufferedByteCount) {
+        case .none:
+            break
+        case .close:
             close()
-            return
-        }
-        if let upgraded, upgradeBackpressured {
-            upgradeBackpressured = false
-            upgraded.handler.channelWritable()
+            return false
+        case .processBufferedInput:
+            processInputNext = true
+        case .notifyUpgradeHandlerWritable:
+            upgraded?.handler.channelWritable()
         }
         updateInterest()
+        return processInputNext
     }
 
     /// Sends the pending file body; false while bytes remain (writable interest is set) or the connection
@@ -376,7 +371,7 @@ final class HTTPConnection: IOHandler {
             let n = sendfile(fd, file.descriptor, &offset, chunk)
             if n > 0 {
                 fileOffset += Int64(n)
-                lastWriteProgress = loop.wakeTime
+                machine.bytesSent(now: loop.wakeTime)
                 budget -= n
                 if budget <= 0 && fileOffset < fileEnd {
                     updateInterest()
@@ -401,38 +396,31 @@ final class HTTPConnection: IOHandler {
 
     // MARK: Interest
 
-    private var shouldPauseReading: Bool {
-        if readingPausedByHandler { return true }
-        if closeAfterWrite { return true }
-        if upgraded != nil { return pendingOutputBytes > host.configuration.maxPendingOutputBytes }
-        // Pipelined bytes pile up while a request runs: stop reading past a bound (backpressure).
-        if inFlight && bodyStream == nil && parser.bufferedByteCount > host.configuration.maxHeaderBytes * 4 { return true }
-        return pendingOutputBytes > host.configuration.maxPendingOutputBytes
+    private var readingWanted: Bool {
+        machine.wantsToRead(pendingOutputBytes: pendingOutputBytes, bufferedInputBytes: parser.bufferedByteCount)
     }
 
     private func updateInterest() {
         guard !isClosed else { return }
-        var wanted: IOEvents = []
-        if !shouldPauseReading { wanted.insert(.readable) }
-        if pendingOutputBytes > 0 { wanted.insert(.writable) }
-        setInterest(wanted)
-    }
-
-    private func setInterest(_ wanted: IOEvents) {
-        guard !isClosed, wanted != registered else { return }
+        let wanted = machine.interest(pendingOutputBytes: pendingOutputBytes, bufferedInputBytes: parser.bufferedByteCount)
+        guard wanted != registered else { return }
         registered = wanted
         loop.modify(fd: fd, events: wanted)
     }
 
-    fileprivate func setReadingPausedForBody(_ paused: Bool) {
+    /// The body stream's consumer caught up (called through `execute`, possibly after the request ended).
+    private func bodyConsumerCaughtUp() {
         guard !isClosed else { return }
-        readingPausedByHandler = paused
+        let action = machine.bodyConsumerCaughtUp(pendingOutputBytes: pendingOutputBytes,
+                                                  bufferedInputBytes: parser.bufferedByteCount)
         updateInterest()
-        if !paused && parser.bufferedByteCount > 0 { processInput() }
+        if action == .processBufferedInput { processInput() }
     }
 
+    /// The upgrade handler pauses or resumes reading.
     func setReadingPaused(_ paused: Bool) {
-        readingPausedByHandler = paused
+        guard !isClosed else { return }
+        machine.upgradeHandlerPausedReading(paused)
         updateInterest()
     }
 
@@ -442,18 +430,14 @@ final class HTTPConnection: IOHandler {
         guard !isClosed else { return false }
         enqueue(bytes)
         flush()
-        let ok = pendingOutputBytes <= host.configuration.maxPendingOutputBytes
-        if !ok { upgradeBackpressured = true }
-        return ok
+        return machine.upgradeHandlerWrote(pendingOutputBytes: pendingOutputBytes)
     }
 
     func channelClose(flush shouldFlush: Bool) {
         guard !isClosed else { return }
-        if shouldFlush && pendingOutputBytes > 0 {
-            closeAfterWrite = true
-            updateInterest()
-        } else {
-            close()
+        switch machine.upgradeHandlerClosed(flush: shouldFlush, pendingOutputBytes: pendingOutputBytes) {
+        case .close: close()
+        case .closeAfterOutput: updateInterest()
         }
     }
 
@@ -461,38 +445,29 @@ final class HTTPConnection: IOHandler {
 
     /// Called by the loop's sweep: answers 408 or closes when a deadline has passed.
     func checkTimeouts(now: Instant) {
-        let config = host.configuration
-        if pendingOutputBytes > 0 {
-            if now.since(lastWriteProgress) > config.writeTimeout { close() }
-            return
+        switch machine.sweep(now: now, pendingOutputBytes: pendingOutputBytes) {
+        case .none:
+            break
+        case .close:
+            close()
+        case .answerRequestTimeoutThenClose(let countAsProtocolError):
+            if countAsProtocolError { host.recordProtocolError(status: 408) }
+            writeErrorAndClose(.requestTimeout)
         }
-        if upgraded != nil || inFlight { return }
-        if let started = requestStartedAt, !hasHead {
-            // Slowloris: the whole head must arrive within the header timeout.
-            if now.since(started) > config.headerTimeout {
-                host.recordProtocolError(status: 408)
-                writeErrorAndClose(.requestTimeout)
-            }
-            return
-        }
-        if hasHead {
-            if now.since(lastActivity) > config.idleTimeout { writeErrorAndClose(.requestTimeout) }
-            return
-        }
-        if now.since(lastActivity) > config.idleTimeout { close() }
     }
 
     func beginShutdown() {
-        if let upgraded {
-            upgraded.handler.serverShuttingDown()
-            return
+        switch machine.shutdownRequested(pendingOutputBytes: pendingOutputBytes) {
+        case .none: break
+        case .close: close()
+        case .closeAfterOutput: updateInterest()
+        case .notifyUpgradeHandler: upgraded?.handler.serverShuttingDown()
         }
-        if isIdle { close() } else if !inFlight && !hasHead { closeAfterWrite = true; if pendingOutputBytes == 0 { close() } }
     }
 
     func close() {
         guard !isClosed else { return }
-        isClosed = true
+        machine.connectionClosed()
         loop.unregister(fd: fd)
         Glibc.close(fd)
         bodyStream?.fail(.badRequest.with(message: "connection closed"))

@@ -167,6 +167,8 @@ final class SharedServerState: Sendable {
 final class LoopServer: IOHandler, @unchecked Sendable {
     let loop: EventLoop
     let configuration: HTTPServerConfiguration
+    /// Each connection's state machine is configured from this (derived once, not per connection).
+    let machineConfiguration: HTTPConnectionStateMachine.Configuration
     let responder: HTTPResponder
     let logger: Logger
     let serializer = ResponseSerializer()
@@ -191,6 +193,7 @@ final class LoopServer: IOHandler, @unchecked Sendable {
          openGauge: Gauge, protocolErrors: CounterFamily, shared: SharedServerState) {
         self.loop = loop
         self.configuration = configuration
+        machineConfiguration = HTTPConnectionStateMachine.Configuration(configuration)
         self.responder = responder
         self.logger = logger
         self.openGauge = openGauge

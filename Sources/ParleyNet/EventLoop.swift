@@ -8,10 +8,16 @@ public struct IOEvents: OptionSet, Sendable {
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public static let readable = IOEvents(rawValue: 1)
     public static let writable = IOEvents(rawValue: 2)
+    /// Do not report the peer shutting down its sending side (EPOLLRDHUP, watched otherwise even while not reading,
+    /// so a paused handler learns its peer left). For a handler that already read the EOF and still has an answer
+    /// to write: level-triggered, the half-close would wake the loop on every wait. A reset still comes as
+    /// `hangup` (EPOLLHUP/EPOLLERR).
+    public static let ignoringPeerHalfClose = IOEvents(rawValue: 4)
 }
 
 /// Something that owns a file descriptor registered with an event loop. Called on the loop thread only.
 public protocol IOHandler: AnyObject {
+    /// `hangup`: the peer reset or closed the connection, or half-closed it (unless `.ignoringPeerHalfClose`).
     func ioReady(readable: Bool, writable: Bool, hangup: Bool)
 }
 
@@ -167,7 +173,7 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
 
     private func epollEvent(fd: Int32, events: IOEvents) -> epoll_event {
         var event = epoll_event()
-        var mask = EPOLLRDHUP.rawValue
+        var mask = events.contains(.ignoringPeerHalfClose) ? 0 : EPOLLRDHUP.rawValue
         if events.contains(.readable) { mask |= EPOLLIN.rawValue }
         if events.contains(.writable) { mask |= EPOLLOUT.rawValue }
         event.events = mask

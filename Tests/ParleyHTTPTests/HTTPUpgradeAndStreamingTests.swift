@@ -39,6 +39,11 @@ private func upgradeRoutes(_ router: inout Router) {
         }
         return .ok(["bytes": total, "checksum": checksum])
     }
+    router.get("/slow") { _, _ in
+        // Slower than a loop turn, so the connection sees the client's half-close before the answer.
+        try await Task.sleep(for: .milliseconds(200))
+        return .ok(["slow": true])
+    }
 }
 
 @Suite(.serialized) struct HTTPUpgradeAndStreamingTests {
@@ -106,6 +111,57 @@ private func upgradeRoutes(_ router: inout Router) {
         }
         answered = try? client.readResponse()
         #expect(answered?.status == 413)
+        await live.stop()
+    }
+
+    @Test func clientThatHalfClosesAfterItsRequestStillGetsTheAnswer() async throws {
+        let live = try await LiveServer(routes: upgradeRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        shutdown(client.fd, Int32(SHUT_WR))
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.bodyText.contains(#""bytes":3"#))
+        #expect(client.waitForClose())
+        await live.stop()
+    }
+
+    @Test func clientThatHalfClosesWhileASlowHandlerRunsStillGetsTheAnswer() async throws {
+        let live = try await LiveServer(routes: upgradeRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        shutdown(client.fd, Int32(SHUT_WR))
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("connection") == "close")
+        #expect(client.waitForClose())
+        await live.stop()
+    }
+
+    @Test func clientThatHalfClosesWhileReadingIsPausedStillGetsTheAnswer() async throws {
+        let live = try await LiveServer(routes: upgradeRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        // Over 64 KiB pipelined behind a slow request: the connection stops reading until it is answered, so it
+        // hears of the half-close only as a hangup.
+        let pipelined = String(repeating: "GET /never-parsed HTTP/1.1\r\nHost: x\r\n\r\n", count: 2500)
+        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + pipelined)
+        shutdown(client.fd, Int32(SHUT_WR))
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("connection") == "close")
+        #expect(client.waitForClose())
+        await live.stop()
+    }
+
+    @Test func clientThatHalfClosesInsideAStreamedBodyGetsTheHandlersErrorAnswer() async throws {
+        let live = try await LiveServer(routes: upgradeRoutes)
+        let client = try RawHTTPClient(port: live.port)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly ten b")
+        shutdown(client.fd, Int32(SHUT_WR))
+        // The body can never end: the handler's stream fails, and its error answer still goes out.
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(client.waitForClose())
         await live.stop()
     }
 }

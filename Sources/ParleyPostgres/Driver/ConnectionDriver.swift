@@ -13,13 +13,6 @@ final class ConnectionDriver: IOHandler {
         case idle, connecting, ready, closed
     }
 
-    private enum Step {
-        case deallocating(thenPrepare: String)
-        case preparing(String)
-        case executing
-        case simple
-    }
-
     let loop: EventLoop
     let id: Int
     var delegate: ConnectionDelegate?
@@ -35,17 +28,13 @@ final class ConnectionDriver: IOHandler {
     private var statements: StatementCache
     private var queue = RingBuffer<ConnectionOperation>()
     private var current: ConnectionOperation?
-    private var step: Step = .simple
+    /// The current operation's protocol step and first answer: what decides whether it may be retried.
+    private var progress = OperationProgress()
     private var currentResult: OpaquePointer?
     private var currentError: PostgresError?
 
     /// The server sent a FATAL error outside any query: it is closing this session.
     private var serverEndedSession = false
-    /// Set when the connection is taken from the idle list: the next statement's first response byte is
-    /// noted, to tell "the backend died before reading it" from "it died while running it".
-    private var probeNextResponse = false
-    private var firstResponsePending = false
-    private var firstResponseByte: UInt8?
 
     /// Statements prepared on the server so far (for tests and diagnostics).
     private(set) var preparedCount = 0
@@ -199,7 +188,7 @@ final class ConnectionDriver: IOHandler {
     func enqueue(_ operation: ConnectionOperation) {
         guard state == .ready else {
             var error = PostgresError(kind: .unavailable, message: "the connection is closed")
-            error.safeToRetry = true
+            error.safeToRetry = progress.isSafeToRetry(after: .notSent)
             Self.deliver(operation.completion, .failure(error), from: self)
             return
         }
@@ -213,30 +202,26 @@ final class ConnectionDriver: IOHandler {
     private func start(_ operation: ConnectionOperation) {
         current = operation
         currentError = nil
-        firstResponseByte = nil
-        firstResponsePending = false
-        let probe = probeNextResponse
-        probeNextResponse = false
         switch operation.command {
         case .simple(let sql):
-            step = .simple
+            progress.operationStarted(at: .simple, firstResponseObservable: false)
             send { conn in sql.withCString { PQsendQuery(conn, $0) } }
         case .extended(let query):
             if statements.capacity == 0 {
-                step = .executing
+                progress.operationStarted(at: .executing, firstResponseObservable: false)
                 sendUnnamed(query)
             } else if let name = statements.lookup(query.sql, binds: query.binds) {
-                step = .executing
                 // Plain TCP only: with TLS the first byte on the socket says nothing about the protocol.
-                firstResponsePending = probe && !wantsWrite && conn.map { PQsslInUse($0) == 0 } == true
+                progress.operationStarted(at: .executing,
+                                          firstResponseObservable: !wantsWrite && conn.map { PQsslInUse($0) == 0 } == true)
                 sendPrepared(name: name, query)
             } else {
                 let (name, evicted) = statements.insert(query.sql, binds: query.binds)
                 if let evicted {
-                    step = .deallocating(thenPrepare: name)
+                    progress.operationStarted(at: .deallocating(thenPrepare: name), firstResponseObservable: false)
                     send { conn in "DEALLOCATE \(evicted)".withCString { PQsendQuery(conn, $0) } }
                 } else {
-                    step = .preparing(name)
+                    progress.operationStarted(at: .preparing(name), firstResponseObservable: false)
                     sendPrepare(name: name, query)
                 }
             }
@@ -276,7 +261,7 @@ final class ConnectionDriver: IOHandler {
         guard call(conn) == 1, flush() else {
             var error = PostgresError(kind: .unavailable, message: "could not send query: \(LibPQ.errorMessage(conn))")
             if PQstatus(conn) == CONNECTION_BAD {
-                error.safeToRetry = true
+                error.safeToRetry = progress.isSafeToRetry(after: .sendFailed)
                 close(error: error, currentFailure: error)
             } else {
                 // The connection is fine but libpq refused the command (e.g. too many parameters).
@@ -327,10 +312,10 @@ final class ConnectionDriver: IOHandler {
             return
         }
         guard readable || hangup else { return }
-        if firstResponsePending {
-            firstResponsePending = false
+        if progress.awaitsFirstResponseByte {
             var byte: UInt8 = 0
-            if recv(PQsocket(conn), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1 { firstResponseByte = byte }
+            let peeked = recv(PQsocket(conn), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
+            progress.firstResponseByteArrived(peeked ? byte : nil)
         }
         guard PQconsumeInput(conn) == 1 else {
             connectionLost()
@@ -401,13 +386,13 @@ final class ConnectionDriver: IOHandler {
     /// `PQgetResult` returned NULL: the current protocol step is over.
     private func stepFinished() {
         guard let operation = current else { return }
-        switch step {
+        switch progress.step {
         case .deallocating(let name):
             // A failed DEALLOCATE (aborted transaction) only leaks a server-side statement; go on.
             discardResult()
             currentError = nil
             guard case .extended(let query) = operation.command else { return }
-            step = .preparing(name)
+            progress.stepAdvanced(to: .preparing(name))
             sendPrepare(name: name, query)
         case .preparing(let name):
             discardResult()
@@ -416,7 +401,7 @@ final class ConnectionDriver: IOHandler {
                 statements.remove(query.sql)
                 finishCurrent(.failure(error))
             } else {
-                step = .executing
+                progress.stepAdvanced(to: .executing)
                 sendPrepared(name: name, query)
             }
         case .executing, .simple:
@@ -470,25 +455,8 @@ final class ConnectionDriver: IOHandler {
             serverError.kind = .unavailable
             currentFailure = serverError
         }
-        currentFailure.safeToRetry = currentStatementNeverRan(serverError: currentError)
+        currentFailure.safeToRetry = progress.isSafeToRetry(after: .connectionLost(serverErrorSQLState: currentError?.sqlState))
         close(error: error, currentFailure: currentFailure)
-    }
-
-    /// Whether the statement in flight certainly did not run, so a pooled query may go to another connection.
-    /// Its Execute had not been sent yet (we were still deallocating or preparing), or the server's first
-    /// answer was an ErrorResponse of class 57P (shutdown, terminated) where the extended protocol answers a
-    /// Bind it has read with BindComplete first: the backend was leaving before it read the statement.
-    /// A statement killed while it runs is not retried: it may be the very one an administrator stopped.
-    private func currentStatementNeverRan(serverError: PostgresError?) -> Bool {
-        guard case .extended = current?.command else { return false }
-        switch step {
-        case .deallocating, .preparing:
-            return true
-        case .executing:
-            return firstResponseByte == UInt8(ascii: "E") && serverError?.sqlState?.hasPrefix("57P") == true
-        case .simple:
-            return false
-        }
     }
 
     /// Before an idle connection is reused: looks at what arrived while it sat in the pool. A terminated
@@ -502,7 +470,7 @@ final class ConnectionDriver: IOHandler {
             let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
             if n < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                    probeNextResponse = true
+                    progress.connectionCheckedForReuse()
                     return true
                 }
                 connectionLost()
@@ -520,7 +488,7 @@ final class ConnectionDriver: IOHandler {
             processInput()
             guard state == .ready else { return false }
         }
-        probeNextResponse = true
+        progress.connectionCheckedForReuse()
         return true
     }
 
@@ -550,7 +518,7 @@ final class ConnectionDriver: IOHandler {
         }
         if let failedCurrent { Self.deliver(failedCurrent.completion, .failure(currentFailure ?? error), from: self) }
         var notSent = error
-        notSent.safeToRetry = true
+        notSent.safeToRetry = progress.isSafeToRetry(after: .notSent)
         for operation in queued { Self.deliver(operation.completion, .failure(notSent), from: self) }
     }
 }
