@@ -26,4 +26,7 @@ extension APIError {
     /// The changes after this cursor were partly pruned (PARLEY_IM_SYNC_RETENTION_DAYS).
     public static let cursorExpired = APIError(code: 1116, status: 410,
                                                message: "sync cursor too old: reload conversations and history, then sync without a cursor")
+    /// Removing yourself is leaving, which has its own route (and rules: an owner must transfer first).
+    public static let cannotRemoveSelf = APIError(code: 1117, status: 403,
+                                                  message: "you cannot remove yourself: leave the group with POST /api/im/groups/{id}/leave")
 }

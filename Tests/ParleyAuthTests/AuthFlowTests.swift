@@ -187,6 +187,20 @@ struct AuthFlowTests {
             let cleared = try await client.patch("/api/users/me", json: ["avatar": NSNull()], token: me.accessToken)
             #expect(cleared.data["avatar"] is NSNull)
             #expect(cleared.string("nickname") == "Ivy")
+            // openapi.yaml's Nickname and ObjectKey: at most 64 code points as sent (spaces count, then are
+            // trimmed), no control characters anywhere, avatars printable ASCII.
+            let padded = try await client.patch("/api/users/me", json: ["nickname": "  Ivy  "], token: me.accessToken)
+            #expect(padded.string("nickname") == "Ivy")
+            let sixtyFour = String(repeating: "é", count: 64)
+            #expect(try await client.patch("/api/users/me", json: ["nickname": sixtyFour], token: me.accessToken).status == 200)
+            for refused in [" " + sixtyFour, "\r\nIvy", "I\u{85}vy", "   ", "\u{1F44B}\u{1F3FB}" + String(repeating: "a", count: 63)] {
+                let answer = try await client.patch("/api/users/me", json: ["nickname": refused], token: me.accessToken)
+                #expect(answer.code == 1002, "\(refused)")
+            }
+            for refused in ["avatars/ívy.png", "avatars/\u{7F}"] {
+                let answer = try await client.patch("/api/users/me", json: ["avatar": refused], token: me.accessToken)
+                #expect(answer.code == 1002, "\(refused)")
+            }
 
             let seen = try await client.get("/api/users/\(me.userId)", token: other.accessToken)
             #expect(seen.status == 200)

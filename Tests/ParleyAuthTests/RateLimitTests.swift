@@ -25,6 +25,28 @@ struct RateLimitTests {
         }
     }
 
+    @Test func imTokenRenewalChecksCredentialsBeforeTheAddressBucket() async throws {
+        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "3"]) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            let alice = try Session(try await client.register(appKey: app.appKey, username: "alice")) // token 1 of 3
+            // Calls without credentials answer 401 and spend nothing: more of them than the bucket holds.
+            for _ in 1...4 {
+                #expect(try await client.post("/api/im/auth/token").code == 1030)
+                #expect(try await client.post("/api/im/auth/token", token: "not-a-token").code == 1030)
+            }
+            #expect(try await client.post("/api/im/auth/token", token: alice.accessToken).status == 200) // token 2
+            #expect(try await client.post("/api/im/auth/token", token: alice.accessToken).status == 200) // token 3
+            let limited = try await client.post("/api/im/auth/token", token: alice.accessToken)
+            #expect(limited.status == 429)
+            #expect(limited.code == 1010)
+            // With the bucket empty, a call without credentials still answers 401, not 429.
+            let missing = try await client.post("/api/im/auth/token")
+            #expect(missing.status == 401)
+            #expect(missing.code == 1030)
+        }
+    }
+
     @Test func repeatedFailuresLockTheAccount() async throws {
         try await withLiveApp(environment: ["PARLEY_LOGIN_MAX_FAILURES": "3"]) { live in
             let (app, _) = try await live.createApp()

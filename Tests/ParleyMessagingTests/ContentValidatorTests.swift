@@ -36,6 +36,7 @@ struct ContentValidatorTests {
         #expect(accepts(.text, .string(String(repeating: "é", count: 10_000))))
         #expect(!accepts(.richText, "plain"))
         #expect(!accepts(.image, ["objectKey": "", "width": 1, "height": 1]))
+        #expect(!accepts(.image, ["objectKey": "k\u{E9}", "width": 1, "height": 1])) // object keys are printable ASCII
         #expect(!accepts(.image, ["objectKey": "k", "width": 1.5, "height": 1]))
         #expect(!accepts(.image, ["objectKey": "k", "width": 1, "height": 100_001]))
         #expect(!accepts(.video, ["objectKey": "k", "durationSec": "10"]))
@@ -98,9 +99,12 @@ struct ContentValidatorTests {
     @Test func cursorsRoundTripAndRejectGarbage() {
         #expect(SyncCursor("123-45") == SyncCursor(xid: 123, position: 45))
         #expect(SyncCursor(xid: 7, position: 0).description == "7-0")
-        for bad in ["", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1"] {
+        for bad in ["", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1",
+                    "1234567890123456789-1", "1-1234567890123456789"] {
             #expect(SyncCursor(bad) == nil, "\(bad)")
         }
+        // openapi.yaml's pattern: 1-18 digits each, leading zeros allowed.
+        #expect(SyncCursor("999999999999999999-000000000000000001") == SyncCursor(xid: 999_999_999_999_999_999, position: 1))
     }
 }
 

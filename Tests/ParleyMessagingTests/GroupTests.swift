@@ -48,6 +48,13 @@ struct GroupTests {
                                                token: a.accessToken).status == 200)
             #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(owner.userId)",
                                                token: a.accessToken).code == 1112)
+            // Removing yourself is leaving, which has its own route: 403 with 1117, for owners and admins alike.
+            for member in [a, owner] {
+                let removal = try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(member.userId)",
+                                                         token: member.accessToken)
+                #expect(removal.status == 403)
+                #expect(removal.code == 1117)
+            }
             // The removed member can neither read nor post any more.
             #expect(try await fx.history(c, group.conversationId).code == 1100)
             #expect(try await fx.send(c, to: group.groupId, chatType: "group").code == 1100)

@@ -74,19 +74,23 @@ enum AuthInput {
         }
     }
 
+    /// At most 64 code points as sent (JSON Schema's `maxLength`, what openapi.yaml states), no control
+    /// characters, something besides spaces; stored trimmed of spaces.
     static func nickname(_ raw: String?) throws(APIError) -> String? {
         guard let raw else { return nil }
         let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, Validation.isValidText(trimmed, maxCharacters: maxNicknameCharacters) else {
+        guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxNicknameCharacters,
+              Validation.isValidText(raw, maxCharacters: maxNicknameCharacters) else {
             throw APIError.validationFailed.with(message: "`nickname` must be 1-64 characters without control characters")
         }
         return trimmed
     }
 
+    /// Object keys are printable ASCII (the server issues nothing else).
     static func avatar(_ raw: String?) throws(APIError) -> String? {
         guard let raw else { return nil }
-        guard !raw.isEmpty, raw.utf8.count <= maxAvatarBytes, Validation.isValidText(raw, maxCharacters: maxAvatarBytes)
-        else { throw APIError.validationFailed.with(message: "`avatar` must be an object key of 1-512 bytes") }
+        guard !raw.isEmpty, raw.utf8.count <= maxAvatarBytes, raw.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        else { throw APIError.validationFailed.with(message: "`avatar` must be an object key of 1-512 printable ASCII characters") }
         return raw
     }
 

@@ -32,10 +32,11 @@ struct IMAuthController: Sendable {
         return .ok(token)
     }
 
-    /// A fresh IM token for the session of the access token presented.
+    /// A fresh IM token for the session of the access token presented. The token is checked before the address's
+    /// bucket, so a call without valid credentials answers 401 and spends none of its tokens.
     func renew(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let address = try services.limits.admit(request)
         let verified = try await services.authenticator.authenticate(request, audience: .api, consent: .required)
+        let address = try services.limits.admit(request)
         let principal = verified.principal
         try services.limits.admit(account: "id:" + principal.userId, appId: principal.appId)
         try await services.sessions.sessions.touch(appId: principal.appId, sessionId: principal.sessionId,

@@ -148,9 +148,8 @@ struct MessageContentValidator: Sendable {
     }
 
     private func requireObjectKey(_ object: JSONObject, _ key: String, _ field: String) throws(APIError) {
-        guard case .string(let value)? = object[key], !value.isEmpty, value.utf8.count <= 512,
-              !MessagingInput.containsControl(value) else {
-            throw invalid("\(field).\(key)", "must be an object key of 1-512 bytes")
+        guard case .string(let value)? = object[key], MessagingInput.isObjectKey(value) else {
+            throw invalid("\(field).\(key)", "must be an object key of 1-512 printable ASCII characters")
         }
     }
 

@@ -58,18 +58,25 @@ enum MessagingInput {
         return value
     }
 
-    /// Names and short texts: trimmed, 1...max characters, no control characters.
+    /// Names and short texts: at most `maxCharacters` code points as sent (JSON Schema's `maxLength`, what
+    /// openapi.yaml states), no control characters, something besides white space; returned trimmed.
     static func name(_ raw: String, field: String, maxCharacters: Int = 64) throws(APIError) -> String {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= maxCharacters, !containsControl(trimmed, allowingLineBreaks: false) else {
+        guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxCharacters, !containsControl(raw, allowingLineBreaks: false) else {
             throw APIError.validationFailed.with(message: "`\(field)` must be 1-\(maxCharacters) characters without control characters")
         }
         return trimmed
     }
 
+    /// Object keys: 1-512 printable ASCII characters (the server issues nothing else); whether the file exists and
+    /// may be used is checked where it is referenced.
+    static func isObjectKey(_ raw: String) -> Bool {
+        !raw.isEmpty && raw.utf8.count <= 512 && raw.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     static func objectKey(_ raw: String, field: String) throws(APIError) -> String {
-        guard !raw.isEmpty, raw.utf8.count <= 512, !containsControl(raw) else {
-            throw APIError.validationFailed.with(message: "`\(field)` must be an object key of 1-512 bytes")
+        guard isObjectKey(raw) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be an object key of 1-512 printable ASCII characters")
         }
         return raw
     }

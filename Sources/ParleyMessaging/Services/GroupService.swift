@@ -101,9 +101,7 @@ public struct GroupService: Sendable {
     /// The owner removes anyone but themself; admins remove plain members.
     public func removeMember(_ groupId: String, userId rawID: String, by principal: Principal) async throws -> GroupInfo {
         let userId = try MessagingInput.userID(rawID, field: "userId")
-        guard userId != principal.userId else {
-            throw APIError.validationFailed.with(message: "use POST /api/im/groups/{id}/leave to leave a group")
-        }
+        guard userId != principal.userId else { throw APIError.cannotRemoveSelf }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
             guard let target = try await groups.member(on: connection, appId: principal.appId, groupId: groupId,
                                                        userId: userId) else {

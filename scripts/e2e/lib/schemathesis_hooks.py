@@ -6,6 +6,8 @@
   would only ever answer 401. Cases that test a missing header, or a timestamp, nonce or signature that breaks its
   documented pattern, keep it (the server must refuse them); the other refusals (stale timestamp, replayed nonce,
   wrong key) are covered by Tests/ParleyAuthTests/SignedRequestTests.swift.
+- The WebSocket upgrade (`GET /ws`): a connection that answered 101 is closed at once, so that the next request
+  does not go down a WebSocket.
 - Downloads (`GET /files/{objectKey}`): schemathesis percent-encodes the slashes of a path parameter, and an object
   key spans several path segments; the server rightly refuses an escaped key (1307). The hook sends the slashes as
   they are, so that the seeded key and its signed URL reach the file (200); schemathesis_downloads.py adds the
@@ -15,10 +17,17 @@
 - Operations that end sessions (logout, logout-all, ending a session by id) and the refresh-token exchange run as a
   throwaway user with a fresh session each time: with the fuzzing user's own token the first logout would turn every
   later operation into a 401, and a refresh with its refresh token would end its session (reuse detection).
+- Rules openapi.yaml states in prose because JSON Schema cannot (they relate two parameters, the caller, or the
+  state of a resource): a positive case (one schemathesis expects to be accepted) that breaks one is brought within
+  it before it is sent (the table RULES below: the smallest change that obeys the rule), since the server rightly
+  refuses it (1002; 1103 for a transfer to a non-member). Each rule quotes its description; the refusals are tested
+  in Swift (BadInputTests, GroupTests, RevokeAndEditTests, ConsentTests, the updates feature's tests). This is done
+  at the call, not with `filter_case`: the examples phase does not run case filters.
 
 Environment: PARLEY_ST_BASE (server origin), PARLEY_ST_APP_KEY, PARLEY_ST_APP_SECRET, PARLEY_ST_TOKEN (the fuzzing
 user's access token), PARLEY_ST_PUSH_TOKEN (the push token seeded for it), PARLEY_ST_THROWAWAY_USER and
-PARLEY_ST_THROWAWAY_PASSWORD (an account of the app registered by schemathesis_seed.py).
+PARLEY_ST_THROWAWAY_PASSWORD (an account of the app registered by schemathesis_seed.py), PARLEY_ST_SEED_FILE (the
+seed's whole JSON: the fuzzing user's id, the seeded messages' types, the app's privacy-policy version).
 """
 
 import hashlib
@@ -29,6 +38,7 @@ import os
 import re
 import secrets
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -42,6 +52,8 @@ TOKEN = os.environ["PARLEY_ST_TOKEN"]
 PUSH_TOKEN = os.environ["PARLEY_ST_PUSH_TOKEN"]
 THROWAWAY_USER = os.environ["PARLEY_ST_THROWAWAY_USER"]
 THROWAWAY_PASSWORD = os.environ["PARLEY_ST_THROWAWAY_PASSWORD"]
+with open(os.environ["PARLEY_ST_SEED_FILE"]) as seed_file:
+    SEED = json.load(seed_file)
 
 _calls = itertools.count()
 
@@ -74,12 +86,34 @@ class SignedRequest(requests.auth.AuthBase):
         return request
 
 
+class UpgradedConnectionClosed(requests.auth.AuthBase):
+    """After a 101 the connection speaks WebSocket: close it, or the pool would send the next request down it."""
+
+    def __call__(self, request):
+        request.register_hook("response", self.close_if_upgraded)
+        return request
+
+    @staticmethod
+    def close_if_upgraded(response, **_):
+        if response.status_code == 101:
+            response.raw.close()
+        return response
+
+
 class SlashesUnescaped(requests.auth.AuthBase):
     def __call__(self, request):
         parts = urllib.parse.urlsplit(request.url)
         path = re.sub("%2[Ff]", "/", parts.path)
         request.url = urllib.parse.urlunsplit(parts._replace(path=path))
         return request
+
+
+def _signed_headers(method, path_with_query, body):
+    timestamp = str(int(time.time()))
+    nonce = "st-" + secrets.token_hex(12)
+    message = "\n".join([method, path_with_query, timestamp, nonce, hashlib.sha256(body).hexdigest()])
+    signature = hmac.new(APP_SECRET.encode(), message.encode(), hashlib.sha256).hexdigest()
+    return {"X-App-Key": APP_KEY, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature}
 
 
 def _post(path, body, headers):
@@ -104,11 +138,21 @@ def _security_schemes(operation):
 @schemathesis.hook
 def before_call(context, case, kwargs):
     operation = case.operation
+    repair = RULES.get(operation.definition.raw.get("operationId"))
+    if repair is not None and case.meta is not None and case.meta.generation.mode.is_positive:
+        # Assigning a container marks it changed (schemathesis then validates it again), so only when absent.
+        if case.path_parameters is None:
+            case.path_parameters = {}
+        if case.query is None:
+            case.query = {}
+        repair(case)
     if "signedRequest" in _security_schemes(operation):
         kwargs["auth"] = SignedRequest()
         return
     operation_id = operation.definition.raw.get("operationId")
-    if operation_id == "downloadFile":
+    if operation.path == "/ws":
+        kwargs["auth"] = UpgradedConnectionClosed()
+    elif operation_id == "downloadFile":
         kwargs["auth"] = SlashesUnescaped()
     elif operation_id == "unbindPushToken" and (case.path_parameters or {}).get("token") == PUSH_TOKEN:
         _post("/api/push/tokens", {"token": PUSH_TOKEN, "vendor": "apns"}, {"Authorization": "Bearer " + TOKEN})
@@ -123,3 +167,104 @@ def before_call(context, case, kwargs):
                 case.path_parameters["id"] = _throwaway_session()["sessionId"]
             elif operation_id == "refresh" and isinstance(case.body, dict):
                 case.body["refreshToken"] = session["refreshToken"]
+
+
+# Documented rules JSON Schema cannot carry, by operation: each changes a positive case as little as needed to obey.
+
+def _ordered_pair(case):
+    """ConversationId: "`si:LOW:HIGH` (the two user ids in byte order)". Dictionary values arrive percent-encoded."""
+    conversation = str(case.path_parameters.get("id", ""))
+    parts = urllib.parse.unquote(conversation).split(":")
+    if len(parts) == 3 and parts[0] == "si" and parts[2].encode() < parts[1].encode():
+        ordered = f"si:{parts[2]}:{parts[1]}"
+        case.path_parameters["id"] = ordered.replace(":", "%3A") if "%3A" in conversation else ordered
+
+
+def _one_history_anchor(case):
+    """listMessages: "`before=S` ... `after=S` ... Not both"."""
+    _ordered_pair(case)
+    if "before" in case.query and "after" in case.query:
+        del case.query["after"]
+
+
+def _new_owner_a_member(case):
+    """transferGroup: `userId` is "The new owner, a member of the group" (else 1103); a non-member is replaced by
+    the first member the group lists (the caller themself, if alone: a transfer to yourself changes nothing)."""
+    body = case.body
+    group = case.path_parameters.get("id")
+    if not isinstance(body, dict) or not isinstance(group, str):
+        return
+    path = f"/api/im/groups/{urllib.parse.quote(group, safe='')}/members?limit=100"
+    request = urllib.request.Request(BASE + path, headers={"Authorization": "Bearer " + TOKEN})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            members = [member["userId"] for member in json.loads(response.read())["data"]["members"]]
+    except urllib.error.HTTPError:
+        return
+    if members and body.get("userId") not in members:
+        body["userId"] = members[0]
+
+
+def _number(value):
+    """JSON Schema's integers include `5.0`; booleans are not numbers."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _minimum_within_version(case):
+    """publishRelease: `minSupportedVersionCode` is "at most the release's own `versionCode`"."""
+    body = case.body
+    if isinstance(body, dict) and _number(body.get("minSupportedVersionCode")) and _number(body.get("versionCode")) \
+            and body["minSupportedVersionCode"] > body["versionCode"]:
+        body["minSupportedVersionCode"] = body["versionCode"]
+
+
+def _release_stays_valid(case):
+    """updateRelease: "the release keeps at least one of the two" URLs, and its minimum stays at most its
+    `versionCode` (checked against the release as it is now; an unknown id is left to answer 404)."""
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    path = urllib.parse.quote(f"/api/admin/releases/{case.path_parameters.get('id')}")
+    request = urllib.request.Request(BASE + path, headers=_signed_headers("GET", path, b""))
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            release = json.loads(response.read())["data"]
+    except urllib.error.HTTPError:
+        return
+    after = {key: body.get(key, release[key]) for key in ("appStoreUrl", "downloadUrl", "minSupportedVersionCode")}
+    if after["appStoreUrl"] is None and after["downloadUrl"] is None:
+        body["downloadUrl"] = "https://example.com/app"
+    if _number(after["minSupportedVersionCode"]) and after["minSupportedVersionCode"] > release["versionCode"]:
+        body["minSupportedVersionCode"] = release["versionCode"]
+
+
+def _current_privacy_version(case):
+    """consent: "`version` must be the app's current version" (an older or a future one answers 1002)."""
+    if isinstance(case.body, dict):
+        case.body["version"] = SEED["privacyVersion"]
+
+
+def _message_of_the_content_type(case):
+    """editMessage: content "valid for the message's own `msgType`": an edit of a seeded message goes to a seeded
+    message of the content's type (the types of generated ids are unknown: they answer 404 whatever the content)."""
+    kinds = SEED["messageTypes"]
+    kind = kinds.get(str(case.path_parameters.get("id")))
+    content = case.body.get("content") if isinstance(case.body, dict) else None
+    wanted = "text" if isinstance(content, str) else "richText" if isinstance(content, dict) else None
+    if kind is not None and wanted is not None and kind != wanted:
+        case.path_parameters["id"] = next(id for id, type in kinds.items() if type == wanted)
+
+
+RULES = {
+    "getConversation": _ordered_pair,
+    "updateConversation": _ordered_pair,
+    "deleteConversation": _ordered_pair,
+    "markConversationRead": _ordered_pair,
+    "clearConversation": _ordered_pair,
+    "listMessages": _one_history_anchor,
+    "transferGroup": _new_owner_a_member,
+    "publishRelease": _minimum_within_version,
+    "updateRelease": _release_stays_valid,
+    "consent": _current_privacy_version,
+    "editMessage": _message_of_the_content_type,
+}

@@ -1,6 +1,7 @@
 """Seeds an app for the schemathesis pass (scripts/e2e/85-schemathesis.sh) through the public API and prints what
 the run needs as JSON: the fuzzing user's tokens, ids of a 1:1 and a group conversation, messages, an uploaded file
-and its signed URL, a release and a push token, so that operations answer more than 401 and 404.
+and its signed URL, a release and a push token, so that operations answer more than 401 and 404; and what the hooks'
+documented rules need (the messages' types, the app's privacy-policy version).
 
     python3 schemathesis_seed.py BASE_URL APP_KEY APP_SECRET
 """
@@ -99,6 +100,8 @@ def main():
     push_token = "ab" * 32
     client.call("POST", "/api/push/tokens", {"token": push_token, "vendor": "apns"}, token=token)
 
+    privacy = client.call("GET", "/api/privacy", token=token)
+
     url = urllib.parse.urlsplit(uploaded["url"])
     query = dict(urllib.parse.parse_qsl(url.query))
     print(json.dumps({
@@ -110,6 +113,8 @@ def main():
         "recipients": [bob_id, carol_id, group["groupId"]],
         "conversationIds": [text["conversationId"], group_message["conversationId"]],
         "messageIds": [text["id"], rich["id"], group_message["id"]],
+        "messageTypes": {text["id"]: "text", rich["id"]: "richText", group_message["id"]: "text"},
+        "privacyVersion": privacy["version"],
         "groupId": group["groupId"],
         "objectKey": uploaded["objectKey"],
         "fileURL": uploaded["url"],
