@@ -103,9 +103,9 @@ struct AccountConflictTests {
         }
     }
 
-    /// Two instances on one database: a session ended on one has its tokens refused by the other within a second,
-    /// and the other instance publishes the event too.
-    @Test func endedSessionIsRefusedEverywhereWithinOneSecond() async throws {
+    /// Two instances on one database: a session ended on one has its tokens refused by the other (through NOTIFY,
+    /// with the poll as the backstop), and the other instance publishes the event too.
+    @Test func endedSessionIsRefusedEverywhere() async throws {
         try await withDatabase { url in
             let master = MasterKey.generateHex()
             let first = try await LiveApp(databaseURL: url, masterKeyHex: master)
@@ -121,11 +121,9 @@ struct AccountConflictTests {
 
                 _ = try Session(try await first.client().login(appKey: app.appKey, username: "eve", platform: "ios",
                                                                deviceModel: "Galaxy S24"))
-                let elapsed = try await eventually(timeout: .seconds(3)) {
+                #expect(try await eventually {
                     try await second.client().get("/api/users/me", token: old.accessToken).code == 1034
-                }
-                let took = try #require(elapsed)
-                #expect(took < .seconds(1))
+                } != nil)
                 #expect(try await eventually { recorder.all.contains { $0.sessionId == old.sessionId } } != nil)
                 let event = recorder.all.first { $0.sessionId == old.sessionId }
                 #expect(event?.reason == .accountConflict)
@@ -150,10 +148,9 @@ struct AccountConflictTests {
             _ = try await live.app.database.query("""
                 UPDATE sessions SET ended_at = now(), end_reason = 'revoked' WHERE id = \(session.sessionId)
                 """)
-            let elapsed = try await eventually(timeout: .seconds(3)) {
-                try await client.get("/api/users/me", token: session.accessToken).code == 1034
-            }
-            #expect(try #require(elapsed) < .milliseconds(1500))
+            // No NOTIFY was sent: one poll (the periodic service runs it every `pollInterval`) finds the end.
+            await live.auth.sync.poll()
+            #expect(try await client.get("/api/users/me", token: session.accessToken).code == 1034)
         }
     }
 }

@@ -233,16 +233,14 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let started = ContinuousClock.now
         let task = Task {
             try await client.execute(HTTPClientRequest(url: server.baseURL + "/slow?ms=30000", timeout: .seconds(60)))
         }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
+        // Abandoned: a request that went on would end with the server's 200 after 30 s, not with `.cancelled` (the
+        // error is the proof; a wall-clock bound would only measure the machine's load).
         await #expect(throws: HTTPClientError.cancelled) { try await task.value }
-        // Abandoned long before the 30 s answer; the bound is loose because the cores are shared (6.6 s was seen
-        // under load with a 5 s bound).
-        #expect(ContinuousClock.now - started < .seconds(20))
         // The client still works afterwards.
         #expect(try await client.execute(HTTPClientRequest(url: server.baseURL + "/hello")).status == 200)
     }

@@ -36,11 +36,10 @@ import Testing
                                                   poolSize: 2, connectTimeout: .seconds(2))
         let client = PostgresClient(configuration: configuration, group: TestEnvironment.eventLoopGroup,
                                     logger: TestEnvironment.capturingLogger().logger)
-        let started = ContinuousClock.now
         let error = await #expect(throws: PostgresError.self) { try await client.ping() }
+        // The resolution failure itself, not a wait for a connection that ends in `.timeout`. (No wall-clock bound:
+        // on a loaded machine the resolver's thread may wait its turn for seconds.)
         #expect(error?.kind == .unavailable)
-        // Functional bound (resolution fails; nothing waits for the 5 s acquire timeout twice), not a speed target.
-        #expect(ContinuousClock.now - started < .seconds(15))
         await client.shutdown()
     }
 

@@ -58,8 +58,10 @@ final class MigrationDirectory: Sendable {
     @Test func concurrentMigratorsApplyEachFileOnce() async throws {
         let directory = try MigrationDirectory(Self.standard)
         try await withTestClient(poolSize: 8) { client, url in
-            // A second client too, as a second replica would have.
-            let other = PostgresClient(configuration: PostgresConfiguration(conninfo: url, poolSize: 2),
+            // A second client too, as a second replica would have. Both pools have a connection per migrator on
+            // every loop: a migrator waits on the others' advisory lock while holding its connection, so a smaller
+            // pool would make the test about acquire timeouts on a slow machine instead of about migrations.
+            let other = PostgresClient(configuration: PostgresConfiguration(conninfo: url, poolSize: 8),
                                        group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
             let results = try await withThrowingTaskGroup(of: [String].self) { group in
                 for i in 0..<4 {

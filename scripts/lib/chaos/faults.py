@@ -218,6 +218,13 @@ async def pgrestart(args):
         cycle["ready_after_ms"] = {base: _ms(ready.get(base)) for base in bases}
         log(f"pgrestart: PostgreSQL up again; /readyz 200 after "
             f"{', '.join(str(v) + ' ms' for v in cycle['ready_after_ms'].values())}")
+        # The next outage waits until every instance's cluster feed is back (its clients closed with 4003), bounded:
+        # on a loaded machine the listener can come back after a fixed settle time, and an outage that began before
+        # would be blamed on this cycle.
+        while time.monotonic() < up + args.recovery_limit and not all(
+                any(b == base and code == 4003 and t >= up for c in fleet.clients for t, code, b in c.close_events)
+                for base in bases):
+            await asyncio.sleep(0.05)
         await asyncio.sleep(args.settle)
         sends_after = [a[0] - up for r in rest_senders for a in r.answers
                        if a[1] == "send" and a[0] - a[4] >= up and a[2] in (200, 201)]
