@@ -14,7 +14,7 @@ struct HTTP2Tests {
     static let content = TestHTTPServer.pattern(count: 4_000)
 
     @Test func tlsRequestsMultiplexOverOneConnection() async throws {
-        let server = try NGHTTPD(files: ["data.bin": Self.content], tls: true)
+        let server = try await NGHTTPD(files: ["data.bin": Self.content], tls: true)
         defer { server.stop() }
         let client = HTTPClient(tls: HTTPClientTLS(caFile: server.certificatePath))
         defer { client.shutdown() }
@@ -30,7 +30,7 @@ struct HTTP2Tests {
     }
 
     @Test func untrustedCertificateIsATLSError() async throws {
-        let server = try NGHTTPD(files: ["data.bin": Self.content], tls: true)
+        let server = try await NGHTTPD(files: ["data.bin": Self.content], tls: true)
         defer { server.stop() }
         let client = HTTPClient()  // the system's authorities do not know the test certificate
         defer { client.shutdown() }
@@ -44,7 +44,7 @@ struct HTTP2Tests {
     }
 
     @Test func priorKnowledgeRequestsAllSucceed() async throws {
-        let server = try NGHTTPD(files: ["data.bin": Self.content], tls: false)
+        let server = try await NGHTTPD(files: ["data.bin": Self.content], tls: false)
         defer { server.stop() }
         let client = HTTPClient()
         defer { client.shutdown() }
@@ -84,7 +84,7 @@ final class NGHTTPD: Sendable {
     private let directory: String
     private let process: ChildProcess
 
-    init(files: [String: [UInt8]], tls: Bool) throws {
+    init(files: [String: [UInt8]], tls: Bool) async throws {
         let executable = try #require(Self.executable)
         directory = NSTemporaryDirectory() + "parley-nghttpd-" + UUID().uuidString
         let root = directory + "/root"
@@ -103,7 +103,7 @@ final class NGHTTPD: Sendable {
                             "-keyout", keyPath, "-out", certificatePath, "-days", "1", "-subj", "/CN=127.0.0.1",
                             "-addext", "subjectAltName=IP:127.0.0.1"],
                 outputPath: directory + "/openssl.log")
-            let status = openssl.waitForExit()
+            let status = await openssl.waitForExit()
             try #require(status == 0, "openssl failed: \(openssl.output())")
             arguments += [keyPath, certificatePath]
         } else {
@@ -112,7 +112,7 @@ final class NGHTTPD: Sendable {
         baseURL = (tls ? "https" : "http") + "://127.0.0.1:\(port)"
         process = try ChildProcess(executable: executable, arguments: arguments, outputPath: directory + "/nghttpd.log")
         do {
-            try process.waitUntilListening(port: port, timeout: .seconds(30))
+            try await process.waitUntilListening(port: port, timeout: .seconds(30))
         } catch {
             process.stop()
             throw error

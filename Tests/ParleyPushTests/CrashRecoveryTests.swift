@@ -9,7 +9,7 @@ import Testing
 struct CrashRecoveryTests {
     @Test func aPushCommittedBeforeACrashIsDeliveredAfterTheRestart() async throws {
         let provider = MockAPNs.Provider(keyId: "KEY0000001", teamId: "TEAM000001", key: try .generate())
-        let mock = try MockAPNs(providers: [provider])
+        let mock = try await MockAPNs(providers: [provider])
         defer { mock.stop() }
         try await withDatabase { url in
             // First server: its worker never runs (as if it died right after the commits).

@@ -39,7 +39,7 @@ final class MockAPNs: Sendable {
             defer { unlink(output) }
             guard let child = try? ChildProcess(executable: path, arguments: ["-c", "import h2, cryptography"],
                                                 outputPath: output) else { continue }
-            if child.waitForExit() == 0 { return path }
+            if child.waitForExitBlocking() == 0 { return path }
         }
         return nil
     }()
@@ -52,7 +52,7 @@ final class MockAPNs: Sendable {
     let directory: String
     var endpoint: String { "http://127.0.0.1:\(port)" }
 
-    init(providers: [Provider]) throws {
+    init(providers: [Provider]) async throws {
         guard let python = Self.python else { throw TestFailure(Self.unavailable) }
         directory = NSTemporaryDirectory() + "parley-mock-apns-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -73,7 +73,7 @@ final class MockAPNs: Sendable {
                 process.stop()
                 throw TestFailure("mock APNs did not start: \(process.output())")
             }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20)) // not usleep: it would block a thread of the task pool
         }
         self.port = port!
     }

@@ -222,7 +222,7 @@ struct OfflinePushTests {
 
     @Test func oneAppsTokensAndKeysAreNeverUsedForAnother() async throws {
         let second = MockAPNs.Provider(keyId: "KEY0000002", teamId: "TEAM000002", key: try P256.SigningKey.generate())
-        let mock = try MockAPNs(providers: [second])
+        let mock = try await MockAPNs(providers: [second])
         defer { mock.stop() }
         try await PushFixture.run { fixture in
             // A second tenant with its own key and endpoint, and a third without push.

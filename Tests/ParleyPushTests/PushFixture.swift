@@ -24,7 +24,7 @@ struct PushFixture: Sendable {
     static func run<T>(environment: [String: String] = fastPolling, preview: PushPreview = .full,
                        _ body: (PushFixture) async throws -> T) async throws -> T {
         let provider = MockAPNs.Provider(keyId: "KEY0000001", teamId: "TEAM000001", key: try P256.SigningKey.generate())
-        let mock = try MockAPNs(providers: [provider])
+        let mock = try await MockAPNs(providers: [provider])
         defer { mock.stop() }
         return try await MessagingFixture.run(environment: environment) { messaging in
             let fixture = PushFixture(messaging: messaging, mock: mock, provider: provider)

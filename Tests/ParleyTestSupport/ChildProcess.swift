@@ -58,7 +58,22 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits for the child to exit and returns its exit status (-1 when killed by a signal).
-    public func waitForExit() -> Int32 {
+    public func waitForExit() async -> Int32 {
+        // Polled with a task sleep, not a blocking waitpid: a blocked thread of the cooperative pool (two on this
+        // machine) would freeze every other test's tasks while the child runs.
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 { return -1 }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+    }
+
+    /// `waitForExit` for code that cannot await (a static initializer): blocks the calling thread, so keep it to
+    /// children that end at once.
+    public func waitForExitBlocking() -> Int32 {
         var status: Int32 = 0
         guard waitpid(pid, &status, 0) == pid else { return -1 }
         return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
@@ -99,12 +114,13 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits until something accepts TCP connections on 127.0.0.1:`port`, or the child exits, or `timeout`.
-    public func waitUntilListening(port: Int, timeout: Duration = .seconds(30)) throws(ChildProcessError) {
+    /// Polled with task sleeps, never blocking a thread of the cooperative pool (see `waitForExit`).
+    public func waitUntilListening(port: Int, timeout: Duration = .seconds(30)) async throws(ChildProcessError) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard isRunning else { throw .exited(output()) }
             if Self.canConnect(port: port) { return }
-            usleep(50_000)
+            try? await Task.sleep(for: .milliseconds(50))
         }
         throw .notListening(port, output())
     }

@@ -11,7 +11,7 @@ import Testing
 @Suite(.serialized, .enabled(if: MotoServer.executable != nil, MotoServer.skipReason))
 struct FileServiceS3Tests {
     @Test func uploadAndDownloadRoundTripThroughS3() async throws {
-        let moto = try MotoServer()
+        let moto = try await MotoServer()
         defer { moto.stop() }
         let client = HTTPClient()
         defer { client.shutdown() }

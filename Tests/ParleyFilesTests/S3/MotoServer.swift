@@ -32,7 +32,7 @@ final class MotoServer: Sendable {
 
     /// - Parameter authenticatedAfter: moto's INITIAL_NO_AUTH_ACTION_COUNT: after this many requests moto checks
     ///   every request's signature against its IAM users' keys (nil: never, its default).
-    init(authenticatedAfter: Int? = nil) throws {
+    init(authenticatedAfter: Int? = nil) async throws {
         let executable = try #require(Self.executable)
         port = ChildProcess.unusedPort()
         logPath = NSTemporaryDirectory() + "parley-moto-\(port)-\(UUID().uuidString).log"
@@ -42,7 +42,7 @@ final class MotoServer: Sendable {
                                    environment: environment, outputPath: logPath)
         do {
             // A TCP probe, not an HTTP request, so it does not count as one of moto's unauthenticated actions.
-            try process.waitUntilListening(port: port, timeout: .seconds(60))
+            try await process.waitUntilListening(port: port, timeout: .seconds(60))
         } catch {
             process.stop()
             throw error

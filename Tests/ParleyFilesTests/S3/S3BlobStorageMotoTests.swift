@@ -9,7 +9,7 @@ import Testing
 @Suite(.enabled(if: MotoServer.executable != nil, MotoServer.skipReason))
 struct S3BlobStorageMotoTests {
     @Test func storeExistsDownloadDeleteRoundTrip() async throws {
-        let moto = try MotoServer()
+        let moto = try await MotoServer()
         defer { moto.stop() }
         let client = HTTPClient()
         defer { client.shutdown() }
@@ -54,7 +54,7 @@ struct S3BlobStorageMotoTests {
     }
 
     @Test func failuresAreTypedAndStillConsumeTheSpoolFile() async throws {
-        let moto = try MotoServer()
+        let moto = try await MotoServer()
         defer { moto.stop() }
         let client = HTTPClient()
         defer { client.shutdown() }
@@ -92,7 +92,7 @@ struct S3BlobStorageMotoTests {
     /// keys it issued. It cannot check presigned URLs that way: in this mode moto 5.2.5 answers 500 to any request
     /// without an Authorization header, so presigning is covered by AWS's published example instead.
     @Test func headerSignaturesAreVerifiedByMoto() async throws {
-        let moto = try MotoServer(authenticatedAfter: 3)
+        let moto = try await MotoServer(authenticatedAfter: 3)
         defer { moto.stop() }
         let client = HTTPClient()
         defer { client.shutdown() }

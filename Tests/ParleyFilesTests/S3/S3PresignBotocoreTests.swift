@@ -49,7 +49,7 @@ struct S3PresignBotocoreTests {
         let python = try ChildProcess(executable: try #require(MotoServer.python),
                                       arguments: [directory + "/presign.py", endpoint, key, contentType, disposition],
                                       outputPath: directory + "/out.txt")
-        let status = python.waitForExit()
+        let status = await python.waitForExit()
         let output = python.output().trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(status == 0, "botocore failed: \(output)")
 
