@@ -1,43 +1,47 @@
 import Foundation
 import ParleyAuth
+import ParleyCrypto
 import ParleyFiles
 import ParleyHTTP
 import ParleyJSON
 import ParleyPostgres
 import ParleyPush
-import ParleyCrypto
 
 /// `parley app create|list|rotate-secret|update`: manages apps (tenants) in the database. Output goes through
 /// `output` (stdout in the executable, a buffer in tests). The secret is printed by `create` and `rotate-secret`
 /// only, exactly once; `list` never prints secrets.
 public enum AppCommand {
     public static let usage = """
-      parley app create --name NAME [--privacy-version N] [--session-policy one_per_platform|single|unlimited]
-                                 create an app; prints its appKey and appSecret (the secret only this once)
-      parley app list            list apps (never their secrets)
-      parley app rotate-secret APP_KEY [--grace-seconds N]
-                                 new secret, printed once; the old one keeps verifying for N seconds (default 3600)
-      parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P] [--revoke-window SECONDS]
-                                 change settings; raising --privacy-version makes users consent again (code 1033);
-                                 --revoke-window sets how long senders may revoke their messages
-      parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
-                                 the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES) and the
-                                 MIME types it accepts; without options prints the current limits
-      parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
-                              [--preview full|sender|none] [--enable|--disable]
-                                 offline push over APNs: the .p8 key (stored encrypted under the master key), its
-                                 key id and team id, the bundle id, what alerts show, and whether push is on;
-                                 --endpoint overrides Apple's (tests, relays); without options prints the settings
-    """
+          parley app create --name NAME [--privacy-version N] [--session-policy one_per_platform|single|unlimited]
+                                     create an app; prints its appKey and appSecret (the secret only this once)
+          parley app list            list apps (never their secrets)
+          parley app rotate-secret APP_KEY [--grace-seconds N]
+                                     new secret, printed once; the old one keeps verifying for N seconds (default 3600)
+          parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P] [--revoke-window SECONDS]
+                                     change settings; raising --privacy-version makes users consent again (code 1033);
+                                     --revoke-window sets how long senders may revoke their messages
+          parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
+                                     the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES) and the
+                                     MIME types it accepts; without options prints the current limits
+          parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
+                                  [--preview full|sender|none] [--enable|--disable]
+                                     offline push over APNs: the .p8 key (stored encrypted under the master key), its
+                                     key id and team id, the bundle id, what alerts show, and whether push is on;
+                                     --endpoint overrides Apple's (tests, relays); without options prints the settings
+        """
 
     public struct UsageError: Error, CustomStringConvertible {
         public let description: String
     }
 
     /// Runs the subcommand; throws `UsageError` for bad arguments, other errors for failures.
-    public static func run(_ arguments: [String], configuration: Configuration,
-                           output: @escaping (String) -> Void) async throws {
-        guard let subcommand = arguments.first else { throw UsageError(description: "missing app subcommand\n" + usage) }
+    public static func run(
+        _ arguments: [String], configuration: Configuration,
+        output: @escaping (String) -> Void
+    ) async throws {
+        guard let subcommand = arguments.first else {
+            throw UsageError(description: "missing app subcommand\n" + usage)
+        }
         var options = try Options(Array(arguments.dropFirst()))
         let auth = try configuration.authConfiguration()
         try await CommandContext.with(configuration) { context in
@@ -52,33 +56,46 @@ public enum AppCommand {
                 let version = try options.takeInt("--privacy-version") ?? 0
                 let policy = try options.takePolicy() ?? .onePerPlatform
                 try options.finish()
-                let (created, secret) = try await repository.create(name: name, privacyVersion: version,
-                                                                    sessionPolicy: policy, secrets: secrets)
+                let (created, secret) = try await repository.create(
+                    name: name, privacyVersion: version,
+                    sessionPolicy: policy, secrets: secrets)
                 describe(created, output: output)
                 output("appSecret       \(secret)")
                 output("")
-                output("Store the app secret now: it is shown only this once and cannot be recovered "
-                    + "(`parley app rotate-secret \(created.appKey)` makes a new one).")
+                output(
+                    "Store the app secret now: it is shown only this once and cannot be recovered "
+                        + "(`parley app rotate-secret \(created.appKey)` makes a new one).")
             case "list":
                 try options.finish()
                 let apps = try await repository.list()
-                output(["id", "appKey", "name", "privacyVersion", "sessionPolicy", "createdAt"].joined(separator: "\t"))
+                output(
+                    ["id", "appKey", "name", "privacyVersion", "sessionPolicy", "createdAt"].joined(separator: "\t"))
                 for app in apps {
-                    output([String(app.id), app.appKey, app.name, String(app.privacyVersion), app.sessionPolicy.rawValue,
-                            ISO8601.format(app.createdAt)].joined(separator: "\t"))
+                    output(
+                        [
+                            String(app.id), app.appKey, app.name, String(app.privacyVersion),
+                            app.sessionPolicy.rawValue,
+                            ISO8601.format(app.createdAt),
+                        ].joined(separator: "\t"))
                 }
             case "rotate-secret":
                 let key = try options.takePositional("APP_KEY")
                 let grace = try options.takeInt("--grace-seconds") ?? auth.secretRotationGrace
                 try options.finish()
-                guard let (rotated, secret) = try await repository.rotateSecret(appKey: key, graceSeconds: max(0, grace),
-                                                                                secrets: secrets) else {
+                guard
+                    let (rotated, secret) = try await repository.rotateSecret(
+                        appKey: key, graceSeconds: max(0, grace),
+                        secrets: secrets)
+                else {
                     throw UsageError(description: "no app with key \(key)")
                 }
                 describe(rotated, output: output)
                 output("appSecret       \(secret)")
                 output("")
-                output(grace > 0 ? "The previous secret keeps working for \(grace) seconds." : "The previous secret no longer works.")
+                output(
+                    grace > 0
+                        ? "The previous secret keeps working for \(grace) seconds."
+                        : "The previous secret no longer works.")
             case "update":
                 let key = try options.takePositional("APP_KEY")
                 let name = options.take("--name")
@@ -89,9 +106,12 @@ public enum AppCommand {
                     throw UsageError(description: "--revoke-window must be 0 to 2592000 seconds")
                 }
                 try options.finish()
-                guard let updated = try await repository.update(appKey: key, name: name, privacyVersion: version,
-                                                                sessionPolicy: policy,
-                                                                revokeWindowSeconds: revokeWindow) else {
+                guard
+                    let updated = try await repository.update(
+                        appKey: key, name: name, privacyVersion: version,
+                        sessionPolicy: policy,
+                        revokeWindowSeconds: revokeWindow)
+                else {
                     throw UsageError(description: "no app with key \(key)")
                 }
                 describe(updated, output: output)
@@ -99,7 +119,9 @@ public enum AppCommand {
                 let key = try options.takePositional("APP_KEY")
                 let maxBytes = try options.takeInt("--max-bytes")
                 let types = options.take("--types").map {
-                    $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+                    $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter {
+                        !$0.isEmpty
+                    }
                 }
                 let allTypes = options.takeFlag("--all-types")
                 try options.finish()
@@ -112,16 +134,20 @@ public enum AppCommand {
                 }
                 let files = FileRepository(database: context.database)
                 if maxBytes != nil || types != nil || allTypes {
-                    try await files.updateLimits(appId: target.id, maxFileBytes: maxBytes.map(Int64.init),
-                                                 allowedTypes: types, clearTypes: allTypes)
+                    try await files.updateLimits(
+                        appId: target.id, maxFileBytes: maxBytes.map(Int64.init),
+                        allowedTypes: types, clearTypes: allTypes)
                 }
                 let limits = try await files.limits(appId: target.id)
                 output("appKey          \(target.appKey)")
-                output("maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")")
+                output(
+                    "maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")"
+                )
                 output("allowedTypes    \(limits.allowedTypes?.joined(separator: ",") ?? "(every type)")")
             case "push":
-                try await push(&options, repository: repository, database: context.database, masterKey: auth.masterKey,
-                               output: output)
+                try await push(
+                    &options, repository: repository, database: context.database, masterKey: auth.masterKey,
+                    output: output)
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
@@ -129,8 +155,10 @@ public enum AppCommand {
     }
 
     /// `parley app push`: checks every value before storing any.
-    private static func push(_ options: inout Options, repository: AppRepository, database: PostgresClient,
-                             masterKey: MasterKey, output: (String) -> Void) async throws {
+    private static func push(
+        _ options: inout Options, repository: AppRepository, database: PostgresClient,
+        masterKey: MasterKey, output: (String) -> Void
+    ) async throws {
         let keyFile = options.take("--apns-key-file")
         let keyId = options.take("--key-id")
         let teamId = options.take("--team-id")
@@ -144,15 +172,21 @@ public enum AppCommand {
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
         var update = PushSettingsRepository.Update()
         if let keyId {
-            guard APNsIdentifiers.isTeamOrKeyID(keyId) else { throw UsageError(description: "--key-id must be 10 upper-case letters and digits") }
+            guard APNsIdentifiers.isTeamOrKeyID(keyId) else {
+                throw UsageError(description: "--key-id must be 10 upper-case letters and digits")
+            }
             update.keyId = keyId
         }
         if let teamId {
-            guard APNsIdentifiers.isTeamOrKeyID(teamId) else { throw UsageError(description: "--team-id must be 10 upper-case letters and digits") }
+            guard APNsIdentifiers.isTeamOrKeyID(teamId) else {
+                throw UsageError(description: "--team-id must be 10 upper-case letters and digits")
+            }
             update.teamId = teamId
         }
         if let bundleId {
-            guard APNsIdentifiers.isBundleID(bundleId) else { throw UsageError(description: "--bundle-id is not a bundle identifier") }
+            guard APNsIdentifiers.isBundleID(bundleId) else {
+                throw UsageError(description: "--bundle-id is not a bundle identifier")
+            }
             update.bundleId = bundleId
         }
         if let endpoint {
@@ -160,7 +194,8 @@ public enum AppCommand {
                 update.clearEndpoint = true
             } else {
                 guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://"), !endpoint.contains(" ") else {
-                    throw UsageError(description: "--endpoint must be an http:// or https:// URL, or `default` for Apple's")
+                    throw UsageError(
+                        description: "--endpoint must be an http:// or https:// URL, or `default` for Apple's")
                 }
                 update.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
             }
@@ -173,21 +208,27 @@ public enum AppCommand {
         }
         var pem: String?
         if let keyFile {
-            guard let data = FileManager.default.contents(atPath: keyFile), let text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: keyFile),
+                let text = String(data: data, encoding: .utf8)
+            else {
                 throw UsageError(description: "cannot read --apns-key-file \(keyFile)")
             }
             do {
                 _ = try P256.SigningKey(pem: text)
             } catch {
-                throw UsageError(description: "--apns-key-file \(keyFile) is not an APNs .p8 key (PEM, EC P-256): \(error)")
+                throw UsageError(
+                    description: "--apns-key-file \(keyFile) is not an APNs .p8 key (PEM, EC P-256): \(error)")
             }
             pem = text
         }
-        guard let target = try await repository.find(key: key) else { throw UsageError(description: "no app with key \(key)") }
+        guard let target = try await repository.find(key: key) else {
+            throw UsageError(description: "no app with key \(key)")
+        }
         let settings = PushSettingsRepository(database: database)
         if let pem { update.sealedKey = try PushKeyBox(masterKey: masterKey).seal(pem: pem, appId: target.id) }
         if enable || disable { update.enabled = enable }
-        let changes = keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
+        let changes =
+            keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
             || previewName != nil || enable || disable
         if enable {
             // Enabling needs complete credentials, counting those stored before.
@@ -197,8 +238,9 @@ public enum AppCommand {
             merged.sealedKey = update.sealedKey ?? merged.sealedKey
             merged.bundleId = update.bundleId ?? merged.bundleId
             guard merged.hasAPNsCredentials else {
-                throw UsageError(description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id "
-                    + "(now or stored before)")
+                throw UsageError(
+                    description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id "
+                        + "(now or stored before)")
             }
         }
         if changes { try await settings.update(appId: target.id, update) }
@@ -239,7 +281,9 @@ public enum AppCommand {
 
         mutating func takeInt(_ flag: String) throws -> Int? {
             guard let raw = take(flag) else { return nil }
-            guard let value = Int(raw), value >= 0 else { throw UsageError(description: "\(flag) needs a whole number ≥ 0") }
+            guard let value = Int(raw), value >= 0 else {
+                throw UsageError(description: "\(flag) needs a whole number ≥ 0")
+            }
             return value
         }
 

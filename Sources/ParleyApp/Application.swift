@@ -47,40 +47,49 @@ public final class Application: Sendable {
         let metrics = MetricsRegistry()
         self.metrics = metrics
         group = try EventLoopGroup(threads: configuration.eventLoops)
-        let database = PostgresClient(configuration: configuration.postgres, group: group, logger: logger,
-                                      metrics: metrics)
+        let database = PostgresClient(
+            configuration: configuration.postgres, group: group, logger: logger,
+            metrics: metrics)
         self.database = database
         OperationsController.registerProcessMetrics(metrics)
         let auth = AuthModule(configuration: authConfiguration, database: database, logger: logger)
         self.auth = auth
-        files = FilesModule(configuration: configuration.files, storage: blobStorage, database: database,
-                            authenticator: auth.authenticator,
-                            signingSecret: HMAC.sha256(key: masterKey.bytes, message: Array("parley-files-signing".utf8)),
-                            logger: logger)
-        messaging = MessagingModule(configuration: configuration.messaging, database: database,
-                                    authenticator: auth.authenticator, logger: logger,
-                                    revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
-                                    attachments: { [access = files.access] keys, appId, userId in
-                                        try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
-                                    })
-        realtime = RealtimeModule(configuration: configuration.realtime, auth: auth, messaging: messaging,
-                                  database: database, logger: logger, metrics: metrics)
+        files = FilesModule(
+            configuration: configuration.files, storage: blobStorage, database: database,
+            authenticator: auth.authenticator,
+            signingSecret: HMAC.sha256(key: masterKey.bytes, message: Array("parley-files-signing".utf8)),
+            logger: logger)
+        messaging = MessagingModule(
+            configuration: configuration.messaging, database: database,
+            authenticator: auth.authenticator, logger: logger,
+            revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
+            attachments: { [access = files.access] keys, appId, userId in
+                try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
+            })
+        realtime = RealtimeModule(
+            configuration: configuration.realtime, auth: auth, messaging: messaging,
+            database: database, logger: logger, metrics: metrics)
         updates = UpdatesModule(database: database, auth: auth, logger: logger)
         let pushClient = HTTPClient(maxResponseBytes: 64 * 1024, logger: logger)
         self.pushClient = pushClient
-        push = PushModule(configuration: configuration.push, database: database, authenticator: auth.authenticator,
-                          sessionEvents: auth.events, keys: PushKeyBox(masterKey: masterKey),
-                          sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
-        let responder = Application.buildResponder(configuration: configuration, database: database, metrics: metrics,
-                                                   auth: auth, messaging: messaging, realtime: realtime, files: files,
-                                                   updates: updates, push: push)
-        server = HTTPServer(configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
-                            metrics: metrics)
+        push = PushModule(
+            configuration: configuration.push, database: database, authenticator: auth.authenticator,
+            sessionEvents: auth.events, keys: PushKeyBox(masterKey: masterKey),
+            sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
+        let responder = Application.buildResponder(
+            configuration: configuration, database: database, metrics: metrics,
+            auth: auth, messaging: messaging, realtime: realtime, files: files,
+            updates: updates, push: push)
+        server = HTTPServer(
+            configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
+            metrics: metrics)
     }
 
-    static func buildResponder(configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
-                               auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
-                               files: FilesModule, updates: UpdatesModule, push: PushModule) -> HTTPResponder {
+    static func buildResponder(
+        configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
+        auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
+        files: FilesModule, updates: UpdatesModule, push: PushModule
+    ) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics).register(on: &router)
         auth.register(on: &router)
@@ -93,10 +102,12 @@ public final class Application: Sendable {
             DevelopmentController(database: database).register(on: &router)
             auth.registerBenchmarkRoutes(on: &router)
         }
-        return HTTPResponder(router: router, middleware: [
-            RequestIDMiddleware(),
-            AccessLogMiddleware(metrics: metrics, logAccess: configuration.accessLog),
-        ])
+        return HTTPResponder(
+            router: router,
+            middleware: [
+                RequestIDMiddleware(),
+                AccessLogMiddleware(metrics: metrics, logAccess: configuration.accessLog),
+            ])
     }
 
     /// What `run` starts, in this order, and stops in reverse: the log flusher (stopped last, so the shutdown is
@@ -112,8 +123,9 @@ public final class Application: Sendable {
         var services: [any Service] = [
             PeriodicService("log flusher", every: .milliseconds(200)) { logSink.flush(wait: false) },
             ResourceService("event loops", stop: { group.shutdown() }),
-            ResourceService("database", start: { try await self.prepareSchema(apply: applyMigrations) },
-                            stop: { await database.shutdown() }),
+            ResourceService(
+                "database", start: { try await self.prepareSchema(apply: applyMigrations) },
+                stop: { await database.shutdown() }),
         ]
         services += auth.backgroundServices
         services += messaging.backgroundServices
@@ -122,7 +134,8 @@ public final class Application: Sendable {
         services += updates.backgroundServices
         services.append(ResourceService("push client", stop: { pushClient.shutdown() }))
         services += push.backgroundServices
-        services.append(ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
+        services.append(
+            ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
         return services
     }
 
@@ -171,8 +184,10 @@ public final class Application: Sendable {
         }
         let status = try await migrator.status()
         if !status.pending.isEmpty {
-            throw StartupError(description: "\(status.pending.count) migration(s) pending (\(status.pending.joined(separator: ", "))): "
-                + "run `parley migrate` first, or start with `parley serve --migrate`")
+            throw StartupError(
+                description:
+                    "\(status.pending.count) migration(s) pending (\(status.pending.joined(separator: ", "))): "
+                    + "run `parley migrate` first, or start with `parley serve --migrate`")
         }
     }
 

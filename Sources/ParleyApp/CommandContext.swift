@@ -16,14 +16,17 @@ public final class CommandContext: Sendable {
         logger = Logger(sink: configuration.makeLogSink(), metadata: [("service", "parley")])
         // A command runs one statement at a time: one loop is plenty.
         group = try EventLoopGroup(threads: 1)
-        database = PostgresClient(configuration: configuration.postgres, group: group, logger: logger,
-                                  metrics: MetricsRegistry())
+        database = PostgresClient(
+            configuration: configuration.postgres, group: group, logger: logger,
+            metrics: MetricsRegistry())
     }
 
     /// Builds a context, runs `body` with it, then closes the database client and the loop, whether `body` threw
     /// or not.
-    public static func with<T: Sendable>(_ configuration: Configuration,
-                                         _ body: (CommandContext) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(
+        _ configuration: Configuration,
+        _ body: (CommandContext) async throws -> T
+    ) async throws -> T {
         let context = try CommandContext(configuration: configuration)
         defer { context.group.shutdown() }
         do {
@@ -44,7 +47,8 @@ public final class CommandContext: Sendable {
     func requireSchema() async throws {
         let status = try await migrator.status()
         guard status.pending.isEmpty else {
-            throw Application.StartupError(description: "\(status.pending.count) migration(s) pending: run `parley migrate` first")
+            throw Application.StartupError(
+                description: "\(status.pending.count) migration(s) pending: run `parley migrate` first")
         }
     }
 }

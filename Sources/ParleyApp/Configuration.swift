@@ -1,8 +1,8 @@
 import Foundation
 import ParleyAuth
 import ParleyCrypto
-import ParleyHTTP
 import ParleyFiles
+import ParleyHTTP
 import ParleyMessaging
 import ParleyObservability
 import ParleyPostgres
@@ -52,88 +52,149 @@ public struct Configuration: Sendable {
     }
 
     public static let settings: [Setting] = [
-        Setting(name: "DATABASE_URL", defaultValue: "postgresql://parley@127.0.0.1:5432/parley",
-                help: "PostgreSQL connection URI or libpq key=value string"),
-        Setting(name: "PARLEY_HTTP_HOST", defaultValue: "127.0.0.1", help: "address to listen on (the Docker image sets 0.0.0.0)"),
+        Setting(
+            name: "DATABASE_URL", defaultValue: "postgresql://parley@127.0.0.1:5432/parley",
+            help: "PostgreSQL connection URI or libpq key=value string"),
+        Setting(
+            name: "PARLEY_HTTP_HOST", defaultValue: "127.0.0.1",
+            help: "address to listen on (the Docker image sets 0.0.0.0)"),
         Setting(name: "PARLEY_HTTP_PORT", defaultValue: "8080", help: "TCP port to listen on (0 picks a free one)"),
         Setting(name: "PARLEY_EVENT_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),
-        Setting(name: "PARLEY_DB_POOL_SIZE", defaultValue: "2 per event loop, at least 4",
-                help: "PostgreSQL connections in the pool (split across loops)"),
-        Setting(name: "PARLEY_DB_ACQUIRE_TIMEOUT_MS", defaultValue: "5000", help: "wait for a pooled connection before answering 503"),
-        Setting(name: "PARLEY_HEADER_TIMEOUT_SECONDS", defaultValue: "10", help: "a request's headers must arrive within this time"),
-        Setting(name: "PARLEY_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "idle keep-alive connections close after this time"),
-        Setting(name: "PARLEY_SHUTDOWN_GRACE_SECONDS", defaultValue: "10", help: "on SIGTERM, in-flight requests get this long to finish"),
-        Setting(name: "PARLEY_MAX_BODY_BYTES", defaultValue: "1048576", help: "default request body limit (routes may raise it)"),
-        Setting(name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000", help: "open connections beyond this are refused with 503 (at most 90% of the open-files limit)"),
-        Setting(name: "PARLEY_MIGRATIONS_DIR", defaultValue: "./migrations", help: "directory of NNNN_name.sql migration files"),
+        Setting(
+            name: "PARLEY_DB_POOL_SIZE", defaultValue: "2 per event loop, at least 4",
+            help: "PostgreSQL connections in the pool (split across loops)"),
+        Setting(
+            name: "PARLEY_DB_ACQUIRE_TIMEOUT_MS", defaultValue: "5000",
+            help: "wait for a pooled connection before answering 503"),
+        Setting(
+            name: "PARLEY_HEADER_TIMEOUT_SECONDS", defaultValue: "10",
+            help: "a request's headers must arrive within this time"),
+        Setting(
+            name: "PARLEY_IDLE_TIMEOUT_SECONDS", defaultValue: "60",
+            help: "idle keep-alive connections close after this time"),
+        Setting(
+            name: "PARLEY_SHUTDOWN_GRACE_SECONDS", defaultValue: "10",
+            help: "on SIGTERM, in-flight requests get this long to finish"),
+        Setting(
+            name: "PARLEY_MAX_BODY_BYTES", defaultValue: "1048576",
+            help: "default request body limit (routes may raise it)"),
+        Setting(
+            name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000",
+            help: "open connections beyond this are refused with 503 (at most 90% of the open-files limit)"),
+        Setting(
+            name: "PARLEY_MIGRATIONS_DIR", defaultValue: "./migrations",
+            help: "directory of NNNN_name.sql migration files"),
         Setting(name: "PARLEY_LOG_LEVEL", defaultValue: "info", help: "debug, info, warning or error"),
-        Setting(name: "PARLEY_LOG_FILE", defaultValue: "(stdout)", help: "write JSON log lines to this file instead of stdout"),
+        Setting(
+            name: "PARLEY_LOG_FILE", defaultValue: "(stdout)",
+            help: "write JSON log lines to this file instead of stdout"),
         Setting(name: "PARLEY_ACCESS_LOG", defaultValue: "1", help: "one JSON line per request (1) or none (0)"),
-        Setting(name: "PARLEY_DEV_ROUTES", defaultValue: "0", help: "enable benchmark and test-only routes (never in production)"),
-        Setting(name: "PARLEY_MASTER_KEY", defaultValue: "(required)",
-                help: "32 random bytes as 64 hex digits or base64: encrypts app secrets, derives the token key"),
-        Setting(name: "PARLEY_TOKEN_KEYS", defaultValue: "(derived from the master key)",
-                help: "token signing keys `kid:base64key,...` (32+ bytes each); the first signs, all verify"),
-        Setting(name: "PARLEY_ACCESS_TOKEN_TTL_SECONDS", defaultValue: "900", help: "access token lifetime (apps may override)"),
-        Setting(name: "PARLEY_REFRESH_TOKEN_TTL_SECONDS", defaultValue: "2592000", help: "refresh token lifetime (30 days)"),
-        Setting(name: "PARLEY_IM_TOKEN_TTL_SECONDS", defaultValue: "86400", help: "IM (WebSocket) token lifetime (24 h)"),
-        Setting(name: "PARLEY_AUTH_RATE_PER_MINUTE", defaultValue: "120",
-                help: "auth requests per minute per client address (0: unlimited)"),
-        Setting(name: "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", defaultValue: "30",
-                help: "auth requests per minute per account: logins per username, renewals per user (0: unlimited)"),
-        Setting(name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
-                help: "failed logins per account within the window that lock it (code 1036 + Retry-After)"),
-        Setting(name: "PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", defaultValue: "900", help: "the failed-login window (15 min)"),
-        Setting(name: "PARLEY_TRUSTED_PROXIES", defaultValue: "(none)",
-                help: "proxy IPs/CIDRs whose X-Forwarded-For names the client address, comma-separated"),
-        Setting(name: "PARLEY_PASSWORD_HASH_THREADS", defaultValue: "number of cores",
-                help: "threads hashing passwords (scrypt), off the event loops"),
-        Setting(name: "PARLEY_IM_MAX_TEXT_CHARS", defaultValue: "10000", help: "longest text message, richText text and draft"),
-        Setting(name: "PARLEY_IM_MAX_EXTRA_BYTES", defaultValue: "4096", help: "largest `extra` of a message (JSON bytes)"),
-        Setting(name: "PARLEY_IM_MAX_CUSTOM_BYTES", defaultValue: "16384",
-                help: "largest content of custom, structured and call messages (JSON bytes)"),
-        Setting(name: "PARLEY_IM_MAX_FORWARD_MESSAGES", defaultValue: "50", help: "most messages in one forward message"),
+        Setting(
+            name: "PARLEY_DEV_ROUTES", defaultValue: "0",
+            help: "enable benchmark and test-only routes (never in production)"),
+        Setting(
+            name: "PARLEY_MASTER_KEY", defaultValue: "(required)",
+            help: "32 random bytes as 64 hex digits or base64: encrypts app secrets, derives the token key"),
+        Setting(
+            name: "PARLEY_TOKEN_KEYS", defaultValue: "(derived from the master key)",
+            help: "token signing keys `kid:base64key,...` (32+ bytes each); the first signs, all verify"),
+        Setting(
+            name: "PARLEY_ACCESS_TOKEN_TTL_SECONDS", defaultValue: "900",
+            help: "access token lifetime (apps may override)"),
+        Setting(
+            name: "PARLEY_REFRESH_TOKEN_TTL_SECONDS", defaultValue: "2592000", help: "refresh token lifetime (30 days)"),
+        Setting(
+            name: "PARLEY_IM_TOKEN_TTL_SECONDS", defaultValue: "86400", help: "IM (WebSocket) token lifetime (24 h)"),
+        Setting(
+            name: "PARLEY_AUTH_RATE_PER_MINUTE", defaultValue: "120",
+            help: "auth requests per minute per client address (0: unlimited)"),
+        Setting(
+            name: "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", defaultValue: "30",
+            help: "auth requests per minute per account: logins per username, renewals per user (0: unlimited)"),
+        Setting(
+            name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
+            help: "failed logins per account within the window that lock it (code 1036 + Retry-After)"),
+        Setting(
+            name: "PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", defaultValue: "900", help: "the failed-login window (15 min)"),
+        Setting(
+            name: "PARLEY_TRUSTED_PROXIES", defaultValue: "(none)",
+            help: "proxy IPs/CIDRs whose X-Forwarded-For names the client address, comma-separated"),
+        Setting(
+            name: "PARLEY_PASSWORD_HASH_THREADS", defaultValue: "number of cores",
+            help: "threads hashing passwords (scrypt), off the event loops"),
+        Setting(
+            name: "PARLEY_IM_MAX_TEXT_CHARS", defaultValue: "10000",
+            help: "longest text message, richText text and draft"),
+        Setting(
+            name: "PARLEY_IM_MAX_EXTRA_BYTES", defaultValue: "4096", help: "largest `extra` of a message (JSON bytes)"),
+        Setting(
+            name: "PARLEY_IM_MAX_CUSTOM_BYTES", defaultValue: "16384",
+            help: "largest content of custom, structured and call messages (JSON bytes)"),
+        Setting(
+            name: "PARLEY_IM_MAX_FORWARD_MESSAGES", defaultValue: "50", help: "most messages in one forward message"),
         Setting(name: "PARLEY_IM_GROUP_MEMBER_LIMIT", defaultValue: "2000", help: "most members in a group"),
-        Setting(name: "PARLEY_IM_REVOKE_WINDOW_SECONDS", defaultValue: "120",
-                help: "senders may revoke for this long (`parley app update --revoke-window` overrides per app)"),
-        Setting(name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
-        Setting(name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
-                help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
-        Setting(name: "PARLEY_FILES_DIR", defaultValue: ".parley/files",
-                help: "local file storage: blobs under DIR/blobs, uploads in progress under DIR/spool"),
-        Setting(name: "PARLEY_FILES_MAX_BYTES", defaultValue: "104857600",
-                help: "largest upload (100 MiB; `parley app files --max-bytes` lowers it per app)"),
-        Setting(name: "PARLEY_FILES_URL_TTL_SECONDS", defaultValue: "3600",
-                help: "lifetime of signed download URLs when the caller names none (at most 7 days)"),
-        Setting(name: "PARLEY_FILES_SWEEP_GRACE_SECONDS", defaultValue: "86400",
-                help: "files no message or avatar references are removed after this long"),
-        Setting(name: "PARLEY_FILES_SWEEP_INTERVAL_SECONDS", defaultValue: "600", help: "how often the file sweeper runs (0: never)"),
-        Setting(name: "PARLEY_FILES_BACKEND", defaultValue: "local",
-                help: "where file blobs live: local (PARLEY_FILES_DIR) or s3 (the PARLEY_S3_* settings)"),
-        Setting(name: "PARLEY_S3_ENDPOINT", defaultValue: "(required for s3)",
-                help: "S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000"),
+        Setting(
+            name: "PARLEY_IM_REVOKE_WINDOW_SECONDS", defaultValue: "120",
+            help: "senders may revoke for this long (`parley app update --revoke-window` overrides per app)"),
+        Setting(
+            name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
+        Setting(
+            name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
+            help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
+        Setting(
+            name: "PARLEY_FILES_DIR", defaultValue: ".parley/files",
+            help: "local file storage: blobs under DIR/blobs, uploads in progress under DIR/spool"),
+        Setting(
+            name: "PARLEY_FILES_MAX_BYTES", defaultValue: "104857600",
+            help: "largest upload (100 MiB; `parley app files --max-bytes` lowers it per app)"),
+        Setting(
+            name: "PARLEY_FILES_URL_TTL_SECONDS", defaultValue: "3600",
+            help: "lifetime of signed download URLs when the caller names none (at most 7 days)"),
+        Setting(
+            name: "PARLEY_FILES_SWEEP_GRACE_SECONDS", defaultValue: "86400",
+            help: "files no message or avatar references are removed after this long"),
+        Setting(
+            name: "PARLEY_FILES_SWEEP_INTERVAL_SECONDS", defaultValue: "600",
+            help: "how often the file sweeper runs (0: never)"),
+        Setting(
+            name: "PARLEY_FILES_BACKEND", defaultValue: "local",
+            help: "where file blobs live: local (PARLEY_FILES_DIR) or s3 (the PARLEY_S3_* settings)"),
+        Setting(
+            name: "PARLEY_S3_ENDPOINT", defaultValue: "(required for s3)",
+            help: "S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000"),
         Setting(name: "PARLEY_S3_REGION", defaultValue: "us-east-1", help: "S3 region (signature scope)"),
-        Setting(name: "PARLEY_S3_BUCKET", defaultValue: "(required for s3)", help: "bucket for blobs (created when missing)"),
+        Setting(
+            name: "PARLEY_S3_BUCKET", defaultValue: "(required for s3)", help: "bucket for blobs (created when missing)"
+        ),
         Setting(name: "PARLEY_S3_ACCESS_KEY_ID", defaultValue: "(required for s3)", help: "S3 access key id"),
         Setting(name: "PARLEY_S3_SECRET_ACCESS_KEY", defaultValue: "(required for s3)", help: "S3 secret access key"),
-        Setting(name: "PARLEY_S3_PATH_STYLE", defaultValue: "(1 unless the endpoint is *.amazonaws.com)",
-                help: "path-style bucket addressing (MinIO) instead of virtual-hosted"),
-        Setting(name: "PARLEY_S3_PRESIGN_ENDPOINT", defaultValue: "(PARLEY_S3_ENDPOINT)",
-                help: "endpoint clients download from, when it differs from the one Parley reaches"),
-        Setting(name: "PARLEY_PUBLIC_URL", defaultValue: "(http:// + the request's Host)",
-                help: "origin of the URLs Parley hands out, e.g. https://im.example.com"),
-        Setting(name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
-                help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
-        Setting(name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
-                help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
-        Setting(name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
-                help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
-        Setting(name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
-                help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
-        Setting(name: "PARLEY_PUSH_MAX_ATTEMPTS", defaultValue: "10",
-                help: "attempts of a push (backoff 1 s, 2 s, 4 s ... at most 5 min) before it is given up"),
-        Setting(name: "PARLEY_PUSH_LEASE_SECONDS", defaultValue: "30",
-                help: "a push being delivered is left to its instance this long; after a crash another takes it over"),
+        Setting(
+            name: "PARLEY_S3_PATH_STYLE", defaultValue: "(1 unless the endpoint is *.amazonaws.com)",
+            help: "path-style bucket addressing (MinIO) instead of virtual-hosted"),
+        Setting(
+            name: "PARLEY_S3_PRESIGN_ENDPOINT", defaultValue: "(PARLEY_S3_ENDPOINT)",
+            help: "endpoint clients download from, when it differs from the one Parley reaches"),
+        Setting(
+            name: "PARLEY_PUBLIC_URL", defaultValue: "(http:// + the request's Host)",
+            help: "origin of the URLs Parley hands out, e.g. https://im.example.com"),
+        Setting(
+            name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
+            help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
+        Setting(
+            name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
+            help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
+        Setting(
+            name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
+            help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
+        Setting(
+            name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
+            help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
+        Setting(
+            name: "PARLEY_PUSH_MAX_ATTEMPTS", defaultValue: "10",
+            help: "attempts of a push (backoff 1 s, 2 s, 4 s ... at most 5 min) before it is given up"),
+        Setting(
+            name: "PARLEY_PUSH_LEASE_SECONDS", defaultValue: "30",
+            help: "a push being delivered is left to its instance this long; after a crash another takes it over"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -149,7 +210,8 @@ public struct Configuration: Sendable {
         func integer(_ name: String, _ fallback: Int, range: ClosedRange<Int>) throws -> Int {
             guard let raw = value(name) else { return fallback }
             guard let parsed = Int(raw), range.contains(parsed) else {
-                throw Invalid(description: "\(name)=\(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
+                throw Invalid(
+                    description: "\(name)=\(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
             }
             return parsed
         }
@@ -199,8 +261,9 @@ public struct Configuration: Sendable {
         authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
         loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
-        passwordHashThreads = try integer("PARLEY_PASSWORD_HASH_THREADS", ProcessInfo.processInfo.activeProcessorCount,
-                                          range: 1...64)
+        passwordHashThreads = try integer(
+            "PARLEY_PASSWORD_HASH_THREADS", ProcessInfo.processInfo.activeProcessorCount,
+            range: 1...64)
         messaging.maxTextCharacters = try integer("PARLEY_IM_MAX_TEXT_CHARS", 10_000, range: 1...1_000_000)
         messaging.maxExtraBytes = try integer("PARLEY_IM_MAX_EXTRA_BYTES", 4096, range: 0...1_048_576)
         messaging.maxCustomBytes = try integer("PARLEY_IM_MAX_CUSTOM_BYTES", 16_384, range: 64...1_048_576)
@@ -219,14 +282,16 @@ public struct Configuration: Sendable {
                 return v
             }
             let pathStyle: Bool? = value("PARLEY_S3_PATH_STYLE") == nil ? nil : try flag("PARLEY_S3_PATH_STYLE", true)
-            files.backend = .s3(S3Configuration(endpoint: try required("PARLEY_S3_ENDPOINT"),
-                                                region: value("PARLEY_S3_REGION") ?? "us-east-1",
-                                                bucket: try required("PARLEY_S3_BUCKET"),
-                                                accessKeyID: try required("PARLEY_S3_ACCESS_KEY_ID"),
-                                                secretAccessKey: try required("PARLEY_S3_SECRET_ACCESS_KEY"),
-                                                pathStyle: pathStyle,
-                                                presignEndpoint: value("PARLEY_S3_PRESIGN_ENDPOINT")),
-                                spoolDirectory: filesDirectory + "/spool")
+            files.backend = .s3(
+                S3Configuration(
+                    endpoint: try required("PARLEY_S3_ENDPOINT"),
+                    region: value("PARLEY_S3_REGION") ?? "us-east-1",
+                    bucket: try required("PARLEY_S3_BUCKET"),
+                    accessKeyID: try required("PARLEY_S3_ACCESS_KEY_ID"),
+                    secretAccessKey: try required("PARLEY_S3_SECRET_ACCESS_KEY"),
+                    pathStyle: pathStyle,
+                    presignEndpoint: value("PARLEY_S3_PRESIGN_ENDPOINT")),
+                spoolDirectory: filesDirectory + "/spool")
         case let other:
             throw Invalid(description: "PARLEY_FILES_BACKEND=\(other) must be local or s3")
         }
@@ -244,14 +309,16 @@ public struct Configuration: Sendable {
         realtime.webSocket.maxFrameBytes = wsMessageBytes
         realtime.webSocket.maxMessageBytes = wsMessageBytes
         realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
-        realtime.webSocket.maxBufferedOutgoingBytes = try integer("PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
-                                                                  range: (64 << 10)...(1 << 30))
+        realtime.webSocket.maxBufferedOutgoingBytes = try integer(
+            "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
+            range: (64 << 10)...(1 << 30))
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)
     }
 
-    public static let missingMasterKey = "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "
+    public static let missingMasterKey =
+        "PARLEY_MASTER_KEY is not set: Parley needs a 32-byte master key to encrypt "
         + "app secrets and sign tokens. Generate one with `openssl rand -hex 32` and keep it secret and stable (a new key "
         + "makes stored app secrets unreadable); scripts/run creates .parley/master.key for local use"
 

@@ -22,7 +22,9 @@ public enum HealthProbe {
 
     /// The request bytes: HTTP/1.1 needs `Host` (RFC 9112 §3.2); `Connection: close` lets the server end the exchange.
     public static func request(path: String) -> [UInt8] {
-        Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUser-Agent: parley-healthcheck\r\nConnection: close\r\n\r\n".utf8)
+        Array(
+            "GET \(path) HTTP/1.1\r\nHost: localhost\r\nUser-Agent: parley-healthcheck\r\nConnection: close\r\n\r\n"
+                .utf8)
     }
 
     /// The status code of the HTTP/1.x status line that starts `response` (RFC 9112 §4), or nil when the
@@ -32,17 +34,21 @@ public enum HealthProbe {
         let line = response[..<end]
         let prefix = Array("HTTP/1.".utf8)
         guard line.count >= 12, Array(line.prefix(prefix.count)) == prefix,
-              line[line.startIndex + 8] == UInt8(ascii: " ") else { return nil }
+            line[line.startIndex + 8] == UInt8(ascii: " ")
+        else { return nil }
         let digits = line[(line.startIndex + 9)..<(line.startIndex + 12)]
         guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              line.count == 12 || line[line.startIndex + 12] == UInt8(ascii: " ") else { return nil }
+            line.count == 12 || line[line.startIndex + 12] == UInt8(ascii: " ")
+        else { return nil }
         return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
     /// Sends `GET path` to host:port (an IP literal, as `PARLEY_HTTP_HOST` is) and returns the status code.
     /// Blocking I/O bounded by `timeoutSeconds` per call (connect, write, each read): a probe, not a client.
-    public static func check(host: String, port: UInt16, path: String = "/healthz",
-                             timeoutSeconds: Int = 2) throws(Failure) -> Int {
+    public static func check(
+        host: String, port: UInt16, path: String = "/healthz",
+        timeoutSeconds: Int = 2
+    ) throws(Failure) -> Int {
         let target = probeHost(forListenHost: host)
         var storage = sockaddr_storage()
         let length: socklen_t
@@ -50,14 +56,18 @@ public enum HealthProbe {
             var addr = sockaddr_in6()
             addr.sin6_family = sa_family_t(AF_INET6)
             addr.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, target, &addr.sin6_addr) == 1 else { throw Failure(description: "not an IP address: \(target)") }
+            guard inet_pton(AF_INET6, target, &addr.sin6_addr) == 1 else {
+                throw Failure(description: "not an IP address: \(target)")
+            }
             withUnsafeBytes(of: addr) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         } else {
             var addr = sockaddr_in()
             addr.sin_family = sa_family_t(AF_INET)
             addr.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, target, &addr.sin_addr) == 1 else { throw Failure(description: "not an IP address: \(target)") }
+            guard inet_pton(AF_INET, target, &addr.sin_addr) == 1 else {
+                throw Failure(description: "not an IP address: \(target)")
+            }
             withUnsafeBytes(of: addr) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
         }

@@ -14,8 +14,12 @@ struct OperationsController {
     private static let healthBody: [UInt8] = Envelope.success(["status": "ok"])
 
     func register(on router: inout Router) {
-        let health: HTTPImmediateHandler = { _, _ in HTTPResponse.json(status: 200, body: OperationsController.healthBody) }
-        router.get("/healthz", immediate: health) { _, _ in HTTPResponse.json(status: 200, body: OperationsController.healthBody) }
+        let health: HTTPImmediateHandler = { _, _ in
+            HTTPResponse.json(status: 200, body: OperationsController.healthBody)
+        }
+        router.get("/healthz", immediate: health) { _, _ in
+            HTTPResponse.json(status: 200, body: OperationsController.healthBody)
+        }
         let database = self.database
         router.get("/readyz") { _, context in
             do {
@@ -67,8 +71,10 @@ struct DevelopmentController {
         }
         // RFC 6455 echo for the Autobahn suite (scripts/e2e/40-autobahn.sh) and WebSocket benchmarks.
         router.get("/ws/echo") { request, context in
-            try WebSocketServer.upgrade(request, configuration: WebSocketEchoHandler.configuration,
-                                        logger: context.logger) { _ in WebSocketEchoHandler() }
+            try WebSocketServer.upgrade(
+                request, configuration: WebSocketEchoHandler.configuration,
+                logger: context.logger
+            ) { _ in WebSocketEchoHandler() }
         }
     }
 

@@ -11,19 +11,19 @@ import ParleyUpdates
 /// NOTIFY at once. Output goes through `output` (stdout in the executable, a buffer in tests).
 public enum ReleaseCommand {
     public static let usage = """
-      parley release publish --app APP_KEY --platform ios --version-code N --version-name X [--channel C]
-                             [--notes TEXT] [--app-store-url URL] [--download-url URL] [--min-supported N] [--rollout P]
-                                 publish a release (versionCode must be above every one published for the platform
-                                 and channel); --min-supported forces older versions to update, --rollout P offers it
-                                 to P% of devices (default 100)
-      parley release list --app APP_KEY [--platform P] [--channel C] [--include-withdrawn]
-                                 list releases, newest first
-      parley release update --app APP_KEY RELEASE_ID [--notes TEXT] [--app-store-url URL] [--download-url URL]
-                            [--min-supported N] [--rollout P]
-                                 change a release (e.g. widen its rollout)
-      parley release withdraw --app APP_KEY RELEASE_ID
-                                 stop offering a release (its versionCode stays taken)
-    """
+          parley release publish --app APP_KEY --platform ios --version-code N --version-name X [--channel C]
+                                 [--notes TEXT] [--app-store-url URL] [--download-url URL] [--min-supported N] [--rollout P]
+                                     publish a release (versionCode must be above every one published for the platform
+                                     and channel); --min-supported forces older versions to update, --rollout P offers it
+                                     to P% of devices (default 100)
+          parley release list --app APP_KEY [--platform P] [--channel C] [--include-withdrawn]
+                                     list releases, newest first
+          parley release update --app APP_KEY RELEASE_ID [--notes TEXT] [--app-store-url URL] [--download-url URL]
+                                [--min-supported N] [--rollout P]
+                                     change a release (e.g. widen its rollout)
+          parley release withdraw --app APP_KEY RELEASE_ID
+                                     stop offering a release (its versionCode stays taken)
+        """
 
     /// A refusal of the service (e.g. 1401), as the command prints it.
     public struct Refused: Error, CustomStringConvertible {
@@ -33,8 +33,10 @@ public enum ReleaseCommand {
 
     /// Runs the subcommand; throws `AppCommand.UsageError` for bad arguments, `Refused` for refusals, other
     /// errors for failures.
-    public static func run(_ arguments: [String], configuration: Configuration,
-                           output: @escaping (String) -> Void) async throws {
+    public static func run(
+        _ arguments: [String], configuration: Configuration,
+        output: @escaping (String) -> Void
+    ) async throws {
         guard let subcommand = arguments.first else {
             throw AppCommand.UsageError(description: "missing release subcommand\n" + usage)
         }
@@ -47,8 +49,9 @@ public enum ReleaseCommand {
         }
         do {
             try await CommandContext.with(configuration) { context in
-                let service = ReleaseService(repository: ReleaseRepository(database: context.database),
-                                             logger: Logger(sink: LogSink(fd: 2, level: .warning)))
+                let service = ReleaseService(
+                    repository: ReleaseRepository(database: context.database),
+                    logger: Logger(sink: LogSink(fd: 2, level: .warning)))
                 try await context.requireSchema()
                 guard let tenant = try await AppRepository(database: context.database).find(key: appKey) else {
                     throw AppCommand.UsageError(description: "no app with key \(appKey)")
@@ -60,8 +63,10 @@ public enum ReleaseCommand {
         }
     }
 
-    private static func perform(_ subcommand: String, options: inout AppCommand.Options, appId: Int64,
-                                service: ReleaseService, output: (String) -> Void) async throws {
+    private static func perform(
+        _ subcommand: String, options: inout AppCommand.Options, appId: Int64,
+        service: ReleaseService, output: (String) -> Void
+    ) async throws {
         switch subcommand {
         case "publish":
             guard let platform = options.take("--platform") else {
@@ -86,15 +91,22 @@ public enum ReleaseCommand {
             let channel = try options.take("--channel").map { raw throws(APIError) in try ReleaseInput.channel(raw) }
             let includeWithdrawn = options.takeFlag("--include-withdrawn")
             try options.finish()
-            let page = try await service.list(appId: appId, platform: platform, channel: channel,
-                                              includeWithdrawn: includeWithdrawn, limit: ReleaseService.maxPageSize)
-            output(["id", "platform", "channel", "versionCode", "versionName", "minSupported", "rollout", "publishedAt",
-                    "withdrawnAt"].joined(separator: "\t"))
+            let page = try await service.list(
+                appId: appId, platform: platform, channel: channel,
+                includeWithdrawn: includeWithdrawn, limit: ReleaseService.maxPageSize)
+            output(
+                [
+                    "id", "platform", "channel", "versionCode", "versionName", "minSupported", "rollout", "publishedAt",
+                    "withdrawnAt",
+                ].joined(separator: "\t"))
             for release in page.releases {
-                output([String(release.id), release.platform, release.channel, String(release.versionCode),
+                output(
+                    [
+                        String(release.id), release.platform, release.channel, String(release.versionCode),
                         release.versionName, release.minSupportedVersionCode.map(String.init) ?? "-",
                         "\(release.rolloutPercent)%", ISO8601.format(release.publishedAt),
-                        release.withdrawnAt.map(ISO8601.format) ?? "-"].joined(separator: "\t"))
+                        release.withdrawnAt.map(ISO8601.format) ?? "-",
+                    ].joined(separator: "\t"))
             }
         case "update":
             let changes = try ReleaseChanges(
@@ -106,7 +118,8 @@ public enum ReleaseCommand {
             let id = try releaseID(&options)
             try options.finish()
             guard !changes.isEmpty else {
-                throw AppCommand.UsageError(description: "release update needs something to change (--rollout, --notes, ...)")
+                throw AppCommand.UsageError(
+                    description: "release update needs something to change (--rollout, --notes, ...)")
             }
             describe(try await service.update(appId: appId, id: id, changes), output: output)
         default: // withdraw
@@ -118,7 +131,9 @@ public enum ReleaseCommand {
 
     private static func releaseID(_ options: inout AppCommand.Options) throws -> Int64 {
         let raw = try options.takePositional("RELEASE_ID")
-        guard let id = Int64(raw), id > 0 else { throw AppCommand.UsageError(description: "RELEASE_ID must be a number") }
+        guard let id = Int64(raw), id > 0 else {
+            throw AppCommand.UsageError(description: "RELEASE_ID must be a number")
+        }
         return id
     }
 

@@ -7,36 +7,46 @@ extension APIError {
     private static let bearerChallenge = ["WWW-Authenticate": #"Bearer realm="parley", error="invalid_token""#]
 
     /// No token, or one that is malformed, wrongly signed, signed with an unknown key, or `alg: none`.
-    public static let tokenInvalid = APIError(code: 1030, status: 401, message: "invalid token", headers: bearerChallenge)
-    public static let tokenMissing = APIError(code: 1030, status: 401, message: "missing bearer token",
-                                              headers: ["WWW-Authenticate": #"Bearer realm="parley""#])
+    public static let tokenInvalid = APIError(
+        code: 1030, status: 401, message: "invalid token", headers: bearerChallenge)
+    public static let tokenMissing = APIError(
+        code: 1030, status: 401, message: "missing bearer token",
+        headers: ["WWW-Authenticate": #"Bearer realm="parley""#])
     /// A genuine token past its `exp`: refresh it.
-    public static let tokenExpired = APIError(code: 1031, status: 401, message: "token expired, refresh it",
-                                              headers: bearerChallenge)
+    public static let tokenExpired = APIError(
+        code: 1031, status: 401, message: "token expired, refresh it",
+        headers: bearerChallenge)
     /// A genuine token of another audience (an IM token on REST, an access token on the WebSocket).
-    public static let tokenWrongAudience = APIError(code: 1032, status: 401, message: "token audience not accepted here",
-                                                    headers: bearerChallenge)
-    public static let consentRequired = APIError(code: 1033, status: 403,
-                                                 message: "privacy policy updated, consent required")
+    public static let tokenWrongAudience = APIError(
+        code: 1032, status: 401, message: "token audience not accepted here",
+        headers: bearerChallenge)
+    public static let consentRequired = APIError(
+        code: 1033, status: 403,
+        message: "privacy policy updated, consent required")
     /// The token's session was ended (logout, revoked, displaced by another login, refresh-token reuse).
-    public static let sessionEnded = APIError(code: 1034, status: 401, message: "session ended, log in again",
-                                              headers: bearerChallenge)
+    public static let sessionEnded = APIError(
+        code: 1034, status: 401, message: "session ended, log in again",
+        headers: bearerChallenge)
     /// Same text whether or not the account exists.
     public static let invalidCredentials = APIError(code: 1035, status: 401, message: "invalid username or password")
     public static func accountLocked(retryAfterSeconds: Int) -> APIError {
-        APIError(code: 1036, status: 429, message: "too many failed logins, account temporarily locked",
-                 headers: ["Retry-After": String(max(1, retryAfterSeconds))])
+        APIError(
+            code: 1036, status: 429, message: "too many failed logins, account temporarily locked",
+            headers: ["Retry-After": String(max(1, retryAfterSeconds))])
     }
-    public static let refreshTokenInvalid = APIError(code: 1037, status: 401,
-                                                     message: "refresh token invalid, expired or already used")
+    public static let refreshTokenInvalid = APIError(
+        code: 1037, status: 401,
+        message: "refresh token invalid, expired or already used")
     public static let signatureInvalid = APIError(code: 1038, status: 401, message: "request signature does not match")
-    public static let signatureStale = APIError(code: 1038, status: 401,
-                                                message: "X-Timestamp is more than 300 seconds away from the server's clock")
+    public static let signatureStale = APIError(
+        code: 1038, status: 401,
+        message: "X-Timestamp is more than 300 seconds away from the server's clock")
     public static let signatureReplayed = APIError(code: 1038, status: 401, message: "X-Nonce was already used")
     public static let unknownAppKey = APIError(code: 1039, status: 401, message: "unknown app key")
     public static let usernameTaken = APIError(code: 1040, status: 409, message: "username already taken")
     public static let forbidden = APIError(code: 1041, status: 403, message: "forbidden")
     /// Password hashing is saturated: answer quickly instead of queueing logins without bound.
-    public static let authBusy = APIError(code: 1503, status: 503, message: "too many logins in progress, retry shortly",
-                                          headers: ["Retry-After": "1"])
+    public static let authBusy = APIError(
+        code: 1503, status: 503, message: "too many logins in progress, retry shortly",
+        headers: ["Retry-After": "1"])
 }

@@ -33,25 +33,30 @@ public final class AuthModule: Sendable {
         let users = UserRepository(database: database)
         let tokens = TokenService(keys: configuration.tokenKeys)
         let apps = AppResolver(directory: directory, repository: appRepository)
-        let sessions = SessionService(sessions: SessionRepository(database: database), users: users, tokens: tokens,
-                                      revocations: revocations, events: events, defaults: configuration.lifetimes,
-                                      logger: logger)
-        let authenticator = Authenticator(tokens: tokens, directory: directory, revocations: revocations,
-                                          consents: consents, users: users, apps: apps)
+        let sessions = SessionService(
+            sessions: SessionRepository(database: database), users: users, tokens: tokens,
+            revocations: revocations, events: events, defaults: configuration.lifetimes,
+            logger: logger)
+        let authenticator = Authenticator(
+            tokens: tokens, directory: directory, revocations: revocations,
+            consents: consents, users: users, apps: apps)
         let secrets = AppSecretBox(masterKey: configuration.masterKey)
         services = AuthServices(
             configuration: configuration, apps: apps, users: users, sessions: sessions, authenticator: authenticator,
             consents: consents,
-            limits: AuthRateLimits(addressPerMinute: configuration.addressRatePerMinute,
-                                   accountPerMinute: configuration.accountRatePerMinute,
-                                   proxies: configuration.trustedProxies),
+            limits: AuthRateLimits(
+                addressPerMinute: configuration.addressRatePerMinute,
+                accountPerMinute: configuration.accountRatePerMinute,
+                proxies: configuration.trustedProxies),
             passwords: PasswordHashingPool(threads: configuration.passwordHashThreads),
             dummyHash: DummyPasswordHash(),
-            signatures: SignedRequestVerifier(apps: apps, secrets: secrets, nonces: NonceRepository(database: database),
-                                              window: configuration.signatureWindow),
+            signatures: SignedRequestVerifier(
+                apps: apps, secrets: secrets, nonces: NonceRepository(database: database),
+                window: configuration.signatureWindow),
             logger: logger)
-        sync = AuthSyncService(apps: appRepository, directory: directory, sessions: sessions, revocations: revocations,
-                               configuration: configuration, logger: logger)
+        sync = AuthSyncService(
+            apps: appRepository, directory: directory, sessions: sessions, revocations: revocations,
+            configuration: configuration, logger: logger)
         self.authenticator = authenticator
         self.events = events
         self.revocations = revocations
@@ -83,10 +88,13 @@ public final class AuthModule: Sendable {
         let sync = sync
         return [
             ResourceService("session events", stop: { events.finish() }),
-            ResourceService("password hashing", start: {
-                services.passwords.start()
-                try await services.dummyHash.prepare(parameters: configuration.passwordParameters, pool: services.passwords)
-            }, stop: { services.passwords.shutdown() }),
+            ResourceService(
+                "password hashing",
+                start: {
+                    services.passwords.start()
+                    try await services.dummyHash.prepare(
+                        parameters: configuration.passwordParameters, pool: services.passwords)
+                }, stop: { services.passwords.shutdown() }),
             sync,
             PeriodicService("auth poll", every: configuration.pollInterval) { await sync.poll() },
         ]

@@ -19,18 +19,18 @@ public enum ChatCommand: Sendable, Equatable {
     case quit
 
     public static let helpText = """
-    commands:
-      /list                  conversations with unread counts (numbered for /open)
-      /open TARGET           open a conversation: a user id (u_...), a group (g_...), si:A:B / sg:G, or a /list number
-      /history [N]           the last N messages of the open conversation (default 20)
-      TEXT                   send TEXT to the open conversation (start with // to send a line beginning with /)
-      /upload PATH           upload a file, send it to the open conversation, print its signed URL
-      /revoke [MSG_ID]       revoke a message (default: your last one in this session)
-      /edit [#MSG_ID] TEXT   change the text of a message (default: your last one)
-      /whoami                your user id
-      /help                  this text
-      /quit                  leave (Ctrl-D too)
-    """
+        commands:
+          /list                  conversations with unread counts (numbered for /open)
+          /open TARGET           open a conversation: a user id (u_...), a group (g_...), si:A:B / sg:G, or a /list number
+          /history [N]           the last N messages of the open conversation (default 20)
+          TEXT                   send TEXT to the open conversation (start with // to send a line beginning with /)
+          /upload PATH           upload a file, send it to the open conversation, print its signed URL
+          /revoke [MSG_ID]       revoke a message (default: your last one in this session)
+          /edit [#MSG_ID] TEXT   change the text of a message (default: your last one)
+          /whoami                your user id
+          /help                  this text
+          /quit                  leave (Ctrl-D too)
+        """
 
     /// nil for a blank line; throws for an unknown command or bad arguments.
     public static func parse(_ line: String) throws(ChatUsageError) -> ChatCommand? {
@@ -62,7 +62,9 @@ public enum ChatCommand: Sendable, Equatable {
         case "/quit", "/exit", "/q":
             return try noArguments(.quit)
         case "/open":
-            guard !rest.isEmpty else { throw ChatUsageError("/open needs a target (a user id, g_GROUP, or a /list number)") }
+            guard !rest.isEmpty else {
+                throw ChatUsageError("/open needs a target (a user id, g_GROUP, or a /list number)")
+            }
             return .open(try ConversationTarget(parsing: rest))
         case "/history":
             guard !rest.isEmpty else { return .history(limit: 20) }
@@ -75,7 +77,9 @@ public enum ChatCommand: Sendable, Equatable {
             return .upload(path: rest)
         case "/revoke":
             if rest.isEmpty { return .revoke(messageId: nil) }
-            guard let id = messageId(rest) else { throw ChatUsageError("/revoke takes a message id, e.g. /revoke 1042") }
+            guard let id = messageId(rest) else {
+                throw ChatUsageError("/revoke takes a message id, e.g. /revoke 1042")
+            }
             return .revoke(messageId: id)
         case "/edit":
             let words = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
@@ -94,7 +98,8 @@ public enum ChatCommand: Sendable, Equatable {
     static func messageId(_ text: String) -> String? {
         let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
         guard (1...19).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              UInt64(digits) != nil else { return nil }
+            UInt64(digits) != nil
+        else { return nil }
         return String(digits)
     }
 }

@@ -4,17 +4,17 @@ public struct ChatOptions: Sendable, Equatable {
     public static let defaultServer = "http://127.0.0.1:8080"
 
     public static let usage = """
-      parley chat [--server URL] --app-key KEY --user NAME [--password PW] [--register] [--nickname NAME]
-                  [--to TARGET] [--send TEXT]... [--wait-for N] [--timeout SECONDS]
-                                 a terminal chat client: logs in (--register creates the account first), connects
-                                 to /ws and reads commands from stdin (/help lists them; works from a pipe too).
-                                 --to opens a conversation at start (a user id, g_GROUP, a conversation id);
-                                 --send sends TEXT there and finishes without reading stdin; --wait-for finishes
-                                 only after N messages from others arrived; --timeout gives up (exit 1) after
-                                 SECONDS. Environment: PARLEY_CHAT_SERVER (default http://127.0.0.1:8080),
-                                 PARLEY_CHAT_APP_KEY, PARLEY_CHAT_USER, PARLEY_CHAT_PASSWORD (asked for on a
-                                 terminal when missing)
-    """
+          parley chat [--server URL] --app-key KEY --user NAME [--password PW] [--register] [--nickname NAME]
+                      [--to TARGET] [--send TEXT]... [--wait-for N] [--timeout SECONDS]
+                                     a terminal chat client: logs in (--register creates the account first), connects
+                                     to /ws and reads commands from stdin (/help lists them; works from a pipe too).
+                                     --to opens a conversation at start (a user id, g_GROUP, a conversation id);
+                                     --send sends TEXT there and finishes without reading stdin; --wait-for finishes
+                                     only after N messages from others arrived; --timeout gives up (exit 1) after
+                                     SECONDS. Environment: PARLEY_CHAT_SERVER (default http://127.0.0.1:8080),
+                                     PARLEY_CHAT_APP_KEY, PARLEY_CHAT_USER, PARLEY_CHAT_PASSWORD (asked for on a
+                                     terminal when missing)
+        """
 
     public var server: ServerAddress
     public var appKey: String
@@ -35,12 +35,15 @@ public struct ChatOptions: Sendable, Equatable {
     public var showHelp = false
 
     /// Parses `arguments` (those after `chat`); the environment supplies what the arguments leave out.
-    public static func parse(_ arguments: [String], environment: [String: String]) throws(ChatUsageError) -> ChatOptions {
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(ChatUsageError) -> ChatOptions
+    {
         var values: [String: String] = [:]
         var sends: [String] = []
         var flags: Set<String> = []
-        let valued: Set<String> = ["--server", "--app-key", "--user", "--password", "--nickname", "--to", "--send",
-                                   "--wait-for", "--timeout"]
+        let valued: Set<String> = [
+            "--server", "--app-key", "--user", "--password", "--nickname", "--to", "--send",
+            "--wait-for", "--timeout",
+        ]
         var index = 0
         while index < arguments.count {
             var name = arguments[index]
@@ -84,8 +87,9 @@ public struct ChatOptions: Sendable, Equatable {
             guard appKey != nil else { throw ChatUsageError("chat needs --app-key KEY (or PARLEY_CHAT_APP_KEY)") }
             guard username != nil else { throw ChatUsageError("chat needs --user NAME (or PARLEY_CHAT_USER)") }
         }
-        var options = ChatOptions(server: server, appKey: appKey ?? "", username: username ?? "",
-                                  password: setting("--password", "PARLEY_CHAT_PASSWORD"))
+        var options = ChatOptions(
+            server: server, appKey: appKey ?? "", username: username ?? "",
+            password: setting("--password", "PARLEY_CHAT_PASSWORD"))
         options.showHelp = showHelp
         options.register = flags.contains("--register")
         options.nickname = values["--nickname"]
@@ -95,7 +99,9 @@ public struct ChatOptions: Sendable, Equatable {
         }
         if !sends.isEmpty && options.target == nil { throw ChatUsageError("--send needs --to TARGET") }
         if let text = values["--wait-for"] {
-            guard let count = Int(text), count >= 0 else { throw ChatUsageError("--wait-for takes a count (0 or more)") }
+            guard let count = Int(text), count >= 0 else {
+                throw ChatUsageError("--wait-for takes a count (0 or more)")
+            }
             options.waitFor = count
         }
         if let text = values["--timeout"] {

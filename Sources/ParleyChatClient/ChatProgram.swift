@@ -19,7 +19,9 @@ public enum ChatProgram {
         case interrupted
     }
 
-    public static func run(_ arguments: [String], environment: [String: String], console: Console = .standard) async -> Int32 {
+    public static func run(_ arguments: [String], environment: [String: String], console: Console = .standard) async
+        -> Int32
+    {
         let options: ChatOptions
         do {
             options = try ChatOptions.parse(arguments, environment: environment)
@@ -127,14 +129,17 @@ public enum ChatProgram {
 
     /// Logs in; with `--register`, creates the account first (or logs in when the name is taken, so scripts and the
     /// README tour can be run again).
-    private static func logIn(_ api: ParleyAPI, _ options: ChatOptions, password: String,
-                              console: Console) async throws(ParleyAPIError) -> AuthSession {
+    private static func logIn(
+        _ api: ParleyAPI, _ options: ChatOptions, password: String,
+        console: Console
+    ) async throws(ParleyAPIError) -> AuthSession {
         guard options.register else { return try await api.login(username: options.username, password: password) }
         do {
-            let session = try await api.register(username: options.username, password: password, nickname: options.nickname)
+            let session = try await api.register(
+                username: options.username, password: password, nickname: options.nickname)
             console.say("registered \(options.username)")
             return session
-        } catch where error.code == 1040 {
+        } catch  where error.code == 1040 {
             console.say("\(options.username) exists; logging in")
             return try await api.login(username: options.username, password: password)
         }

@@ -40,17 +40,23 @@ extension ChatSession {
             let id = try messageId ?? lastSent()
             let data: JSONValue = ["msgId": .string(id), "content": .string(text)]
             let edited = try ChatMessage(json: try await liveConnection().request("edit", data))
-            console.say(MessageFormatter.line(label: await label(of: edited.conversationId), sender: me.nickname, message: edited))
+            console.say(
+                MessageFormatter.line(
+                    label: await label(of: edited.conversationId), sender: me.nickname, message: edited))
         }
     }
 
     private func lastSent() throws(ChatUsageError) -> String {
-        guard let id = lastSentMessageId else { throw ChatUsageError("nothing sent in this session yet: give a message id") }
+        guard let id = lastSentMessageId else {
+            throw ChatUsageError("nothing sent in this session yet: give a message id")
+        }
         return id
     }
 
     private func openConversation() throws(ChatUsageError) -> OpenConversation {
-        guard let open else { throw ChatUsageError("no conversation is open: /open a user id, a group or a /list number") }
+        guard let open else {
+            throw ChatUsageError("no conversation is open: /open a user id, a group or a /list number")
+        }
         return open
     }
 
@@ -63,8 +69,9 @@ extension ChatSession {
             let label = conversation.chatType == "group" ? "#" + conversation.showName : conversation.showName
             labels[conversation.conversationId] = MessageFormatter.printable(label)
             let unread = conversation.unreadCount > 0 ? "  \(conversation.unreadCount) unread" : ""
-            console.say("\(index + 1). \(MessageFormatter.printable(label))  (\(conversation.conversationId))\(unread)  "
-                + MessageFormatter.printable(conversation.lastMessagePreview))
+            console.say(
+                "\(index + 1). \(MessageFormatter.printable(label))  (\(conversation.conversationId))\(unread)  "
+                    + MessageFormatter.printable(conversation.lastMessagePreview))
         }
     }
 
@@ -72,18 +79,22 @@ extension ChatSession {
         let conversation: OpenConversation
         switch target {
         case .listIndex(let number):
-            guard lastList.indices.contains(number - 1) else { throw ChatUsageError("no line \(number) in the last /list") }
+            guard lastList.indices.contains(number - 1) else {
+                throw ChatUsageError("no line \(number) in the last /list")
+            }
             let summary = lastList[number - 1]
             let toId = summary.chatType == "group" ? summary.groupId : summary.peerUserId
-            conversation = OpenConversation(conversationId: summary.conversationId, toId: toId ?? "",
-                                            chatType: summary.chatType, label: await label(of: summary.conversationId))
+            conversation = OpenConversation(
+                conversationId: summary.conversationId, toId: toId ?? "",
+                chatType: summary.chatType, label: await label(of: summary.conversationId))
         case .user(let userId):
             conversation = try await singleConversation(with: userId)
         case .group(let groupId):
             let summary = try await api.conversation(ConversationID.group(groupId)) // 1100 when not a member
             labels[summary.conversationId] = "#" + MessageFormatter.printable(summary.showName)
-            conversation = OpenConversation(conversationId: summary.conversationId, toId: groupId, chatType: "group",
-                                            label: "#" + MessageFormatter.printable(summary.showName))
+            conversation = OpenConversation(
+                conversationId: summary.conversationId, toId: groupId, chatType: "group",
+                label: "#" + MessageFormatter.printable(summary.showName))
         case .conversation(let id):
             guard let peer = ConversationID.peer(of: id, me: me.userId) else {
                 throw ChatUsageError("\(id) is not one of your conversations")
@@ -117,7 +128,8 @@ extension ChatSession {
         if messages.isEmpty { console.say("no messages yet") }
         for message in messages {
             _ = firstSighting(of: message.id)
-            console.say(MessageFormatter.line(label: open.label, sender: await nickname(of: message.fromId), message: message))
+            console.say(
+                MessageFormatter.line(label: open.label, sender: await nickname(of: message.fromId), message: message))
         }
         if let last = messages.last { markRead(open.conversationId, seq: last.seq) }
     }
@@ -129,9 +141,11 @@ extension ChatSession {
     /// `clientMsgId`: the server stores it once and answers the original.
     private func send(msgType: String, content: JSONValue) async throws {
         let open = try openConversation()
-        let request: JSONValue = ["toId": .string(open.toId), "chatType": .string(open.chatType),
-                                  "msgType": .string(msgType), "content": content,
-                                  "clientMsgId": .string(Self.newClientMessageId())]
+        let request: JSONValue = [
+            "toId": .string(open.toId), "chatType": .string(open.chatType),
+            "msgType": .string(msgType), "content": content,
+            "clientMsgId": .string(Self.newClientMessageId()),
+        ]
         var attempt = 1
         while true {
             let answer: JSONValue
@@ -156,14 +170,24 @@ extension ChatSession {
     private func upload(_ path: String) async throws {
         _ = try openConversation()
         let file = try await api.upload(path: path)
-        console.say("uploaded \(MessageFormatter.printable(file.name)) (\(file.size) bytes, \(file.mimeType), sha256 \(file.hash))")
+        console.say(
+            "uploaded \(MessageFormatter.printable(file.name)) (\(file.size) bytes, \(file.mimeType), sha256 \(file.hash))"
+        )
         console.say("signed URL (until \(file.urlExpireAt)): \(file.url)")
         if file.mimeType.hasPrefix("image/"), let size = ImageDimensions.of(Self.head(of: path)) {
-            try await send(msgType: "image", content: ["objectKey": .string(file.objectKey), "width": .number(JSONNumber(size.width)),
-                                                       "height": .number(JSONNumber(size.height)), "name": .string(file.name)])
+            try await send(
+                msgType: "image",
+                content: [
+                    "objectKey": .string(file.objectKey), "width": .number(JSONNumber(size.width)),
+                    "height": .number(JSONNumber(size.height)), "name": .string(file.name),
+                ])
         } else {
-            try await send(msgType: "file", content: ["objectKey": .string(file.objectKey), "name": .string(file.name),
-                                                      "size": .number(JSONNumber(file.size))])
+            try await send(
+                msgType: "file",
+                content: [
+                    "objectKey": .string(file.objectKey), "name": .string(file.name),
+                    "size": .number(JSONNumber(file.size)),
+                ])
         }
     }
 

@@ -13,32 +13,42 @@ extension ChatSession {
             await received(message)
         case "edit":
             guard let message = try? ChatMessage(json: data),
-                  firstSighting(of: "edit \(message.id) \(message.editedAt ?? "")") else { return }
+                firstSighting(of: "edit \(message.id) \(message.editedAt ?? "")")
+            else { return }
             let label = await label(of: message.conversationId)
-            console.say("[\(label)] \(await nickname(of: message.fromId)) edited #\(message.id): "
-                + MessageFormatter.body(of: message))
+            console.say(
+                "[\(label)] \(await nickname(of: message.fromId)) edited #\(message.id): "
+                    + MessageFormatter.body(of: message))
         case "revoke":
             guard let conversationId = data["conversationId"]?.stringValue, let msgId = data["msgId"]?.stringValue,
-                  firstSighting(of: "revoke \(msgId)") else { return }
+                firstSighting(of: "revoke \(msgId)")
+            else { return }
             let operatorId = data["operatorId"]?.stringValue ?? "?"
             console.say("[\(await label(of: conversationId))] \(await nickname(of: operatorId)) revoked #\(msgId)")
         case "read":
             // 1:1 read receipts from the peer; our own reads on other devices need no line.
             guard let conversationId = data["conversationId"]?.stringValue, let userId = data["userId"]?.stringValue,
-                  userId != me.userId, firstSighting(of: "read \(conversationId) \(userId) \(data["seq"]?.description ?? "")")
+                userId != me.userId,
+                firstSighting(of: "read \(conversationId) \(userId) \(data["seq"]?.description ?? "")")
             else { return }
-            console.say("[\(await label(of: conversationId))] \(await nickname(of: userId)) read up to seq "
-                + (data["seq"]?.description ?? "?"))
+            console.say(
+                "[\(await label(of: conversationId))] \(await nickname(of: userId)) read up to seq "
+                    + (data["seq"]?.description ?? "?"))
         case "typing":
             guard let conversationId = data["conversationId"]?.stringValue, conversationId == open?.conversationId,
-                  let userId = data["userId"]?.stringValue else { return }
+                let userId = data["userId"]?.stringValue
+            else { return }
             console.say("[\(await label(of: conversationId))] \(await nickname(of: userId)) is typing…")
         case "conversation", "membership":
-            guard data["removed"]?.boolValue == true, let conversationId = data["conversationId"]?.stringValue else { return }
+            guard data["removed"]?.boolValue == true, let conversationId = data["conversationId"]?.stringValue else {
+                return
+            }
             console.say("[\(await label(of: conversationId))] you are no longer in this group")
             if open?.conversationId == conversationId { open = nil }
         case "account_conflict":
-            console.warn("logged out: " + MessageFormatter.printable(data["text"]?.stringValue ?? "another login on this platform"))
+            console.warn(
+                "logged out: "
+                    + MessageFormatter.printable(data["text"]?.stringValue ?? "another login on this platform"))
         case "session_ended":
             console.warn("session ended (\(data["reason"]?.stringValue ?? "?")): log in again")
         case "token_expired":
@@ -58,7 +68,8 @@ extension ChatSession {
         console.say(MessageFormatter.line(label: label, sender: await nickname(of: message.fromId), message: message))
         guard message.fromId != me.userId else { return } // our own, sent from another device
         if !message.revoked, ["file", "image", "video", "audio"].contains(message.msgType),
-           let key = message.content["objectKey"]?.stringValue {
+            let key = message.content["objectKey"]?.stringValue
+        {
             // Recipients get their own signed URL for files sent to them.
             if let url = try? await api.signedURLs(for: [key])[key] { console.say("    ↳ \(url)") }
         }
@@ -69,7 +80,10 @@ extension ChatSession {
     /// Sends `read` without waiting for the answer: a read mark is a hint, the next one repeats it.
     func markRead(_ conversationId: String, seq: Int64) {
         guard let connection else { return }
-        Task { _ = try? await connection.request("read", ["conversationId": .string(conversationId), "seq": .number(JSONNumber(seq))]) }
+        Task {
+            _ = try? await connection.request(
+                "read", ["conversationId": .string(conversationId), "seq": .number(JSONNumber(seq))])
+        }
     }
 
     /// A sync change is the event it stands for (`SyncChange` in openapi.yaml).

@@ -68,7 +68,8 @@ public actor ChatSession {
                 let connection = try await IMConnection.open(server: server, token: token)
                 attempts = 0
                 self.connection = connection
-                console.warn(everConnected ? "reconnected" : "connected to \(server)/ws (session \(connection.hello.sessionId))")
+                console.warn(
+                    everConnected ? "reconnected" : "connected to \(server)/ws (session \(connection.hello.sessionId))")
                 everConnected = true
                 await catchUp(connection)
                 var ending = IMCloseReason.lost("no close")
@@ -114,7 +115,7 @@ public actor ChatSession {
                 cursor = page["cursor"]?.stringValue ?? cursor
                 hasMore = page["hasMore"]?.boolValue ?? false
             }
-        } catch where error.code == 1114 || error.code == 1116 {
+        } catch  where error.code == 1114 || error.code == 1116 {
             // The cursor is unusable (pruned after 30 days): start again from now; /history shows what came before.
             console.warn("sync cursor refused (\(error)); missed changes are in /history")
             cursor = nil

@@ -14,7 +14,8 @@ public struct Console: Sendable {
         self.warn = warn
     }
 
-    public static let standard = Console(say: { writeLine($0, to: STDOUT_FILENO) }, warn: { writeLine($0, to: STDERR_FILENO) })
+    public static let standard = Console(
+        say: { writeLine($0, to: STDOUT_FILENO) }, warn: { writeLine($0, to: STDERR_FILENO) })
 
     private static func writeLine(_ line: String, to fd: Int32) {
         var bytes = Array(line.utf8)

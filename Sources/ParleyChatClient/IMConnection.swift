@@ -54,9 +54,12 @@ public final class IMConnection: Sendable {
     }
 
     /// Connects with the IM token in `Authorization`, waits for `hello`, and starts the connection's thread.
-    public static func open(server: ServerAddress, token: String,
-                            timeout: Duration = .seconds(10)) async throws(IMConnectionError) -> IMConnection {
-        let result = await withCheckedContinuation { (opened: CheckedContinuation<Result<IMConnection, IMConnectionError>, Never>) in
+    public static func open(
+        server: ServerAddress, token: String,
+        timeout: Duration = .seconds(10)
+    ) async throws(IMConnectionError) -> IMConnection {
+        let result = await withCheckedContinuation {
+            (opened: CheckedContinuation<Result<IMConnection, IMConnectionError>, Never>) in
             let thread = Thread {
                 let socket: WebSocketClient
                 let connection: IMConnection
@@ -76,14 +79,17 @@ public final class IMConnection: Sendable {
     }
 
     /// Blocking: TCP, the upgrade, the `hello`.
-    private static func handshake(server: ServerAddress, token: String,
-                                  timeout: Duration) throws(IMConnectionError) -> (WebSocketClient, IMConnection) {
+    private static func handshake(
+        server: ServerAddress, token: String,
+        timeout: Duration
+    ) throws(IMConnectionError) -> (WebSocketClient, IMConnection) {
         let address = try server.resolveIPv4()
         let socket: WebSocketClient
         let helloText: String
         do {
-            socket = try WebSocketClient(host: address, port: server.port, path: "/ws",
-                                         headers: [("Authorization", "Bearer \(token)")], timeout: timeout)
+            socket = try WebSocketClient(
+                host: address, port: server.port, path: "/ws",
+                headers: [("Authorization", "Bearer \(token)")], timeout: timeout)
             guard case .text(let text) = try socket.receiveMessage(timeout: timeout) else {
                 throw IMConnectionError.protocolViolation("a binary frame instead of hello")
             }
@@ -93,8 +99,9 @@ public final class IMConnection: Sendable {
         } catch let error as WebSocketClientError {
             if case .handshakeRejected(let status) = error.kind {
                 let envelope = try? JSONValue.parse(error.body)
-                throw .rejected(status: status, code: Int(envelope?["code"]?.int64Value ?? -1),
-                                message: envelope?["message"]?.stringValue ?? "HTTP \(status)")
+                throw .rejected(
+                    status: status, code: Int(envelope?["code"]?.int64Value ?? -1),
+                    message: envelope?["message"]?.stringValue ?? "HTTP \(status)")
             }
             throw .unreachable("\(server): \(error.message)")
         } catch {
@@ -122,8 +129,10 @@ public final class IMConnection: Sendable {
     /// Sends `{"type": type, "reqId": ..., "data": data}` and waits for its `ack` (returns its `data`) or `error`
     /// (throws `.server` with the code). Throws `.transport` when the connection ends first or no answer comes in
     /// `timeout`: the request may still have been carried out, so repeat sends with the same `clientMsgId`.
-    public func request(_ type: String, _ data: JSONValue = [:],
-                        timeout: Duration = .seconds(15)) async throws(ParleyAPIError) -> JSONValue {
+    public func request(
+        _ type: String, _ data: JSONValue = [:],
+        timeout: Duration = .seconds(15)
+    ) async throws(ParleyAPIError) -> JSONValue {
         let result = await withCheckedContinuation { continuation in
             let queued = state.withLock { state in
                 guard !state.ended && !state.closeRequested else { return false }
@@ -181,7 +190,10 @@ public final class IMConnection: Sendable {
                 defer { state.outbox = [] }
                 let expired = state.pending.filter { $0.value.deadline <= now }
                 for reqId in expired.keys { state.pending[reqId] = nil }
-                return (state.outbox, state.closeRequested, Array(expired.values), state.pending.values.map(\.deadline).min())
+                return (
+                    state.outbox, state.closeRequested, Array(expired.values),
+                    state.pending.values.map(\.deadline).min()
+                )
             }
             for request in expired {
                 request.continuation.resume(returning: .failure(.transport("no answer in time")))
@@ -196,9 +208,12 @@ public final class IMConnection: Sendable {
                 return .byClient
             }
 
-            let waitMilliseconds = nextDeadline.map { Int32(min(1000, $0.since(now).nanosecondsClamped / 1_000_000)) } ?? 1000
-            var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let waitMilliseconds =
+                nextDeadline.map { Int32(min(1000, $0.since(now).nanosecondsClamped / 1_000_000)) } ?? 1000
+            var fds = [
+                pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, waitMilliseconds)
             if ready < 0 && errno != EINTR { return .lost("poll failed: errno \(errno)") }
             if fds[1].revents != 0 {
@@ -229,11 +244,15 @@ public final class IMConnection: Sendable {
             guard let frame = try? JSONValue.parse(text), let type = frame["type"]?.stringValue else { return nil }
             let data = frame["data"] ?? .null
             if type == "ack" || type == "error", let reqId = frame["reqId"]?.stringValue,
-               let request = state.withLock({ $0.pending.removeValue(forKey: reqId) }) {
-                let result: Result<JSONValue, ParleyAPIError> = type == "ack"
+                let request = state.withLock({ $0.pending.removeValue(forKey: reqId) })
+            {
+                let result: Result<JSONValue, ParleyAPIError> =
+                    type == "ack"
                     ? .success(data)
-                    : .failure(.server(status: 0, code: Int(data["code"]?.int64Value ?? -1),
-                                       message: data["message"]?.stringValue ?? "error"))
+                    : .failure(
+                        .server(
+                            status: 0, code: Int(data["code"]?.int64Value ?? -1),
+                            message: data["message"]?.stringValue ?? "error"))
                 request.continuation.resume(returning: result)
             } else {
                 sink.yield(.event(type: type, data: data))

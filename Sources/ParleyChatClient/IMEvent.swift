@@ -51,7 +51,8 @@ public enum IMConnectionError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String {
         switch self {
         case .unreachable(let why): why
-        case .rejected(let status, let code, let message): "WebSocket refused: \(message) (code \(code), HTTP \(status))"
+        case .rejected(let status, let code, let message):
+            "WebSocket refused: \(message) (code \(code), HTTP \(status))"
         case .protocolViolation(let why): "WebSocket protocol: \(why)"
         }
     }

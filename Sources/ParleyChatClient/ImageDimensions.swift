@@ -13,7 +13,9 @@ public enum ImageDimensions {
         } else {
             size = nil
         }
-        guard let (width, height) = size, (1...100_000).contains(width), (1...100_000).contains(height) else { return nil }
+        guard let (width, height) = size, (1...100_000).contains(width), (1...100_000).contains(height) else {
+            return nil
+        }
         return (width, height)
     }
 

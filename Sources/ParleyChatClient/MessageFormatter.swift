@@ -31,7 +31,8 @@ public enum MessageFormatter {
             let name = content["name"]?.stringValue.map { "\($0) " } ?? ""
             text = "[location \(name)\(content["lat"]?.description ?? "?"),\(content["lng"]?.description ?? "?")]"
         case "callAudio", "callVideo":
-            text = "[\(message.msgType == "callAudio" ? "voice" : "video") call"
+            text =
+                "[\(message.msgType == "callAudio" ? "voice" : "video") call"
                 + (content["status"]?.stringValue.map { " \($0)" } ?? "") + "]"
         case "forward":
             text = "[\(content["messages"]?.arrayValue?.count ?? 0) forwarded messages]"

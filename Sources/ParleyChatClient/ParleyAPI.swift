@@ -35,10 +35,14 @@ public actor ParleyAPI {
     // MARK: Accounts and tokens
 
     /// `POST /api/auth/register`: creates a built-in account and opens its first session.
-    public func register(username: String, password: String, nickname: String? = nil) async throws(ParleyAPIError) -> AuthSession {
-        var body: JSONObject = ["username": .string(username), "password": .string(password),
-                                "platform": .string(Self.platform), "deviceId": .string(deviceId),
-                                "deviceModel": "parley chat"]
+    public func register(username: String, password: String, nickname: String? = nil) async throws(ParleyAPIError)
+        -> AuthSession
+    {
+        var body: JSONObject = [
+            "username": .string(username), "password": .string(password),
+            "platform": .string(Self.platform), "deviceId": .string(deviceId),
+            "deviceModel": "parley chat",
+        ]
         if let nickname { body["nickname"] = .string(nickname) }
         let answer = try await call("POST", "/api/auth/register", json: .object(body), authorized: false)
         return try store(AuthSession(json: answer))
@@ -46,9 +50,11 @@ public actor ParleyAPI {
 
     /// `POST /api/auth/login`: opens a session on this device.
     public func login(username: String, password: String) async throws(ParleyAPIError) -> AuthSession {
-        let body: JSONValue = ["username": .string(username), "password": .string(password),
-                               "platform": .string(Self.platform), "deviceId": .string(deviceId),
-                               "deviceModel": "parley chat"]
+        let body: JSONValue = [
+            "username": .string(username), "password": .string(password),
+            "platform": .string(Self.platform), "deviceId": .string(deviceId),
+            "deviceModel": "parley chat",
+        ]
         let answer = try await call("POST", "/api/auth/login", json: body, authorized: false)
         return try store(AuthSession(json: answer))
     }
@@ -81,8 +87,9 @@ public actor ParleyAPI {
             return
         }
         let task = Task { () async throws -> Void in
-            let answer = try await self.call("POST", "/api/auth/refresh", json: ["refreshToken": .string(session.refreshToken)],
-                                             authorized: false)
+            let answer = try await self.call(
+                "POST", "/api/auth/refresh", json: ["refreshToken": .string(session.refreshToken)],
+                authorized: false)
             _ = self.store(try AuthSession(json: answer))
         }
         refreshing = task
@@ -138,17 +145,21 @@ public actor ParleyAPI {
             throw .transport("\(path): not a readable file")
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let answer = try await call("PUT", "/api/files",
-                                    body: .file(path: path, offset: 0, length: Int64(info.st_size)),
-                                    headers: [("X-File-Name", Self.percentEncoded(name)),
-                                              ("Content-Type", "application/octet-stream")],
-                                    timeout: .seconds(600))
+        let answer = try await call(
+            "PUT", "/api/files",
+            body: .file(path: path, offset: 0, length: Int64(info.st_size)),
+            headers: [
+                ("X-File-Name", Self.percentEncoded(name)),
+                ("Content-Type", "application/octet-stream"),
+            ],
+            timeout: .seconds(600))
         return try UploadedFile(json: answer)
     }
 
     /// `POST /api/files/urls`: fresh signed download URLs (objectKey → URL) for the keys the caller may read.
     public func signedURLs(for objectKeys: [String]) async throws(ParleyAPIError) -> [String: String] {
-        let answer = try await call("POST", "/api/files/urls", json: ["objectKeys": .array(objectKeys.map { .string($0) })])
+        let answer = try await call(
+            "POST", "/api/files/urls", json: ["objectKeys": .array(objectKeys.map { .string($0) })])
         var urls: [String: String] = [:]
         for entry in answer["urls"]?.arrayValue ?? [] {
             if let key = entry["objectKey"]?.stringValue, let url = entry["url"]?.stringValue { urls[key] = url }
@@ -160,9 +171,11 @@ public actor ParleyAPI {
 
     /// One request; returns the envelope's `data`. `authorized` calls send the access token and, when it expired
     /// (1031), refresh once and repeat.
-    func call(_ method: String, _ path: String, json: JSONValue? = nil, body: HTTPClientBody = .none,
-              headers extra: [(String, String)] = [], authorized: Bool = true,
-              timeout: Duration = .seconds(30)) async throws(ParleyAPIError) -> JSONValue {
+    func call(
+        _ method: String, _ path: String, json: JSONValue? = nil, body: HTTPClientBody = .none,
+        headers extra: [(String, String)] = [], authorized: Bool = true,
+        timeout: Duration = .seconds(30)
+    ) async throws(ParleyAPIError) -> JSONValue {
         var attempt = 0
         while true {
             attempt += 1
@@ -177,8 +190,9 @@ public actor ParleyAPI {
                 guard let token else { throw .transport("not logged in") }
                 headers.append(("Authorization", "Bearer \(token)"))
             }
-            let request = HTTPClientRequest(method: method, url: server.baseURL + path, headers: headers, body: payload,
-                                            timeout: timeout)
+            let request = HTTPClientRequest(
+                method: method, url: server.baseURL + path, headers: headers, body: payload,
+                timeout: timeout)
             let response: HTTPClientResponse
             do {
                 response = try await http.execute(request)
@@ -208,8 +222,8 @@ public actor ParleyAPI {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)

@@ -12,8 +12,9 @@ public struct ServerAddress: Sendable, Equatable, CustomStringConvertible {
     public init(parsing text: String) throws(ChatUsageError) {
         var rest = Substring(text)
         if rest.hasPrefix("https://") || rest.hasPrefix("wss://") {
-            throw ChatUsageError("\(text): parley chat speaks plain http:// only (its WebSocket client has no TLS); "
-                + "use the server's plain port, e.g. through an SSH tunnel")
+            throw ChatUsageError(
+                "\(text): parley chat speaks plain http:// only (its WebSocket client has no TLS); "
+                    + "use the server's plain port, e.g. through an SSH tunnel")
         }
         for scheme in ["http://", "ws://"] where rest.hasPrefix(scheme) { rest = rest.dropFirst(scheme.count) }
         while rest.hasSuffix("/") { rest = rest.dropLast() }

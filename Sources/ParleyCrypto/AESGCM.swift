@@ -21,8 +21,9 @@ public struct AESGCM: Sendable {
     public static func seal(
         plaintext: [UInt8], key: [UInt8], associatedData: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
-        try seal(plaintext: plaintext, key: key, nonce: SecureRandom.bytes(nonceByteCount),
-                 associatedData: associatedData)
+        try seal(
+            plaintext: plaintext, key: key, nonce: SecureRandom.bytes(nonceByteCount),
+            associatedData: associatedData)
     }
 
     /// Verifies and decrypts the output of `seal`.
@@ -43,9 +44,11 @@ public struct AESGCM: Sendable {
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
         let authentic = withBytes(key) { keyPointer, _ in
             withBytes(nonce) { noncePointer, _ in
-                guard EVP_DecryptInit_ex2(context.pointer, FetchedAlgorithm.aes256GCM.pointer,
-                                          keyPointer.assumingMemoryBound(to: UInt8.self),
-                                          noncePointer.assumingMemoryBound(to: UInt8.self), nil) == 1
+                guard
+                    EVP_DecryptInit_ex2(
+                        context.pointer, FetchedAlgorithm.aes256GCM.pointer,
+                        keyPointer.assumingMemoryBound(to: UInt8.self),
+                        noncePointer.assumingMemoryBound(to: UInt8.self), nil) == 1
                 else { return false }
                 guard context.authenticate(associatedData, decrypting: true) else { return false }
                 guard context.update(ciphertext, into: &plaintext, decrypting: true) else { return false }
@@ -77,9 +80,11 @@ public struct AESGCM: Sendable {
         var tag = [UInt8](repeating: 0, count: tagByteCount)
         let succeeded = withBytes(key) { keyPointer, _ in
             withBytes(nonce) { noncePointer, _ in
-                guard EVP_EncryptInit_ex2(context.pointer, FetchedAlgorithm.aes256GCM.pointer,
-                                          keyPointer.assumingMemoryBound(to: UInt8.self),
-                                          noncePointer.assumingMemoryBound(to: UInt8.self), nil) == 1
+                guard
+                    EVP_EncryptInit_ex2(
+                        context.pointer, FetchedAlgorithm.aes256GCM.pointer,
+                        keyPointer.assumingMemoryBound(to: UInt8.self),
+                        noncePointer.assumingMemoryBound(to: UInt8.self), nil) == 1
                 else { return false }
                 guard context.authenticate(associatedData, decrypting: false) else { return false }
                 guard context.update(plaintext[...], into: &ciphertext, decrypting: false) else { return false }
@@ -120,7 +125,8 @@ private final class CipherContext {
         return data.withUnsafeBufferPointer { buffer in
             guard buffer.count <= Int(Int32.max) else { return false }
             var written: Int32 = 0
-            let status = decrypting
+            let status =
+                decrypting
                 ? EVP_DecryptUpdate(pointer, nil, &written, buffer.baseAddress, Int32(buffer.count))
                 : EVP_EncryptUpdate(pointer, nil, &written, buffer.baseAddress, Int32(buffer.count))
             return status == 1
@@ -134,11 +140,14 @@ private final class CipherContext {
             output.withUnsafeMutableBufferPointer { outBuffer in
                 guard inBuffer.count <= Int(Int32.max) else { return false }
                 var written: Int32 = 0
-                let status = decrypting
-                    ? EVP_DecryptUpdate(pointer, outBuffer.baseAddress, &written, inBuffer.baseAddress,
-                                        Int32(inBuffer.count))
-                    : EVP_EncryptUpdate(pointer, outBuffer.baseAddress, &written, inBuffer.baseAddress,
-                                        Int32(inBuffer.count))
+                let status =
+                    decrypting
+                    ? EVP_DecryptUpdate(
+                        pointer, outBuffer.baseAddress, &written, inBuffer.baseAddress,
+                        Int32(inBuffer.count))
+                    : EVP_EncryptUpdate(
+                        pointer, outBuffer.baseAddress, &written, inBuffer.baseAddress,
+                        Int32(inBuffer.count))
                 return status == 1 && Int(written) == inBuffer.count
             }
         }

@@ -14,7 +14,9 @@ public enum Base64URL {
 
     /// Decodes unpadded URL-safe base64 of exactly `output.count` bytes into `output`, allocating nothing; false
     /// for any other length, a character outside the alphabet, padding, or non-canonical trailing bits.
-    public static func decodeUnpadded(_ ascii: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+    public static func decodeUnpadded(_ ascii: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        -> Bool
+    {
         Base64Codec.url.decode(ascii, into: output)
     }
 

@@ -8,7 +8,7 @@ enum Digest {
                 var written: UInt32 = 0
                 // EVP_Digest only fails on allocation failure; there is no bad input for a digest.
                 guard EVP_Digest(pointer, count, output.baseAddress, &written, algorithm.pointer, nil) == 1,
-                      Int(written) == length
+                    Int(written) == length
                 else {
                     fatalError("EVP_Digest failed; OpenSSL is out of memory or broken")
                 }

@@ -16,10 +16,12 @@ public enum HMAC {
                     var written: UInt32 = 0
                     // The one-shot HMAC() is not deprecated in OpenSSL 3 (only HMAC_CTX is) and
                     // fails only on allocation failure.
-                    guard COpenSSL.HMAC(FetchedAlgorithm.sha256.pointer, keyPointer, Int32(keyCount),
-                               messagePointer.assumingMemoryBound(to: UInt8.self), messageCount,
-                               output.baseAddress, &written) != nil,
-                          Int(written) == SHA256.byteCount
+                    guard
+                        COpenSSL.HMAC(
+                            FetchedAlgorithm.sha256.pointer, keyPointer, Int32(keyCount),
+                            messagePointer.assumingMemoryBound(to: UInt8.self), messageCount,
+                            output.baseAddress, &written) != nil,
+                        Int(written) == SHA256.byteCount
                     else {
                         fatalError("HMAC-SHA-256 failed; OpenSSL is out of memory or broken")
                     }

@@ -29,10 +29,11 @@ public final class HMACKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(work) }
         var digest = [UInt8](repeating: 0, count: SHA256.byteCount)
         var length: UInt32 = 0
-        let ok = withBytes(message) { pointer, count in
-            EVP_MD_CTX_copy_ex(work, inner) == 1 && EVP_DigestUpdate(work, pointer, count) == 1
-                && EVP_DigestFinal_ex(work, &digest, &length) == 1
-        } && EVP_MD_CTX_copy_ex(work, outer) == 1 && EVP_DigestUpdate(work, digest, digest.count) == 1
+        let ok =
+            withBytes(message) { pointer, count in
+                EVP_MD_CTX_copy_ex(work, inner) == 1 && EVP_DigestUpdate(work, pointer, count) == 1
+                    && EVP_DigestFinal_ex(work, &digest, &length) == 1
+            } && EVP_MD_CTX_copy_ex(work, outer) == 1 && EVP_DigestUpdate(work, digest, digest.count) == 1
             && EVP_DigestFinal_ex(work, &digest, &length) == 1
         guard ok, Int(length) == SHA256.byteCount else { fatalError("HMAC-SHA-256 failed; OpenSSL is broken") }
         return digest
@@ -46,7 +47,8 @@ public final class HMACKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(work) }
         let out = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var length: UInt32 = 0
-        let ok = EVP_MD_CTX_copy_ex(work, inner) == 1 && EVP_DigestUpdate(work, message.baseAddress, message.count) == 1
+        let ok =
+            EVP_MD_CTX_copy_ex(work, inner) == 1 && EVP_DigestUpdate(work, message.baseAddress, message.count) == 1
             && EVP_DigestFinal_ex(work, out, &length) == 1
             && EVP_MD_CTX_copy_ex(work, outer) == 1 && EVP_DigestUpdate(work, out, SHA256.byteCount) == 1
             && EVP_DigestFinal_ex(work, out, &length) == 1
@@ -55,8 +57,9 @@ public final class HMACKey: @unchecked Sendable {
 
     private static func context(absorbing block: [UInt8]) -> OpaquePointer {
         guard let context = EVP_MD_CTX_new(),
-              EVP_DigestInit_ex(context, FetchedAlgorithm.sha256.pointer, nil) == 1,
-              EVP_DigestUpdate(context, block, block.count) == 1 else {
+            EVP_DigestInit_ex(context, FetchedAlgorithm.sha256.pointer, nil) == 1,
+            EVP_DigestUpdate(context, block, block.count) == 1
+        else {
             fatalError("SHA-256 context setup failed; OpenSSL is broken")
         }
         return context

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension JWT {
@@ -10,7 +10,8 @@ extension JWT {
     /// `{"iss":TEAM_ID,"iat":seconds}`. The header is exactly `header` plus `"alg":"ES256"` (no `typ`: APNs'
     /// documented header has none). Keys are sorted so equal inputs give equal signing inputs.
     public static func signES256(header: [String: String], claims: some Encodable, key: P256.SigningKey)
-        throws(JWTError) -> String {
+        throws(JWTError) -> String
+    {
         var fields = header
         fields["alg"] = "ES256"
         let signingInput = try signingInput(header: fields, claims: claims)
@@ -21,11 +22,12 @@ extension JWT {
     /// Checks an ES256 token's signature with `key` and returns its header and claims as JSON bytes (tests and
     /// tools: Parley verifies no ES256 token from clients).
     public static func verifyES256(_ token: String, key: P256.VerifyingKey) throws(JWTError)
-        -> (header: [UInt8], claims: [UInt8]) {
+        -> (header: [UInt8], claims: [UInt8])
+    {
         guard token.utf8.count <= maxTokenLength else { throw .malformed }
         let parts = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Base64URL.decodeUnpadded(parts[0]),
-              let claims = Base64URL.decodeUnpadded(parts[1]), let signature = Base64URL.decodeUnpadded(parts[2])
+            let claims = Base64URL.decodeUnpadded(parts[1]), let signature = Base64URL.decodeUnpadded(parts[2])
         else { throw .malformed }
         let signingInput = token.utf8[parts[0].startIndex..<parts[1].endIndex]
         guard key.verify(signature: signature, for: signingInput) else { throw .badSignature }

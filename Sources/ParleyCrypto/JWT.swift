@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// HS256 JSON Web Tokens in JWS compact serialisation (RFC 7519, RFC 7515, RFC 7518).
@@ -53,7 +53,7 @@ public enum JWT {
         guard parts.count == 3 else { throw .malformed }
 
         guard let headerBytes = Base64URL.decodeUnpadded(parts[0]),
-              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
+            let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
         else { throw .malformed }
         guard header.alg == algorithm else { throw .unsupportedAlgorithm }
         // RFC 7515 section 4.1.11: a recipient must reject critical extensions it does not

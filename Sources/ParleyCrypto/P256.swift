@@ -37,7 +37,8 @@ public enum P256 {
             defer { EVP_PKEY_CTX_free(context) }
             var key: OpaquePointer?
             guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-                  EVP_PKEY_generate(context, &key) == 1, let key else { throw .keyGenerationFailed }
+                EVP_PKEY_generate(context, &key) == 1, let key
+            else { throw .keyGenerationFailed }
             return SigningKey(owning: key)
         }
 
@@ -103,7 +104,9 @@ public enum P256 {
             guard let der = ECDSASignature.der(fromRaw: signature) else { return false }
             guard let context = EVP_MD_CTX_new() else { return false }
             defer { EVP_MD_CTX_free(context) }
-            guard EVP_DigestVerifyInit(context, nil, FetchedAlgorithm.sha256.pointer, nil, key) == 1 else { return false }
+            guard EVP_DigestVerifyInit(context, nil, FetchedAlgorithm.sha256.pointer, nil, key) == 1 else {
+                return false
+            }
             return withBytes(message) { pointer, count in
                 EVP_DigestVerify(context, der, der.count, pointer.assumingMemoryBound(to: UInt8.self), count) == 1
             }

@@ -21,9 +21,9 @@ extension PasswordHasher {
         init?(parsing encoded: String) {
             let fields = encoded.split(separator: "$", omittingEmptySubsequences: false)
             guard fields.count == 5, fields[0].isEmpty, fields[1] == "scrypt",
-                  let parameters = Self.parseParameters(fields[2]),
-                  let salt = Base64.decode(String(fields[3])), Self.saltRange.contains(salt.count),
-                  let hash = Base64.decode(String(fields[4])), Self.hashRange.contains(hash.count)
+                let parameters = Self.parseParameters(fields[2]),
+                let salt = Base64.decode(String(fields[3])), Self.saltRange.contains(salt.count),
+                let hash = Base64.decode(String(fields[4])), Self.hashRange.contains(hash.count)
             else { return nil }
             self.init(parameters: parameters, salt: salt, hash: hash)
         }
@@ -36,9 +36,9 @@ extension PasswordHasher {
         private static func parseParameters(_ field: Substring) -> Parameters? {
             let pairs = field.split(separator: ",", omittingEmptySubsequences: false)
             guard pairs.count == 3,
-                  let logN = value(pairs[0], key: "ln"),
-                  let r = value(pairs[1], key: "r"),
-                  let p = value(pairs[2], key: "p")
+                let logN = value(pairs[0], key: "ln"),
+                let r = value(pairs[1], key: "r"),
+                let p = value(pairs[2], key: "p")
             else { return nil }
             return try? Parameters(logN: logN, r: r, p: p)
         }
@@ -49,8 +49,8 @@ extension PasswordHasher {
             guard parts.count == 2, parts[0] == key else { return nil }
             let digits = parts[1].utf8
             guard (1...4).contains(digits.count),
-                  digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  digits.first != UInt8(ascii: "0")
+                digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                digits.first != UInt8(ascii: "0")
             else { return nil }
             return Int(parts[1])
         }

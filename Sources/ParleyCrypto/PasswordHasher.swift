@@ -24,8 +24,9 @@ public enum PasswordHasher {
     /// Hashes `password` with a fresh random salt and returns the encoded string.
     public static func hash(password: String, parameters: Parameters = .default) throws(CryptoError) -> String {
         let salt = SecureRandom.bytes(saltByteCount)
-        let derived = try scryptRaw(password: password.utf8, salt: salt, n: parameters.n,
-                                    r: parameters.r, p: parameters.p, length: hashByteCount)
+        let derived = try scryptRaw(
+            password: password.utf8, salt: salt, n: parameters.n,
+            r: parameters.r, p: parameters.p, length: hashByteCount)
         return EncodedHash(parameters: parameters, salt: salt, hash: derived).encoded
     }
 
@@ -36,9 +37,10 @@ public enum PasswordHasher {
     /// gigabytes or spin for minutes. The final comparison runs in constant time.
     public static func verify(password: String, encoded: String) -> Bool {
         guard let stored = EncodedHash(parsing: encoded),
-              let derived = try? scryptRaw(password: password.utf8, salt: stored.salt,
-                                           n: stored.parameters.n, r: stored.parameters.r,
-                                           p: stored.parameters.p, length: stored.hash.count)
+            let derived = try? scryptRaw(
+                password: password.utf8, salt: stored.salt,
+                n: stored.parameters.n, r: stored.parameters.r,
+                p: stored.parameters.p, length: stored.hash.count)
         else { return false }
         return ConstantTime.equals(derived, stored.hash)
     }

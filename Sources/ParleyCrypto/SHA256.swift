@@ -61,7 +61,7 @@ public enum SHA256 {
             [UInt8](unsafeUninitializedCapacity: SHA256.byteCount) { output, initialized in
                 var written: UInt32 = 0
                 guard EVP_DigestFinal_ex(context, output.baseAddress, &written) == 1,
-                      Int(written) == SHA256.byteCount
+                    Int(written) == SHA256.byteCount
                 else {
                     fatalError("EVP_DigestFinal_ex failed; OpenSSL is broken")
                 }

@@ -20,8 +20,10 @@ public final class FilesModule: Sendable {
     let logger: Logger
 
     /// `signingSecret`: the server's secret for download URLs (derived from the master key by the caller).
-    public init(configuration: FilesConfiguration, storage: any BlobStorage, database: PostgresClient,
-                authenticator: Authenticator, signingSecret: [UInt8], logger: Logger) {
+    public init(
+        configuration: FilesConfiguration, storage: any BlobStorage, database: PostgresClient,
+        authenticator: Authenticator, signingSecret: [UInt8], logger: Logger
+    ) {
         self.configuration = configuration
         self.storage = storage
         self.authenticator = authenticator
@@ -30,30 +32,37 @@ public final class FilesModule: Sendable {
         access = FileAccessService(repository: repository)
         signer = FileURLSigner(secret: signingSecret)
         urls = FileURLService(configuration: configuration, signer: signer, repository: repository)
-        uploads = UploadService(configuration: configuration, repository: repository, storage: storage, urls: urls,
-                                logger: self.logger)
-        downloads = DownloadService(signer: signer, repository: repository, storage: storage,
-                                    cacheLimit: configuration.metadataCacheEntries, logger: self.logger)
+        uploads = UploadService(
+            configuration: configuration, repository: repository, storage: storage, urls: urls,
+            logger: self.logger)
+        downloads = DownloadService(
+            signer: signer, repository: repository, storage: storage,
+            cacheLimit: configuration.metadataCacheEntries, logger: self.logger)
     }
 
     public func register(on router: inout Router) {
-        FileController(authenticator: authenticator, configuration: configuration, uploads: uploads, urls: urls,
-                       downloads: downloads).register(on: &router)
+        FileController(
+            authenticator: authenticator, configuration: configuration, uploads: uploads, urls: urls,
+            downloads: downloads
+        ).register(on: &router)
     }
 
     /// What files runs while the server serves: the spool and the storage made ready, and the sweeper every
     /// `sweepIntervalSeconds` (unless zero).
     public var backgroundServices: [any Service] {
-        var services: [any Service] = [StoragePreparation(configuration: configuration, storage: storage, logger: logger)]
+        var services: [any Service] = [
+            StoragePreparation(configuration: configuration, storage: storage, logger: logger)
+        ]
         if configuration.sweepIntervalSeconds > 0 {
             let logger = logger
-            services.append(PeriodicService("file sweeper", every: .seconds(configuration.sweepIntervalSeconds)) { [self] in
-                do {
-                    _ = try await sweep()
-                } catch {
-                    logger.warning("file sweep failed", ["error": .string(String(describing: error))])
-                }
-            })
+            services.append(
+                PeriodicService("file sweeper", every: .seconds(configuration.sweepIntervalSeconds)) { [self] in
+                    do {
+                        _ = try await sweep()
+                    } catch {
+                        logger.warning("file sweep failed", ["error": .string(String(describing: error))])
+                    }
+                })
         }
         return services
     }
@@ -90,8 +99,12 @@ public final class FilesModule: Sendable {
                     downloads.forgetBlob(storageKey: key)
                     deleted.append(key)
                 } catch {
-                    logger.warning("deleting a storage object failed", ["storage_key": .string(key),
-                                                                         "error": .string(String(describing: error))])
+                    logger.warning(
+                        "deleting a storage object failed",
+                        [
+                            "storage_key": .string(key),
+                            "error": .string(String(describing: error)),
+                        ])
                     try await repository.garbageFailed(key)
                 }
             }
@@ -100,8 +113,12 @@ public final class FilesModule: Sendable {
             if deleted.count < keys.count { break }
         }
         if report != SweepReport() {
-            logger.info("file sweep", ["files": .int(report.files), "blobs": .int(report.blobs),
-                                       "objects_deleted": .int(report.objectsDeleted)])
+            logger.info(
+                "file sweep",
+                [
+                    "files": .int(report.files), "blobs": .int(report.blobs),
+                    "objects_deleted": .int(report.objectsDeleted),
+                ])
         }
         return report
     }

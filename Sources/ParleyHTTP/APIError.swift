@@ -33,7 +33,8 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let validationFailed = APIError(code: 1002, status: 400, message: "validation failed")
     public static let notFound = APIError(code: 1004, status: 404, message: "not found")
     public static func methodNotAllowed(allowed: [String]) -> APIError {
-        APIError(code: 1005, status: 405, message: "method not allowed", headers: ["Allow": allowed.joined(separator: ", ")])
+        APIError(
+            code: 1005, status: 405, message: "method not allowed", headers: ["Allow": allowed.joined(separator: ", ")])
     }
     public static let payloadTooLarge = APIError(code: 1006, status: 413, message: "request body too large")
     public static let headersTooLarge = APIError(code: 1007, status: 431, message: "request header fields too large")
@@ -42,13 +43,15 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let requestTimeout = APIError(code: 1011, status: 408, message: "request timeout")
     public static let versionNotSupported = APIError(code: 1012, status: 505, message: "HTTP version not supported")
     public static func rateLimited(retryAfterSeconds: Int) -> APIError {
-        APIError(code: 1010, status: 429, message: "too many requests", headers: ["Retry-After": String(retryAfterSeconds)])
+        APIError(
+            code: 1010, status: 429, message: "too many requests", headers: ["Retry-After": String(retryAfterSeconds)])
     }
 
     // MARK: Server (1500-1599)
     public static let internalError = APIError(code: 1500, status: 500, message: "internal server error")
     public static let serviceUnavailable = APIError(code: 1503, status: 503, message: "service temporarily unavailable")
-    public static let databaseUnavailable = APIError(code: 1504, status: 503, message: "database unavailable, retry shortly")
+    public static let databaseUnavailable = APIError(
+        code: 1504, status: 503, message: "database unavailable, retry shortly")
 
     /// The error for a parser failure's HTTP status.
     public static func forParseStatus(_ status: Int, reason: String) -> APIError {

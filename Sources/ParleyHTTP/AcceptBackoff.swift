@@ -33,7 +33,7 @@ struct AcceptBackoff: Sendable {
         case EAGAIN, EWOULDBLOCK:
             return .wait
         case EINTR, ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP,
-             ENETUNREACH:
+            ENETUNREACH:
             return .acceptNext
         default:
             // EMFILE, ENFILE, ENOBUFS, ENOMEM, and anything unexpected: retrying at once cannot help.

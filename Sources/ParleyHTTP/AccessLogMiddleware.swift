@@ -29,20 +29,25 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
 
     public init(metrics: MetricsRegistry, logAccess: Bool) {
         self.logAccess = logAccess
-        requests = metrics.counter("parley_http_requests_total", help: "HTTP requests by route, method and status.",
-                                   labels: ["route", "method", "status"])
-        latency = metrics.histogram("parley_http_request_duration_seconds", help: "HTTP request latency by route.",
-                                    labels: ["route"])
+        requests = metrics.counter(
+            "parley_http_requests_total", help: "HTTP requests by route, method and status.",
+            labels: ["route", "method", "status"])
+        latency = metrics.histogram(
+            "parley_http_request_duration_seconds", help: "HTTP request latency by route.",
+            labels: ["route"])
     }
 
     /// The clock started when the connection read the request (`RequestContext.startedAt`).
     public func willHandle(_ request: HTTPRequest, _ context: inout RequestContext) {}
 
-    private func seriesOfRoute(_ id: Int, name: String, method: HTTPMethod,
-                               status: Int) -> (Counter, Histogram, logFields: [UInt8]) {
+    private func seriesOfRoute(
+        _ id: Int, name: String, method: HTTPMethod,
+        status: Int
+    ) -> (Counter, Histogram, logFields: [UInt8]) {
         let local = series.routes.value
         if id < local.histograms.count, let histogram = local.histograms[id],
-           let entry = local.counters[id].first(where: { $0.method == method && $0.status == status }) {
+            let entry = local.counters[id].first(where: { $0.method == method && $0.status == status })
+        {
             return (entry.counter, histogram, entry.logFields)
         }
         // First time on this thread: the registry hands out the same series to every thread.
@@ -70,25 +75,32 @@ public struct AccessLogMiddleware: HTTPInlineMiddleware {
         return bytes
     }
 
-    private func seriesByName(_ route: String, method: HTTPMethod, status: Int) -> (Counter, Histogram, logFields: [UInt8]?) {
+    private func seriesByName(_ route: String, method: HTTPMethod, status: Int) -> (
+        Counter, Histogram, logFields: [UInt8]?
+    ) {
         let key = SeriesCache.Key(route: route, method: method, status: status)
-        let counter = series.counters.withLock { $0[key] } ?? {
-            let created = requests.labels(route, method.rawValue, String(status))
-            series.counters.withLock { $0[key] = created }
-            return created
-        }()
-        let histogram = series.histograms.withLock { $0[route] } ?? {
-            let created = latency.labels(route)
-            series.histograms.withLock { $0[route] = created }
-            return created
-        }()
+        let counter =
+            series.counters.withLock { $0[key] }
+            ?? {
+                let created = requests.labels(route, method.rawValue, String(status))
+                series.counters.withLock { $0[key] = created }
+                return created
+            }()
+        let histogram =
+            series.histograms.withLock { $0[route] }
+            ?? {
+                let created = latency.labels(route)
+                series.histograms.withLock { $0[route] = created }
+                return created
+            }()
         return (counter, histogram, nil)
     }
 
     public func didHandle(_ request: HTTPRequest, _ context: RequestContext, _ response: inout HTTPResponse) {
         let elapsed = Instant.now().nanoseconds(since: context.startedAt)
         let route = context.routePattern.isEmpty ? "unmatched" : context.routePattern
-        let (counter, histogram, logFields) = context.routeID >= 0
+        let (counter, histogram, logFields) =
+            context.routeID >= 0
             ? seriesOfRoute(context.routeID, name: route, method: request.method, status: response.status)
             : seriesByName(route, method: request.method, status: response.status)
         counter.increment()

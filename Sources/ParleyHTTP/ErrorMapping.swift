@@ -11,7 +11,8 @@ extension APIError {
         if let convertible = error as? any APIErrorConvertible {
             let apiError = convertible.apiError
             if apiError.status >= 500 {
-                logger.warning("request failed", ["error": .string(String(describing: error)), "code": .int(apiError.code)])
+                logger.warning(
+                    "request failed", ["error": .string(String(describing: error)), "code": .int(apiError.code)])
             }
             return apiError
         }

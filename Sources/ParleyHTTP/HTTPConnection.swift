@@ -40,8 +40,10 @@ final class HTTPConnection: IOHandler {
         self.loop = host.loop
         self.remoteAddress = remoteAddress
         self.host = host
-        self.parser = HTTPRequestParser(limits: HTTPParserLimits(maxHeaderBytes: host.configuration.maxHeaderBytes,
-                                                                 maxBodyBytes: host.configuration.defaultBodyLimit))
+        self.parser = HTTPRequestParser(
+            limits: HTTPParserLimits(
+                maxHeaderBytes: host.configuration.maxHeaderBytes,
+                maxBodyBytes: host.configuration.defaultBodyLimit))
         self.machine = HTTPConnectionStateMachine(configuration: host.machineConfiguration, now: host.loop.wakeTime)
     }
 
@@ -103,7 +105,9 @@ final class HTTPConnection: IOHandler {
             close()
         case .closeAfterAnswer(let failBodyStream):
             // A client that half-closes after sending still gets the answer to its request.
-            if failBodyStream { bodyStream?.fail(.badRequest.with(message: "connection closed before the end of the body")) }
+            if failBodyStream {
+                bodyStream?.fail(.badRequest.with(message: "connection closed before the end of the body"))
+            }
             updateInterest()
         }
     }
@@ -180,8 +184,9 @@ final class HTTPConnection: IOHandler {
     private func dispatch(head: consuming HTTPRequestHead, body: RequestBody) {
         let request = HTTPRequest(head: head, body: body, remoteAddress: remoteAddress)
         // The request started when its last bytes were read (this wake-up): no clock read of its own.
-        var context = RequestContext(requestID: "", logger: host.logger, remoteAddress: remoteAddress,
-                                     startedAt: machine.lastActivity)
+        var context = RequestContext(
+            requestID: "", logger: host.logger, remoteAddress: remoteAddress,
+            startedAt: machine.lastActivity)
         if case .found(let route, let parameters) = match {
             context.parameters = parameters
             context.routePattern = route.metricName
@@ -190,7 +195,8 @@ final class HTTPConnection: IOHandler {
             context.routePattern = pattern
         }
         if case .found(let route, _) = match, let immediate = route.immediate, case .buffered = body,
-           let response = (try? immediate(request, &context)) ?? nil {
+            let response = (try? immediate(request, &context)) ?? nil
+        {
             // Answered without a task: the caller's input loop goes on with the next pipelined request.
             responseReady(response, to: request, continueInput: false)
             return
@@ -215,9 +221,10 @@ final class HTTPConnection: IOHandler {
 
     private func responseReady(_ response: HTTPResponse, to request: HTTPRequest, continueInput: Bool = true) {
         let upgrade = response.status == 101 ? response.upgrade : nil
-        let action = machine.responseReady(requestKeepAlive: request.head.keepAlive,
-                                           responseCloses: response.closeConnection, upgrade: upgrade != nil,
-                                           bufferedInputBytes: parser.bufferedByteCount, now: loop.wakeTime)
+        let action = machine.responseReady(
+            requestKeepAlive: request.head.keepAlive,
+            responseCloses: response.closeConnection, upgrade: upgrade != nil,
+            bufferedInputBytes: parser.bufferedByteCount, now: loop.wakeTime)
         let keepAlive: Bool
         switch action {
         case .discard:
@@ -236,17 +243,22 @@ final class HTTPConnection: IOHandler {
         let serializer = host.serializer
         var serialized: UnsafeRawBufferPointer?
         if pendingOutputBytes == 0,
-           serializer.serializedSizeBound(response, requestMethod: method, date: date) <= host.writeScratch.count {
+            serializer.serializedSizeBound(response, requestMethod: method, date: date) <= host.writeScratch.count
+        {
             let base = host.writeScratch.baseAddress!
-            let count = serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
-                                             keepAlive: keepAlive, date: date, into: base)
+            let count = serializer.serialize(
+                response, requestMethod: method, requestVersion: request.head.version,
+                keepAlive: keepAlive, date: date, into: base)
             serialized = UnsafeRawBufferPointer(start: base, count: count)
         } else {
-            enqueue(serializer.serialize(response, requestMethod: method, requestVersion: request.head.version,
-                                         keepAlive: keepAlive, date: date))
+            enqueue(
+                serializer.serialize(
+                    response, requestMethod: method, requestVersion: request.head.version,
+                    keepAlive: keepAlive, date: date))
         }
         if let file = response.file, method != .HEAD, response.status >= 200, response.status != 204,
-           response.status != 304, file.length > 0 {
+            response.status != 304, file.length > 0
+        {
             outputFile = file
             fileOffset = file.offset
             fileEnd = file.offset + file.length
@@ -273,8 +285,12 @@ final class HTTPConnection: IOHandler {
             bodyStream?.fail(apiError)
             updateInterest()
         case .answerErrorThenClose:
-            host.logger.debug("http parse error", ["status": .int(error.status), "reason": .string(error.reason),
-                                                   "remote": .string(remoteAddress)])
+            host.logger.debug(
+                "http parse error",
+                [
+                    "status": .int(error.status), "reason": .string(error.reason),
+                    "remote": .string(remoteAddress),
+                ])
             host.recordProtocolError(status: error.status)
             writeErrorAndClose(apiError)
         }
@@ -283,8 +299,10 @@ final class HTTPConnection: IOHandler {
     /// Writes an error answer with `Connection: close`; the machine is already closing, so the drain closes.
     private func writeErrorAndClose(_ error: APIError) {
         head = nil
-        enqueue(host.serializer.serialize(.error(error), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
-                                          date: host.dateHeader()))
+        enqueue(
+            host.serializer.serialize(
+                .error(error), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
+                date: host.dateHeader()))
         flush()
     }
 
@@ -303,8 +321,9 @@ final class HTTPConnection: IOHandler {
     private func sendNow(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
-            let n = send(fd, bytes.baseAddress! + offset, bytes.count - offset,
-                         Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
+            let n = send(
+                fd, bytes.baseAddress! + offset, bytes.count - offset,
+                Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
             if n > 0 {
                 offset += n
                 machine.bytesSent(now: loop.wakeTime)
@@ -324,8 +343,9 @@ final class HTTPConnection: IOHandler {
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
                 // A file follows: MSG_MORE lets the kernel put the head in the same segments as the file's bytes.
-                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset,
-                     Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
+                send(
+                    fd, raw.baseAddress! + outputOffset, raw.count - outputOffset,
+                    Int32(MSG_NOSIGNAL) | (outputFile != nil ? Int32(MSG_MORE) : 0))
             }
             if n > 0 {
                 outputOffset += n
@@ -402,7 +422,8 @@ final class HTTPConnection: IOHandler {
 
     private func updateInterest() {
         guard !isClosed else { return }
-        let wanted = machine.interest(pendingOutputBytes: pendingOutputBytes, bufferedInputBytes: parser.bufferedByteCount)
+        let wanted = machine.interest(
+            pendingOutputBytes: pendingOutputBytes, bufferedInputBytes: parser.bufferedByteCount)
         guard wanted != registered else { return }
         registered = wanted
         loop.modify(fd: fd, events: wanted)
@@ -411,8 +432,9 @@ final class HTTPConnection: IOHandler {
     /// The body stream's consumer caught up (called through `execute`, possibly after the request ended).
     private func bodyConsumerCaughtUp() {
         guard !isClosed else { return }
-        let action = machine.bodyConsumerCaughtUp(pendingOutputBytes: pendingOutputBytes,
-                                                  bufferedInputBytes: parser.bufferedByteCount)
+        let action = machine.bodyConsumerCaughtUp(
+            pendingOutputBytes: pendingOutputBytes,
+            bufferedInputBytes: parser.bufferedByteCount)
         updateInterest()
         if action == .processBufferedInput { processInput() }
     }

@@ -24,8 +24,10 @@ struct HTTPConnectionStateMachine {
         /// Past this many unparsed bytes behind a request being answered, reading stops.
         var maxPipelinedInputBytes: Int
 
-        init(headerTimeout: Duration, idleTimeout: Duration, writeTimeout: Duration, maxPendingOutputBytes: Int,
-             maxPipelinedInputBytes: Int) {
+        init(
+            headerTimeout: Duration, idleTimeout: Duration, writeTimeout: Duration, maxPendingOutputBytes: Int,
+            maxPipelinedInputBytes: Int
+        ) {
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
             self.writeTimeout = writeTimeout
@@ -34,9 +36,10 @@ struct HTTPConnectionStateMachine {
         }
 
         init(_ server: HTTPServerConfiguration) {
-            self.init(headerTimeout: server.headerTimeout, idleTimeout: server.idleTimeout,
-                      writeTimeout: server.writeTimeout, maxPendingOutputBytes: server.maxPendingOutputBytes,
-                      maxPipelinedInputBytes: server.maxHeaderBytes * 4)
+            self.init(
+                headerTimeout: server.headerTimeout, idleTimeout: server.idleTimeout,
+                writeTimeout: server.writeTimeout, maxPendingOutputBytes: server.maxPendingOutputBytes,
+                maxPipelinedInputBytes: server.maxHeaderBytes * 4)
         }
     }
 
@@ -193,7 +196,8 @@ struct HTTPConnectionStateMachine {
     /// `.processBufferedInput` when input already read may now be parsed.
     mutating func bodyConsumerCaughtUp(pendingOutputBytes: Int, bufferedInputBytes: Int) -> ResumeAction {
         if case .streamingBody = state { state = .streamingBody(readingPaused: false) }
-        return bufferedInputBytes > 0 && acceptsInput(pendingOutputBytes: pendingOutputBytes) ? .processBufferedInput : .none
+        return bufferedInputBytes > 0 && acceptsInput(pendingOutputBytes: pendingOutputBytes)
+            ? .processBufferedInput : .none
     }
 
     // MARK: Output
@@ -202,8 +206,10 @@ struct HTTPConnectionStateMachine {
     /// `responseCloses`: the answer asks to close; `upgrade`: a 101 carrying an upgrade handler;
     /// `bufferedInputBytes`: pipelined bytes already read (the next head's header timeout starts now).
     @inline(__always)
-    mutating func responseReady(requestKeepAlive: Bool, responseCloses: Bool, upgrade: Bool, bufferedInputBytes: Int,
-                                now: Instant) -> ResponseAction {
+    mutating func responseReady(
+        requestKeepAlive: Bool, responseCloses: Bool, upgrade: Bool, bufferedInputBytes: Int,
+        now: Instant
+    ) -> ResponseAction {
         let action: ResponseAction
         switch state {
         case .awaitingResponse:

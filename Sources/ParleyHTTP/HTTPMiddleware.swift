@@ -18,7 +18,9 @@ public protocol HTTPInlineMiddleware: HTTPMiddleware {
 }
 
 extension HTTPInlineMiddleware {
-    public func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws -> HTTPResponse {
+    public func handle(_ request: HTTPRequest, _ context: RequestContext, next: HTTPHandler) async throws
+        -> HTTPResponse
+    {
         var context = context
         willHandle(request, &context)
         var response: HTTPResponse

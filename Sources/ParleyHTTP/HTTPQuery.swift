@@ -31,8 +31,11 @@ public struct HTTPQuery: Sendable {
     public func rawValue(for name: String) -> Substring? {
         guard let string, !string.isEmpty, let range = Self.valueRange(of: name, in: string) else { return nil }
         let utf8 = string.utf8
-        return Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-                              ..< utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
+        return Substring(
+            utf8[
+                utf8.index(
+                    utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(
+                        utf8.startIndex, offsetBy: range.upperBound)])
     }
 
     /// True when `name` appears, with or without a value.
@@ -66,7 +69,9 @@ public struct HTTPQuery: Sendable {
     }
 
     /// Compares bytes as sent; a name holding an escape is decoded first (rare: only then is anything allocated).
-    private static func nameMatches(_ candidate: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func nameMatches(_ candidate: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
         if !needsDecoding(candidate) { return candidate.elementsEqual(wanted) }
         guard let decoded = PercentDecoding.decode(String(decoding: candidate, as: UTF8.self), plusAsSpace: true) else {
             return false

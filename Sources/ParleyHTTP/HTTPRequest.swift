@@ -64,7 +64,9 @@ public enum PercentDecoding {
         var iterator = text.utf8.makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
                 bytes.append(high << 4 | low)
             } else if plusAsSpace && byte == UInt8(ascii: "+") {
                 bytes.append(UInt8(ascii: " "))
@@ -99,7 +101,8 @@ enum DecodingErrorText {
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "wrong type for `\(path(context.codingPath))`"
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "request body is not valid JSON" : "invalid value for `\(path(context.codingPath))`"
+            return context.codingPath.isEmpty
+                ? "request body is not valid JSON" : "invalid value for `\(path(context.codingPath))`"
         @unknown default:
             return "invalid request body"
         }

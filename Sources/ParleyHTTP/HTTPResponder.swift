@@ -19,9 +19,10 @@ public struct HTTPResponder: Sendable {
         self.middleware = middleware
         var wrapped = Router()
         for route in router.routes {
-            wrapped.add(route.method, route.pattern, options: route.options,
-                        immediate: route.immediate.flatMap { HTTPResponder.composeImmediate(middleware, endpoint: $0) },
-                        HTTPResponder.compose(middleware, endpoint: route.handler))
+            wrapped.add(
+                route.method, route.pattern, options: route.options,
+                immediate: route.immediate.flatMap { HTTPResponder.composeImmediate(middleware, endpoint: $0) },
+                HTTPResponder.compose(middleware, endpoint: route.handler))
         }
         self.router = wrapped
         self.notFound = HTTPResponder.compose(middleware) { _, _ in throw APIError.notFound }
@@ -58,8 +59,10 @@ public struct HTTPResponder: Sendable {
     /// otherwise, and the route then always runs its async handler. The context is the connection's own, stamped
     /// in place (no copy per request). A nil answer from the endpoint means "not now": the before-steps ran for
     /// nothing (they only stamp the context, and the async chain stamps it again).
-    static func composeImmediate(_ middleware: [any HTTPMiddleware],
-                                 endpoint: @escaping HTTPImmediateHandler) -> HTTPImmediateHandler? {
+    static func composeImmediate(
+        _ middleware: [any HTTPMiddleware],
+        endpoint: @escaping HTTPImmediateHandler
+    ) -> HTTPImmediateHandler? {
         let inline = middleware.compactMap { $0 as? any HTTPInlineMiddleware }
         guard inline.count == middleware.count else { return nil }
         // Walked through a buffer pointer: its elements are called in place, where `for layer in inline` copies

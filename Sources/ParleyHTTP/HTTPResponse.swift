@@ -17,7 +17,9 @@ public struct HTTPResponse: Sendable {
     /// loaded; written after `headers`.
     public var staticHeaders = HTTPStaticHeaders()
 
-    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], upgrade: HTTPUpgrade? = nil) {
+    public init(
+        status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], upgrade: HTTPUpgrade? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

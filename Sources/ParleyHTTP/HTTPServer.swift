@@ -33,24 +33,32 @@ public final class HTTPServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     let openConnections: Gauge
 
-    public convenience init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
-                            logger: Logger, metrics: MetricsRegistry) {
-        self.init(configuration: configuration, group: group, responder: responder, logger: logger, metrics: metrics,
-                  openFilesLimit: OpenFilesLimit.current, accept: Socket.accept)
+    public convenience init(
+        configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
+        logger: Logger, metrics: MetricsRegistry
+    ) {
+        self.init(
+            configuration: configuration, group: group, responder: responder, logger: logger, metrics: metrics,
+            openFilesLimit: OpenFilesLimit.current, accept: Socket.accept)
     }
 
     /// `openFilesLimit` and `accept` are the process's limit and accept4; tests pass their own.
-    init(configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
-         logger: Logger, metrics: MetricsRegistry, openFilesLimit: Int,
-         accept: @escaping @Sendable (Int32) -> Socket.AcceptResult) {
+    init(
+        configuration: HTTPServerConfiguration, group: EventLoopGroup, responder: HTTPResponder,
+        logger: Logger, metrics: MetricsRegistry, openFilesLimit: Int,
+        accept: @escaping @Sendable (Int32) -> Socket.AcceptResult
+    ) {
         var configuration = configuration
         let allowed = Self.connectionsAllowed(byOpenFilesLimit: openFilesLimit)
         if configuration.maxConnections > allowed {
             // Past the descriptor limit accept fails (EMFILE) before our limit refuses anyone: keep the limit below it
             // so that the surplus gets a 503 and the process keeps descriptors for its database and files.
-            logger.warning("connection limit lowered to fit the open-files limit",
-                           ["configured": .int(configuration.maxConnections), "open_files_limit": .int(openFilesLimit),
-                            "max_connections": .int(allowed)])
+            logger.warning(
+                "connection limit lowered to fit the open-files limit",
+                [
+                    "configured": .int(configuration.maxConnections), "open_files_limit": .int(openFilesLimit),
+                    "max_connections": .int(allowed),
+                ])
             configuration.maxConnections = allowed
         }
         self.configuration = configuration
@@ -59,17 +67,22 @@ public final class HTTPServer: Sendable {
         self.logger = logger
         let open = metrics.gauge("parley_http_open_connections", help: "Open HTTP and upgraded connections.").labels()
         openConnections = open
-        let protocolErrors = metrics.counter("parley_http_protocol_errors_total",
-                                             help: "Requests refused before routing (parse errors, timeouts).",
-                                             labels: ["status"])
-        let acceptPauses = metrics.counter("parley_http_accept_pauses_total",
-                                           help: "Times a listener stopped accepting for a while (out of descriptors or memory).")
-            .labels()
-        let shared = SharedServerState(maxConnections: configuration.maxConnections, accept: accept,
-                                       acceptPauses: acceptPauses)
+        let protocolErrors = metrics.counter(
+            "parley_http_protocol_errors_total",
+            help: "Requests refused before routing (parse errors, timeouts).",
+            labels: ["status"])
+        let acceptPauses = metrics.counter(
+            "parley_http_accept_pauses_total",
+            help: "Times a listener stopped accepting for a while (out of descriptors or memory)."
+        )
+        .labels()
+        let shared = SharedServerState(
+            maxConnections: configuration.maxConnections, accept: accept,
+            acceptPauses: acceptPauses)
         loopServers = group.loops.map {
-            LoopServer(loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
-                       protocolErrors: protocolErrors, shared: shared)
+            LoopServer(
+                loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
+                protocolErrors: protocolErrors, shared: shared)
         }
         shared.setLoopServers(loopServers)
     }
@@ -93,12 +106,18 @@ public final class HTTPServer: Sendable {
         var port = configuration.port
         for loopServer in loopServers {
             let bindPort = port
-            let actual = try await loopServer.loop.submit { try loopServer.startListening(host: self.configuration.host, port: bindPort) }
+            let actual = try await loopServer.loop.submit {
+                try loopServer.startListening(host: self.configuration.host, port: bindPort)
+            }
             port = actual
         }
         boundPort.store(Int(port), ordering: .relaxed)
-        logger.info("http server listening", ["host": .string(configuration.host), "port": .int(Int(port)),
-                                               "loops": .int(loopServers.count)])
+        logger.info(
+            "http server listening",
+            [
+                "host": .string(configuration.host), "port": .int(Int(port)),
+                "loops": .int(loopServers.count),
+            ])
         return port
     }
 
@@ -189,8 +208,10 @@ final class LoopServer: IOHandler, @unchecked Sendable {
     private var acceptPaused = false
     private var lastAcceptWarning: Instant?
 
-    init(loop: EventLoop, configuration: HTTPServerConfiguration, responder: HTTPResponder, logger: Logger,
-         openGauge: Gauge, protocolErrors: CounterFamily, shared: SharedServerState) {
+    init(
+        loop: EventLoop, configuration: HTTPServerConfiguration, responder: HTTPResponder, logger: Logger,
+        openGauge: Gauge, protocolErrors: CounterFamily, shared: SharedServerState
+    ) {
         self.loop = loop
         self.configuration = configuration
         machineConfiguration = HTTPConnectionStateMachine.Configuration(configuration)
@@ -252,9 +273,10 @@ final class LoopServer: IOHandler, @unchecked Sendable {
             if shared.connections.add(1, ordering: .relaxed).newValue > shared.maxConnections {
                 // Over the limit: refuse at once rather than degrade everyone (RFC 9110 §15.6.4).
                 shared.connections.subtract(1, ordering: .relaxed)
-                let answer = serializer.serialize(.error(.serviceUnavailable.with(message: "too many connections")),
-                                                  requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
-                                                  date: dateHeader())
+                let answer = serializer.serialize(
+                    .error(.serviceUnavailable.with(message: "too many connections")),
+                    requestMethod: .GET, requestVersion: .http1_1, keepAlive: false,
+                    date: dateHeader())
                 answer.withUnsafeBytes { _ = send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 Glibc.close(fd)
                 protocolErrors.labels("503").increment()
@@ -299,17 +321,19 @@ final class LoopServer: IOHandler, @unchecked Sendable {
         let now = Instant.now()
         if lastAcceptWarning.map({ now.since($0) >= .seconds(10) }) ?? true {
             lastAcceptWarning = now
-            logger.warning("accept failed: not accepting for a while", [
-                "error": .string(String(cString: strerror(code))), "errno": .int(Int(code)),
-                "pause_ms": .int(Int(delay / .milliseconds(1))),
-                "open_connections": .int(shared.connections.load(ordering: .relaxed)),
-            ])
+            logger.warning(
+                "accept failed: not accepting for a while",
+                [
+                    "error": .string(String(cString: strerror(code))), "errno": .int(Int(code)),
+                    "pause_ms": .int(Int(delay / .milliseconds(1))),
+                    "open_connections": .int(shared.connections.load(ordering: .relaxed)),
+                ])
         }
-        _ = loop.scheduleTimer(after: delay) { [self] in  // strong: see the sweep in `startListening`
+        _ = loop.scheduleTimer(after: delay) { [self] in // strong: see the sweep in `startListening`
             guard self.acceptPaused else { return }
             self.acceptPaused = false
             guard self.listenFD >= 0 else { return }
-            self.loop.modify(fd: self.listenFD, events: .readable)  // level-triggered: the backlog wakes it
+            self.loop.modify(fd: self.listenFD, events: .readable) // level-triggered: the backlog wakes it
         }
     }
 

@@ -16,11 +16,13 @@ public struct HTTPStaticHeaders: Sendable, Equatable {
     public init(_ fields: [(name: String, value: String)]) {
         var capacity = 0
         for (name, value) in fields {
-            precondition(!name.isEmpty && name.utf8.allSatisfy(HTTPRequestParser.isTokenChar),
-                         "static header name `\(name)` is not a token")
+            precondition(
+                !name.isEmpty && name.utf8.allSatisfy(HTTPRequestParser.isTokenChar),
+                "static header name `\(name)` is not a token")
             let lowercased = HTTPHeaders.lowercased(name)
-            precondition(!ResponseSerializer.withUTF8(lowercased, ResponseSerializer.isFramingHeader),
-                         "`\(name)` is written by the serializer, not as a static header")
+            precondition(
+                !ResponseSerializer.withUTF8(lowercased, ResponseSerializer.isFramingHeader),
+                "`\(name)` is written by the serializer, not as a static header")
             capacity += name.utf8.count + value.utf8.count + 4
         }
         guard capacity > 0 else {

@@ -21,8 +21,10 @@ public struct RequestContext: Sendable {
     public var startedAt: Instant
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
-    public init(requestID: String, logger: Logger, parameters: PathParameters = [:], routePattern: String = "",
-                remoteAddress: String = "", startedAt: Instant = .now()) {
+    public init(
+        requestID: String, logger: Logger, parameters: PathParameters = [:], routePattern: String = "",
+        remoteAddress: String = "", startedAt: Instant = .now()
+    ) {
         self.startedAt = startedAt
         self.requestID = requestID
         self.baseLogger = logger
@@ -39,7 +41,9 @@ public struct RequestContext: Sendable {
 
     /// A path parameter, or 400 when it is missing (a route/handler mismatch).
     public func parameter(_ name: String) throws(APIError) -> String {
-        guard let value = parameters[name] else { throw APIError.badRequest.with(message: "missing path parameter `\(name)`") }
+        guard let value = parameters[name] else {
+            throw APIError.badRequest.with(message: "missing path parameter `\(name)`")
+        }
         return value
     }
 }

@@ -50,10 +50,11 @@ public struct RequestIDMiddleware: HTTPInlineMiddleware {
     }
 
     static func isAcceptable(_ id: String) -> Bool {
-        id.utf8.count <= 64 && !id.isEmpty && id.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
-                || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
-        }
+        id.utf8.count <= 64 && !id.isEmpty
+            && id.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                    || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+            }
     }
 
     public func willHandle(_ request: HTTPRequest, _ context: inout RequestContext) {

@@ -6,12 +6,15 @@ import ParleyObservability
 public struct ResponseSerializer: Sendable {
     public init() {}
 
-    public func serialize(_ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
-                          keepAlive: Bool, date: [UInt8]) -> [UInt8] {
+    public func serialize(
+        _ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
+        keepAlive: Bool, date: [UInt8]
+    ) -> [UInt8] {
         let capacity = serializedSizeBound(response, requestMethod: requestMethod, date: date)
         return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            count = serialize(response, requestMethod: requestMethod, requestVersion: requestVersion,
-                              keepAlive: keepAlive, date: date, into: buffer.baseAddress!)
+            count = serialize(
+                response, requestMethod: requestMethod, requestVersion: requestVersion,
+                keepAlive: keepAlive, date: date, into: buffer.baseAddress!)
         }
     }
 
@@ -20,15 +23,19 @@ public struct ResponseSerializer: Sendable {
         var capacity = Self.statusLine(response.status).count + date.count + 96 + response.staticHeaders.byteCount
         if Self.includesBody(response, requestMethod: requestMethod) { capacity += response.body.count }
         response.headers.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices { capacity += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
+            for index in fields.indices {
+                capacity += fields[index].name.utf8.count + fields[index].value.utf8.count + 4
+            }
         }
         return capacity
     }
 
     /// Writes the response into `base`, which holds at least `serializedSizeBound` bytes (one pass of plain
     /// stores: the connection serializes into its loop's scratch memory and sends from there); returns the count.
-    public func serialize(_ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
-                          keepAlive: Bool, date: [UInt8], into base: UnsafeMutablePointer<UInt8>) -> Int {
+    public func serialize(
+        _ response: HTTPResponse, requestMethod: HTTPMethod, requestVersion: HTTPVersion,
+        keepAlive: Bool, date: [UInt8], into base: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         let status = response.status
         var out = HeadWriter(base: base)
         out.write(Self.statusLine(status))
@@ -66,7 +73,8 @@ public struct ResponseSerializer: Sendable {
 
     @inline(__always)
     static func statusLine(_ status: Int) -> [UInt8] {
-        status >= 100 && status < 600 ? statusLines[status] : Array("HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
+        status >= 100 && status < 600
+            ? statusLines[status] : Array("HTTP/1.1 \(status) \(HTTPStatusText.reason(status))\r\n".utf8)
     }
 
     /// Plain stores into a buffer sized beforehand (no capacity check per byte).
@@ -184,6 +192,7 @@ public struct ResponseSerializer: Sendable {
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func pad(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(days[Int(tm.tm_wday)]), \(pad(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(tm.tm_year + 1900) \(pad(tm.tm_hour)):\(pad(tm.tm_min)):\(pad(tm.tm_sec)) GMT"
+        return
+            "\(days[Int(tm.tm_wday)]), \(pad(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(tm.tm_year + 1900) \(pad(tm.tm_hour)):\(pad(tm.tm_min)):\(pad(tm.tm_sec)) GMT"
     }
 }

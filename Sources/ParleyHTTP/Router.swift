@@ -37,8 +37,10 @@ public final class Route: Sendable {
     /// The name for metrics and logs: `options.name`, else the pattern.
     public let metricName: String
 
-    init(method: HTTPMethod, pattern: String, options: RouteOptions, handler: @escaping HTTPHandler,
-         immediate: HTTPImmediateHandler?, id: Int) {
+    init(
+        method: HTTPMethod, pattern: String, options: RouteOptions, handler: @escaping HTTPHandler,
+        immediate: HTTPImmediateHandler?, id: Int
+    ) {
         self.method = method
         self.pattern = pattern
         self.options = options
@@ -81,8 +83,10 @@ public struct Router: Sendable {
 
     public init() {}
 
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, options: RouteOptions = RouteOptions(),
-                             immediate: HTTPImmediateHandler? = nil, _ handler: @escaping HTTPHandler) {
+    public mutating func add(
+        _ method: HTTPMethod, _ pattern: String, options: RouteOptions = RouteOptions(),
+        immediate: HTTPImmediateHandler? = nil, _ handler: @escaping HTTPHandler
+    ) {
         precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
         var current = 0
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
@@ -90,7 +94,9 @@ public struct Router: Sendable {
             if segment.hasPrefix("{") && segment.hasSuffix("...}") {
                 precondition(index == segments.count - 1, "catch-all must be the last segment: \(pattern)")
                 let name = String(segment.dropFirst().dropLast(4))
-                if let existing = nodes[current].catchAll { current = existing.node } else {
+                if let existing = nodes[current].catchAll {
+                    current = existing.node
+                } else {
                     let created = newNode()
                     nodes[current].catchAll = (name, created)
                     current = created
@@ -117,8 +123,9 @@ public struct Router: Sendable {
             }
         }
         precondition(nodes[current].route(for: method) == nil, "duplicate route \(method) \(pattern)")
-        let route = Route(method: method, pattern: pattern, options: options, handler: handler, immediate: immediate,
-                          id: routes.count)
+        let route = Route(
+            method: method, pattern: pattern, options: options, handler: handler, immediate: immediate,
+            id: routes.count)
         nodes[current].routes.append((method, route))
         nodes[current].pattern = pattern
         routes.append(route)
@@ -129,24 +136,36 @@ public struct Router: Sendable {
         return nodes.count - 1
     }
 
-    public mutating func get(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+    public mutating func get(
+        _ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler
+    ) {
         add(.GET, pattern, options: options, handler)
     }
     /// A GET route that usually answers synchronously (`immediate`), falling back to `handler` when it cannot.
-    public mutating func get(_ pattern: String, options: RouteOptions = RouteOptions(),
-                             immediate: @escaping HTTPImmediateHandler, _ handler: @escaping HTTPHandler) {
+    public mutating func get(
+        _ pattern: String, options: RouteOptions = RouteOptions(),
+        immediate: @escaping HTTPImmediateHandler, _ handler: @escaping HTTPHandler
+    ) {
         add(.GET, pattern, options: options, immediate: immediate, handler)
     }
-    public mutating func post(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+    public mutating func post(
+        _ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler
+    ) {
         add(.POST, pattern, options: options, handler)
     }
-    public mutating func put(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+    public mutating func put(
+        _ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler
+    ) {
         add(.PUT, pattern, options: options, handler)
     }
-    public mutating func patch(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+    public mutating func patch(
+        _ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler
+    ) {
         add(.PATCH, pattern, options: options, handler)
     }
-    public mutating func delete(_ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler) {
+    public mutating func delete(
+        _ pattern: String, options: RouteOptions = RouteOptions(), _ handler: @escaping HTTPHandler
+    ) {
         add(.DELETE, pattern, options: options, handler)
     }
 
@@ -157,10 +176,13 @@ public struct Router: Sendable {
         let routes = nodes[nodeIndex].routes
         if routes.isEmpty { return .notFound }
         for entry in routes where entry.method == method { return .found(entry.route, parameters: parameters) }
-        if method == .HEAD, let route = nodes[nodeIndex].route(for: .GET) { return .found(route, parameters: parameters) }
+        if method == .HEAD, let route = nodes[nodeIndex].route(for: .GET) {
+            return .found(route, parameters: parameters)
+        }
         var allowed = Set(routes.map(\.method))
         if allowed.contains(.GET) { allowed.insert(.HEAD) }
-        return .methodNotAllowed(allowed: HTTPMethod.allCases.filter { allowed.contains($0) }, pattern: nodes[nodeIndex].pattern)
+        return .methodNotAllowed(
+            allowed: HTTPMethod.allCases.filter { allowed.contains($0) }, pattern: nodes[nodeIndex].pattern)
     }
 
     private func find(path: String, parameters: inout PathParameters) -> Int? {
@@ -172,8 +194,10 @@ public struct Router: Sendable {
         }
     }
 
-    private static func find(_ path: UnsafeBufferPointer<UInt8>, nodes: UnsafeBufferPointer<Node>,
-                             parameters: inout PathParameters) -> Int? {
+    private static func find(
+        _ path: UnsafeBufferPointer<UInt8>, nodes: UnsafeBufferPointer<Node>,
+        parameters: inout PathParameters
+    ) -> Int? {
         let slash = UInt8(ascii: "/")
         guard path.first == slash else { return nil }
         var current = 0
@@ -207,7 +231,9 @@ public struct Router: Sendable {
     @inline(__always)
     private static func literalChild(_ node: borrowing Node, _ segment: UnsafeBufferPointer<UInt8>) -> Int? {
         for literal in node.literals where literal.bytes.count == segment.count {
-            if literal.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }) {
+            if literal.bytes.withUnsafeBufferPointer({
+                memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0
+            }) {
                 return literal.node
             }
         }

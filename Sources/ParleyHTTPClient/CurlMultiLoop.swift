@@ -129,8 +129,11 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         let added = curl_multi_add_handle(multi, transfer.easy)
         guard added == CURLM_OK else {
-            transfer.complete(.failure(.transport(code: Int(added.rawValue),
-                                                  message: String(cString: curl_multi_strerror(added)))))
+            transfer.complete(
+                .failure(
+                    .transport(
+                        code: Int(added.rawValue),
+                        message: String(cString: curl_multi_strerror(added)))))
             return
         }
         transfers[transfer.easy] = transfer
@@ -141,7 +144,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = transfers[easy]
+                let transfer = transfers[easy]
             else { continue }
             let code = message.pointee.data.result
             curl_multi_remove_handle(multi, easy)

@@ -68,15 +68,19 @@ final class CurlTransfer {
         _ = parley_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
         _ = parley_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        let httpVersion: HTTPClientResponse.HTTPVersion = switch version {
-        case CURL_HTTP_VERSION_1_0: .http1_0
-        case CURL_HTTP_VERSION_1_1: .http1_1
-        case CURL_HTTP_VERSION_2_0: .http2
-        case CURL_HTTP_VERSION_3: .http3
-        default: .unknown
-        }
-        complete(.success(HTTPClientResponse(status: status, headers: responseHeaders, body: responseBody,
-                                             httpVersion: httpVersion)))
+        let httpVersion: HTTPClientResponse.HTTPVersion =
+            switch version {
+            case CURL_HTTP_VERSION_1_0: .http1_0
+            case CURL_HTTP_VERSION_1_1: .http1_1
+            case CURL_HTTP_VERSION_2_0: .http2
+            case CURL_HTTP_VERSION_3: .http3
+            default: .unknown
+            }
+        complete(
+            .success(
+                HTTPClientResponse(
+                    status: status, headers: responseHeaders, body: responseBody,
+                    httpVersion: httpVersion)))
     }
 
     // MARK: Configuration
@@ -125,13 +129,21 @@ final class CurlTransfer {
         if let key = tls.clientKeyFile { try check(parley_curl_easy_setopt_string(easy, CURLOPT_SSLKEY, key)) }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
-        try check(parley_curl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, { data, size, count, context in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().received(body: data, size * count)
-        }))
+        try check(
+            parley_curl_easy_setopt_write(
+                easy, CURLOPT_WRITEFUNCTION,
+                { data, size, count, context in
+                    Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().received(
+                        body: data, size * count)
+                }))
         try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
-        try check(parley_curl_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, { data, size, count, context in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().received(headerLine: data, size * count)
-        }))
+        try check(
+            parley_curl_easy_setopt_write(
+                easy, CURLOPT_HEADERFUNCTION,
+                { data, size, count, context in
+                    Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().received(
+                        headerLine: data, size * count)
+                }))
         try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
 
         try configureMethodAndBody(request, context: context)
@@ -139,7 +151,8 @@ final class CurlTransfer {
     }
 
     private func configureMethodAndBody(_ request: HTTPClientRequest, context: UnsafeMutableRawPointer)
-        throws(HTTPClientError) {
+        throws(HTTPClientError)
+    {
         let method = request.method
         guard !method.isEmpty, method.utf8.allSatisfy(Self.isTokenByte) else {
             throw .invalidRequest("bad method \(method)")
@@ -153,13 +166,20 @@ final class CurlTransfer {
             // Content-Length and can rewind (seek callback) when it retries on a reused connection that died.
             try check(parley_curl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1))
             try check(parley_curl_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.length)))
-            try check(parley_curl_easy_setopt_read(easy, { buffer, size, count, context in
-                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().fillUpload(buffer, size * count)
-            }))
+            try check(
+                parley_curl_easy_setopt_read(
+                    easy,
+                    { buffer, size, count, context in
+                        Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().fillUpload(
+                            buffer, size * count)
+                    }))
             try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context))
-            try check(parley_curl_easy_setopt_seek(easy, { context, offset, origin in
-                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().seekUpload(offset, origin)
-            }))
+            try check(
+                parley_curl_easy_setopt_seek(
+                    easy,
+                    { context, offset, origin in
+                        Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().seekUpload(offset, origin)
+                    }))
             try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context))
             if method != "PUT" {
                 try check(parley_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method))
@@ -175,7 +195,7 @@ final class CurlTransfer {
         for (name, value) in request.headers {
             // A CR or LF would let a value start a header field of its own (request splitting).
             guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte),
-                  !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+                !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
             else { throw .invalidRequest("bad header field \(name)") }
             if name.lowercased() == "expect" { hasExpect = true }
             // curl drops "Name:" (it means "remove curl's own field"); "Name;" sends the field empty.
@@ -205,7 +225,7 @@ final class CurlTransfer {
         guard count > 0, let data else { return count }
         guard responseBody.count + count <= maxResponseBytes else {
             exceededLimit = true
-            return 0  // anything but `count` makes curl fail the transfer with CURLE_WRITE_ERROR
+            return 0 // anything but `count` makes curl fail the transfer with CURLE_WRITE_ERROR
         }
         responseBody.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
         return count
@@ -263,9 +283,9 @@ final class CurlTransfer {
         case CURLE_FILESIZE_EXCEEDED:
             return .responseTooLarge(limit: maxResponseBytes)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
-             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,
-             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,
+            CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             return .tls(message)
         default:
             return .transport(code: Int(code.rawValue), message: message)
@@ -282,7 +302,7 @@ final class CurlTransfer {
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)

@@ -27,18 +27,23 @@ public final class HTTPClient: Sendable {
     ///     (their timeout runs while they wait).
     ///   - tls: trust and client certificates for `https://` URLs.
     ///   - logger: receives failures of the loop itself, and failed requests at debug level.
-    public init(maxResponseBytes: Int = 16 * 1024 * 1024, maxConnectionsPerHost: Int = 0, tls: HTTPClientTLS = HTTPClientTLS(),
-                logger: Logger? = nil) {
+    public init(
+        maxResponseBytes: Int = 16 * 1024 * 1024, maxConnectionsPerHost: Int = 0, tls: HTTPClientTLS = HTTPClientTLS(),
+        logger: Logger? = nil
+    ) {
         self.maxResponseBytes = maxResponseBytes
-        loop = CurlMultiLoop(maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: maxConnectionsPerHost,
-                             tls: tls, logger: logger)
+        loop = CurlMultiLoop(
+            maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: maxConnectionsPerHost,
+            tls: tls, logger: logger)
         let box = Unmanaged.passRetained(loop).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let loop = Unmanaged<CurlMultiLoop>.fromOpaque(raw!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                let loop = Unmanaged<CurlMultiLoop>.fromOpaque(raw!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box)
         precondition(rc == 0, "pthread_create failed: \(rc)")
         self.thread.withLock { $0 = thread }
     }
@@ -71,7 +76,11 @@ public final class HTTPClient: Sendable {
     /// thread. Later requests fail with `.shutdown`. Safe to call more than once.
     public func shutdown() {
         loop.requestShutdown()
-        guard let thread = thread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
+        guard
+            let thread = thread.withLock({ thread in
+                defer { thread = nil }; return thread
+            })
+        else { return }
         pthread_join(thread, nil)
     }
 }

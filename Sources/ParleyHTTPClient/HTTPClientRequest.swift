@@ -27,8 +27,10 @@ public struct HTTPClientRequest: Sendable {
     public var timeout: Duration
     public var httpVersion: HTTPVersion
 
-    public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: HTTPClientBody = .none,
-                timeout: Duration = .seconds(30), httpVersion: HTTPVersion = .http1_1) {
+    public init(
+        method: String = "GET", url: String, headers: [(String, String)] = [], body: HTTPClientBody = .none,
+        timeout: Duration = .seconds(30), httpVersion: HTTPVersion = .http1_1
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

@@ -8,8 +8,10 @@ public struct HTTPClientTLS: Sendable {
     public var clientCertificateFile: String?
     public var clientKeyFile: String?
 
-    public init(caFile: String? = nil, verifyPeer: Bool = true, clientCertificateFile: String? = nil,
-                clientKeyFile: String? = nil) {
+    public init(
+        caFile: String? = nil, verifyPeer: Bool = true, clientCertificateFile: String? = nil,
+        clientKeyFile: String? = nil
+    ) {
         self.caFile = caFile
         self.verifyPeer = verifyPeer
         self.clientCertificateFile = clientCertificateFile

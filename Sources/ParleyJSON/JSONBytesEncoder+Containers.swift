@@ -33,7 +33,9 @@ struct JSONBytesKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws { state.writeNull(state.member(of: node, key: key)) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { state.write(value, state.member(of: node, key: key)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { state.write(value, state.member(of: node, key: key)) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        state.write(value, state.member(of: node, key: key))
+    }
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
         guard value.isFinite else { return try state.write(value, -1, path: path(key)) }
@@ -46,15 +48,33 @@ struct JSONBytesKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws { state.write(value, state.member(of: node, key: key)) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { state.write(UInt64(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { state.write(Int(value), state.member(of: node, key: key)) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { state.write(value, state.member(of: node, key: key)) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: Int16, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: Int32, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        state.write(UInt64(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws {
+        state.write(Int(value), state.member(of: node, key: key))
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        state.write(value, state.member(of: node, key: key))
+    }
 
     mutating func encode(_ value: Int128, forKey key: Key) throws {
         state.writeDescription(value, state.member(of: node, key: key))
@@ -68,8 +88,10 @@ struct JSONBytesKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try state.encodeValue(value, at: state.member(of: node, key: key))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
-                                                        forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type,
+        forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
         let child = state.containerMember(of: node, key: key, kind: .object)
         return KeyedEncodingContainer(JSONBytesKeyedContainer<NestedKey>(state: state, node: child))
     }
@@ -129,7 +151,8 @@ struct JSONBytesUnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
-        -> KeyedEncodingContainer<NestedKey> {
+        -> KeyedEncodingContainer<NestedKey>
+    {
         let child = state.element(of: node)
         state.makeContainer(child, kind: .object)
         return KeyedEncodingContainer(JSONBytesKeyedContainer<NestedKey>(state: state, node: child))

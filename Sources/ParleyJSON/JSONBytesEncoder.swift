@@ -39,8 +39,10 @@ public struct JSONBytesEncoder: Sendable {
         let state = JSONBytesEncoderState(dateWriter: dateWriter)
         try state.encodeValue(value, at: 0)
         guard state.nodes[0].kind != .empty else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
         }
         state.write(to: &out)
     }
@@ -147,7 +149,8 @@ final class JSONBytesEncoderState {
             while child >= 0 {
                 let node = nodes[child]
                 if node.kind == kind, node.keyEnd - node.keyStart == wanted.count,
-                   pool[node.keyStart..<node.keyEnd].elementsEqual(wanted) {
+                    pool[node.keyStart..<node.keyEnd].elementsEqual(wanted)
+                {
                     match = child
                 }
                 child = node.next
@@ -261,11 +264,15 @@ final class JSONBytesEncoderState {
     }
 
     /// `description` without a trailing `.0`, as JSONEncoder writes floats (Double and Float).
-    func write<F: BinaryFloatingPoint & CustomStringConvertible>(_ value: F, _ node: Int,
-                                                                 path: @autoclosure () -> [any CodingKey]) throws {
+    func write<F: BinaryFloatingPoint & CustomStringConvertible>(
+        _ value: F, _ node: Int,
+        path: @autoclosure () -> [any CodingKey]
+    ) throws {
         guard value.isFinite else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: path(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
         }
         let start = beginScalar(node)
         appendFloatText(value.description)

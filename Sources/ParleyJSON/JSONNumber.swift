@@ -9,7 +9,8 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// Wraps `text` when it is a valid RFC 8259 number: no leading `+`, no leading zeros, digits on
     /// both sides of a `.`, an exponent with at least one digit, no surrounding whitespace.
     public init?(text: String) {
-        let valid = text.utf8.withContiguousStorageIfAvailable { JSONNumber.isValid($0) }
+        let valid =
+            text.utf8.withContiguousStorageIfAvailable { JSONNumber.isValid($0) }
             ?? JSONNumber.isValid(Array(text.utf8))
         guard valid else { return nil }
         self.text = text
@@ -143,7 +144,7 @@ extension JSONNumber {
                     // Zeros between significant digits become part of the significand.
                     significantDigits += pendingZeros + 1
                     if significantDigits > 20 {
-                        overflow = true  // 21 digits exceed UInt64; keep scanning only to validate
+                        overflow = true // 21 digits exceed UInt64; keep scanning only to validate
                     } else {
                         for _ in 0...pendingZeros {
                             let (scaled, o1) = magnitude.multipliedReportingOverflow(by: 10)
@@ -157,15 +158,15 @@ extension JSONNumber {
                     pendingZeros = 0
                 }
             } else {
-                break  // the exponent marker
+                break // the exponent marker
             }
             index += 1
         }
-        guard significantDigits > 0 else { return 0 }  // "0", "-0", "0.000e9"
+        guard significantDigits > 0 else { return 0 } // "0", "-0", "0.000e9"
         if overflow { return nil }
         decimalExponent += pendingZeros
 
-        if index < end {  // exponent; saturating, so a million-digit exponent cannot overflow
+        if index < end { // exponent; saturating, so a million-digit exponent cannot overflow
             index += 1
             var exponentNegative = false
             if bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {

@@ -107,13 +107,13 @@ struct JSONParser: ~Copyable {
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 value = .number(try parseNumber())
             case UInt8(ascii: "t"):
-                try expectLiteral(0x74_72_75_65, length: 4)  // "true"
+                try expectLiteral(0x74_72_75_65, length: 4) // "true"
                 value = .bool(true)
             case UInt8(ascii: "f"):
-                try expectLiteral(0x66_61_6C_73_65, length: 5)  // "false"
+                try expectLiteral(0x66_61_6C_73_65, length: 5) // "false"
                 value = .bool(false)
             case UInt8(ascii: "n"):
-                try expectLiteral(0x6E_75_6C_6C, length: 4)  // "null"
+                try expectLiteral(0x6E_75_6C_6C, length: 4) // "null"
                 value = .null
             default:
                 throw .unexpectedCharacter(at: position)
@@ -196,8 +196,9 @@ struct JSONParser: ~Copyable {
             for offset in 0..<count {
                 buffer.initializeElement(
                     at: offset,
-                    to: JSONObject.Member(key: keys.take(frame.keyStart + offset),
-                                          value: values.take(frame.valueStart + offset)))
+                    to: JSONObject.Member(
+                        key: keys.take(frame.keyStart + offset),
+                        value: values.take(frame.valueStart + offset)))
             }
             initialized = count
         }
@@ -216,8 +217,10 @@ struct JSONParser: ~Copyable {
             }
         }
         position = scanned
-        return JSONNumber(uncheckedText: String(decoding: UnsafeBufferPointer(start: base + start, count: scanned - start),
-                                                as: UTF8.self))
+        return JSONNumber(
+            uncheckedText: String(
+                decoding: UnsafeBufferPointer(start: base + start, count: scanned - start),
+                as: UTF8.self))
     }
 
     /// Matches `true`, `false` or `null`, given as big-endian ASCII packed into an integer.

@@ -59,8 +59,9 @@ public enum JSONString {
     /// Everything else, `/` and U+2028/U+2029 included, is written as raw UTF-8.
     public static func append(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        forEachRun(of: string, plain: { out.append(contentsOf: $0) },
-                   escape: { byte in withEscape(for: byte) { out.append(contentsOf: $0) } })
+        forEachRun(
+            of: string, plain: { out.append(contentsOf: $0) },
+            escape: { byte in withEscape(for: byte) { out.append(contentsOf: $0) } })
         out.append(UInt8(ascii: "\""))
     }
 
@@ -73,8 +74,10 @@ public enum JSONString {
 
     /// Splits `string` into runs of bytes that need no escaping (copied in one go) and single bytes that do.
     @inline(__always)
-    private static func forEachRun(of string: String, plain: (UnsafeBufferPointer<UInt8>) -> Void,
-                                   escape: (UInt8) -> Void) {
+    private static func forEachRun(
+        of string: String, plain: (UnsafeBufferPointer<UInt8>) -> Void,
+        escape: (UInt8) -> Void
+    ) {
         var string = string
         string.withUTF8 { bytes in
             var runStart = 0
@@ -127,6 +130,8 @@ extension JSONString {
             withEscape(for: byte) { out.append(contentsOf: $0) }
             runStart = offset + 1
         }
-        if bytes.count > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
+        if bytes.count > runStart {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
     }
 }

@@ -10,8 +10,10 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
 
     /// `firstAfter`: the wait before the first run (default: one `interval`; `.zero` runs at once). `clock`: an
     /// injected clock for tests.
-    public init(_ name: String, every interval: Duration, firstAfter delay: Duration? = nil, clock: C,
-                work: @escaping @Sendable () async -> Void) {
+    public init(
+        _ name: String, every interval: Duration, firstAfter delay: Duration? = nil, clock: C,
+        work: @escaping @Sendable () async -> Void
+    ) {
         precondition(interval > .zero, "a periodic service needs a positive interval")
         self.name = name
         self.interval = interval
@@ -38,8 +40,10 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
 }
 
 extension PeriodicService where C == ContinuousClock {
-    public init(_ name: String, every interval: Duration, firstAfter delay: Duration? = nil,
-                work: @escaping @Sendable () async -> Void) {
+    public init(
+        _ name: String, every interval: Duration, firstAfter delay: Duration? = nil,
+        work: @escaping @Sendable () async -> Void
+    ) {
         self.init(name, every: interval, firstAfter: delay, clock: ContinuousClock(), work: work)
     }
 }

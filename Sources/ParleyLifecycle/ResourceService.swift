@@ -6,8 +6,10 @@ public struct ResourceService: Service {
     private let start: @Sendable () async throws -> Void
     private let stop: @Sendable () async -> Void
 
-    public init(_ name: String, start: @escaping @Sendable () async throws -> Void = {},
-                stop: @escaping @Sendable () async -> Void) {
+    public init(
+        _ name: String, start: @escaping @Sendable () async throws -> Void = {},
+        stop: @escaping @Sendable () async -> Void
+    ) {
         self.name = name
         self.start = start
         self.stop = stop

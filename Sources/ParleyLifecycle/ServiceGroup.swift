@@ -48,8 +48,12 @@ public struct ServiceGroup: Sendable {
                 try await service.prepare()
             } catch {
                 if !state.isStopping {
-                    logger.error("service failed to start", ["service": .string(service.name),
-                                                             "error": .string(String(describing: error))])
+                    logger.error(
+                        "service failed to start",
+                        [
+                            "service": .string(service.name),
+                            "error": .string(String(describing: error)),
+                        ])
                     startFailure = error
                 }
                 break
@@ -76,11 +80,16 @@ public struct ServiceGroup: Sendable {
         }
         guard let outcome else { return }
         if state.fail(outcome) {
-            logger.error("service failed", ["service": .string(service.name), "error": .string(String(describing: outcome))])
+            logger.error(
+                "service failed", ["service": .string(service.name), "error": .string(String(describing: outcome))])
         } else {
             // The group is stopping anyway: worth a line, not a failed exit.
-            logger.warning("service failed while stopping", ["service": .string(service.name),
-                                                             "error": .string(String(describing: outcome))])
+            logger.warning(
+                "service failed while stopping",
+                [
+                    "service": .string(service.name),
+                    "error": .string(String(describing: outcome)),
+                ])
         }
     }
 }

@@ -11,22 +11,29 @@ extension APIError {
     public static let groupNotFound = APIError(code: 1104, status: 404, message: "no such group")
     /// Only the sender (within the window) and a group's owner and admins may revoke.
     public static let revokeNotAllowed = APIError(code: 1105, status: 403, message: "you may not revoke this message")
-    public static let revokeWindowPassed = APIError(code: 1106, status: 403, message: "the time to revoke this message has passed")
+    public static let revokeWindowPassed = APIError(
+        code: 1106, status: 403, message: "the time to revoke this message has passed")
     public static let editNotAllowed = APIError(code: 1107, status: 403, message: "you may not edit this message")
-    public static let editWindowPassed = APIError(code: 1108, status: 403, message: "the time to edit this message has passed")
-    public static let blockedInGroup = APIError(code: 1109, status: 403, message: "you are blocked from posting in this group")
+    public static let editWindowPassed = APIError(
+        code: 1108, status: 403, message: "the time to edit this message has passed")
+    public static let blockedInGroup = APIError(
+        code: 1109, status: 403, message: "you are blocked from posting in this group")
     public static let groupDissolved = APIError(code: 1110, status: 403, message: "the group was dissolved")
     public static let groupFull = APIError(code: 1111, status: 409, message: "the group has reached its member limit")
     /// The caller's role in the group does not allow the operation.
-    public static let groupPermissionDenied = APIError(code: 1112, status: 403, message: "your role in this group does not allow this")
-    public static let ownerMustTransfer = APIError(code: 1113, status: 409,
-                                                   message: "the owner must transfer ownership or dissolve the group")
+    public static let groupPermissionDenied = APIError(
+        code: 1112, status: 403, message: "your role in this group does not allow this")
+    public static let ownerMustTransfer = APIError(
+        code: 1113, status: 409,
+        message: "the owner must transfer ownership or dissolve the group")
     public static let invalidCursor = APIError(code: 1114, status: 400, message: "invalid sync cursor")
     public static let messageRevoked = APIError(code: 1115, status: 409, message: "the message was revoked")
     /// The changes after this cursor were partly pruned (PARLEY_IM_SYNC_RETENTION_DAYS).
-    public static let cursorExpired = APIError(code: 1116, status: 410,
-                                               message: "sync cursor too old: reload conversations and history, then sync without a cursor")
+    public static let cursorExpired = APIError(
+        code: 1116, status: 410,
+        message: "sync cursor too old: reload conversations and history, then sync without a cursor")
     /// Removing yourself is leaving, which has its own route (and rules: an owner must transfer first).
-    public static let cannotRemoveSelf = APIError(code: 1117, status: 403,
-                                                  message: "you cannot remove yourself: leave the group with POST /api/im/groups/{id}/leave")
+    public static let cannotRemoveSelf = APIError(
+        code: 1117, status: 403,
+        message: "you cannot remove yourself: leave the group with POST /api/im/groups/{id}/leave")
 }

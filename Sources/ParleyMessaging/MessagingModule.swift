@@ -21,26 +21,31 @@ public final class MessagingModule: Sendable {
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
     /// check of the object keys a message references.
-    public init(configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
-                logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
-                revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
-                attachments: AttachmentAuthorizer? = nil) {
+    public init(
+        configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
+        logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
+        revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
+        attachments: AttachmentAuthorizer? = nil
+    ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
         self.authenticator = authenticator
         let events = MessagingEvents()
         let messageRepository = MessageRepository(database: database)
         let defaultWindow = configuration.revokeWindowSeconds
-        messages = MessageService(configuration: configuration, messages: messageRepository,
-                                  batcher: SendBatcher(repository: messageRepository),
-                                  validator: MessageContentValidator(configuration: configuration), events: events,
-                                  revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
-                                  attachments: attachments)
-        conversations = ConversationService(configuration: configuration,
-                                            conversations: ConversationRepository(database: database),
-                                            messages: messageRepository, events: events)
-        groups = GroupService(configuration: configuration, database: database,
-                              groups: GroupRepository(database: database), messages: messageRepository, events: events)
+        messages = MessageService(
+            configuration: configuration, messages: messageRepository,
+            batcher: SendBatcher(repository: messageRepository),
+            validator: MessageContentValidator(configuration: configuration), events: events,
+            revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
+            attachments: attachments)
+        conversations = ConversationService(
+            configuration: configuration,
+            conversations: ConversationRepository(database: database),
+            messages: messageRepository, events: events)
+        groups = GroupService(
+            configuration: configuration, database: database,
+            groups: GroupRepository(database: database), messages: messageRepository, events: events)
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
         self.events = events
@@ -66,7 +71,9 @@ public final class MessagingModule: Sendable {
             PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)
-                    if deleted > 0 { logger.info("pruned sync changes", ["deleted": .int(deleted), "days": .int(days)]) }
+                    if deleted > 0 {
+                        logger.info("pruned sync changes", ["deleted": .int(deleted), "days": .int(days)])
+                    }
                 } catch {
                     logger.warning("pruning sync changes failed", ["error": .string(String(describing: error))])
                 }

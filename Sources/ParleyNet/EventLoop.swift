@@ -69,7 +69,9 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
     // MARK: Thread identity
 
     /// True when called on this loop's thread.
-    public var inEventLoop: Bool { threadIdentity.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+    public var inEventLoop: Bool {
+        threadIdentity.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
 
     /// The loop whose thread is running the caller, if any.
     public static var current: EventLoop? {
@@ -212,7 +214,9 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
                 timeout = 0
             } else if let deadline = timers.earliest {
                 let now = Instant.now()
-                timeout = deadline <= now ? 0 : Int32(min((deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000, 60_000))
+                timeout =
+                    deadline <= now
+                    ? 0 : Int32(min((deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000, 60_000))
             } else {
                 timeout = 60_000
             }
@@ -230,9 +234,10 @@ public final class EventLoop: @unchecked Sendable, TaskExecutor {
                 }
                 guard Int(fd) < handlers.count, let handler = handlers[Int(fd)] else { continue }
                 let mask = event.events
-                handler.ioReady(readable: mask & (EPOLLIN.rawValue | EPOLLPRI.rawValue) != 0,
-                                writable: mask & EPOLLOUT.rawValue != 0,
-                                hangup: mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0)
+                handler.ioReady(
+                    readable: mask & (EPOLLIN.rawValue | EPOLLPRI.rawValue) != 0,
+                    writable: mask & EPOLLOUT.rawValue != 0,
+                    hangup: mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0)
             }
             if let deadline = timers.earliest, deadline <= .now() {
                 wakeTime = .now()

@@ -14,11 +14,13 @@ public final class EventLoopGroup: Sendable {
         for loop in loops {
             let box = Unmanaged.passRetained(LoopBox(loop: loop)).toOpaque()
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { raw in
-                let box = Unmanaged<LoopBox>.fromOpaque(raw!).takeRetainedValue()
-                box.loop.run()
-                return nil
-            }, box)
+            let rc = pthread_create(
+                &thread, nil,
+                { raw in
+                    let box = Unmanaged<LoopBox>.fromOpaque(raw!).takeRetainedValue()
+                    box.loop.run()
+                    return nil
+                }, box)
             precondition(rc == 0, "pthread_create failed: \(rc)")
             threads.withLock { $0.append(thread) }
         }

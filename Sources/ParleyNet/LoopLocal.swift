@@ -69,7 +69,9 @@ final class LoopLocalSlots {
     /// The running loop's slots, or the calling thread's (made on first use, released when the thread ends).
     @inline(__always)
     static var current: LoopLocalSlots {
-        if let raw = pthread_getspecific(currentSlotsKey) { return Unmanaged<LoopLocalSlots>.fromOpaque(raw).takeUnretainedValue() }
+        if let raw = pthread_getspecific(currentSlotsKey) {
+            return Unmanaged<LoopLocalSlots>.fromOpaque(raw).takeUnretainedValue()
+        }
         let slots = LoopLocalSlots()
         pthread_setspecific(currentSlotsKey, Unmanaged.passRetained(slots).toOpaque())
         return slots

@@ -7,7 +7,7 @@ public enum OpenFilesLimit {
     public static var current: Int {
         var limit = rlimit()
         guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return Int.max }
-        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)  // RLIM_INFINITY is all ones
+        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur) // RLIM_INFINITY is all ones
     }
 
     /// Raises the soft limit to the hard one (many systems start processes at a soft 1,024 with a far higher hard

@@ -18,7 +18,9 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
 public enum Socket {
     /// Binds a listening TCP socket. `reusePort` lets one listener per event loop share the port,
     /// so the kernel spreads new connections across loops.
-    public static func listen(host: String, port: UInt16, reusePort: Bool, backlog: Int32 = 4096) throws(SocketError) -> (fd: Int32, port: UInt16) {
+    public static func listen(host: String, port: UInt16, reusePort: Bool, backlog: Int32 = 4096) throws(SocketError)
+        -> (fd: Int32, port: UInt16)
+    {
         var storage = sockaddr_storage()
         var length: socklen_t
         let family: Int32
@@ -27,7 +29,9 @@ public enum Socket {
             var addr = sockaddr_in6()
             addr.sin6_family = sa_family_t(AF_INET6)
             addr.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &addr.sin6_addr) == 1 else { throw SocketError(operation: "inet_pton(\(host))", errno: EINVAL) }
+            guard inet_pton(AF_INET6, host, &addr.sin6_addr) == 1 else {
+                throw SocketError(operation: "inet_pton(\(host))", errno: EINVAL)
+            }
             withUnsafeBytes(of: addr) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         } else {
@@ -36,11 +40,14 @@ public enum Socket {
             addr.sin_family = sa_family_t(AF_INET)
             addr.sin_port = port.bigEndian
             let name = host == "localhost" ? "127.0.0.1" : host
-            guard inet_pton(AF_INET, name, &addr.sin_addr) == 1 else { throw SocketError(operation: "inet_pton(\(host))", errno: EINVAL) }
+            guard inet_pton(AF_INET, name, &addr.sin_addr) == 1 else {
+                throw SocketError(operation: "inet_pton(\(host))", errno: EINVAL)
+            }
             withUnsafeBytes(of: addr) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw SocketError(operation: "socket", errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))

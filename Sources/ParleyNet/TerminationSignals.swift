@@ -1,5 +1,5 @@
-import Foundation
 import CParleyLinux
+import Foundation
 import Glibc
 
 nonisolated(unsafe) private var signalWriteFD: Int32 = -1

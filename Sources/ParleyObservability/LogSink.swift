@@ -33,7 +33,9 @@ public final class LogSink: Sendable {
         self.level = level
         self.flushThreshold = flushThreshold
         self.capture = nil
-        self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
+        self.clock = {
+            var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts
+        }
     }
 
     /// A sink that keeps every line in memory, for tests that inspect the log output.
@@ -43,7 +45,9 @@ public final class LogSink: Sendable {
         self.level = level
         self.flushThreshold = Int.max
         self.capture = LogCapture()
-        self.clock = { var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts }
+        self.clock = {
+            var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts); return ts
+        }
     }
 
     /// Opens (appending) a log file; falls back to stdout when it cannot be opened.

@@ -91,10 +91,16 @@ public struct Logger: Sendable {
         }
     }
 
-    public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, message, fields) }
+    public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
+        log(.debug, message, fields)
+    }
     public func info(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.info, message, fields) }
-    public func warning(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.warning, message, fields) }
-    public func error(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.error, message, fields) }
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
+        log(.warning, message, fields)
+    }
+    public func error(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
+        log(.error, message, fields)
+    }
 }
 
 /// Builds one JSON object byte by byte; avoids Foundation's encoder on the logging hot path.
@@ -255,6 +261,8 @@ final class TimestampCache: Sendable {
                 for index in 0..<TimestampCache.length { raw[index] = formatted[1 + index] }
             }
         }
-        withUnsafeBytes(of: &prefix.bytes) { out.append(UnsafeRawBufferPointer(rebasing: $0[0..<TimestampCache.length])) }
+        withUnsafeBytes(of: &prefix.bytes) {
+            out.append(UnsafeRawBufferPointer(rebasing: $0[0..<TimestampCache.length]))
+        }
     }
 }

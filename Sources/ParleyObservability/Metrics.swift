@@ -16,13 +16,17 @@ public final class MetricsRegistry: Sendable {
         family(name) { GaugeFamily(name: name, help: help, labelNames: labels) }
     }
 
-    public func histogram(_ name: String, help: String, labels: [String] = [],
-                          buckets: [Double] = Histogram.defaultLatencyBuckets) -> HistogramFamily {
+    public func histogram(
+        _ name: String, help: String, labels: [String] = [],
+        buckets: [Double] = Histogram.defaultLatencyBuckets
+    ) -> HistogramFamily {
         family(name) { HistogramFamily(name: name, help: help, labelNames: labels, buckets: buckets) }
     }
 
     /// Registers a gauge whose value is read at scrape time (open connections, pool usage).
-    public func gaugeFunction(_ name: String, help: String, _ read: @escaping @Sendable () -> [([String: String], Double)]) {
+    public func gaugeFunction(
+        _ name: String, help: String, _ read: @escaping @Sendable () -> [([String: String], Double)]
+    ) {
         _ = family(name) { FunctionGauge(name: name, help: help, read: read) }
     }
 
@@ -180,7 +184,9 @@ final class FunctionGauge: MetricFamily {
 /// Cumulative histogram with fixed buckets (seconds for latencies). Lock-free: every request observes one, from
 /// every event loop at once, and a shared lock there made the loops wait for each other.
 public final class Histogram: @unchecked Sendable {
-    public static let defaultLatencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    public static let defaultLatencyBuckets: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
 
     let bounds: [Double]
     /// Non-cumulative counts per bucket, the last one for values above every bound (render() accumulates).
@@ -215,8 +221,10 @@ public final class Histogram: @unchecked Sendable {
     /// `+Inf` bucket and `_count` always agree even while observations land).
     func snapshot() -> (counts: [Int], sum: Double, count: Int) {
         let values = (0...bounds.count).map { counts[$0].load(ordering: .relaxed) }
-        return (Array(values.prefix(bounds.count)), Double(bitPattern: sumBits.load(ordering: .relaxed)),
-                values.reduce(0, +))
+        return (
+            Array(values.prefix(bounds.count)), Double(bitPattern: sumBits.load(ordering: .relaxed)),
+            values.reduce(0, +)
+        )
     }
 }
 

@@ -18,16 +18,19 @@ extension PostgresClient {
     /// serialization failure or deadlock (40001 / 40P01, from any statement or from COMMIT) rolls back
     /// and runs the whole closure again after a short jittered backoff, up to `maxAttempts` times, so
     /// `body` must not have effects outside the database.
-    public func withTransaction<T: Sendable>(isolation: PostgresIsolation = .readCommitted, maxAttempts: Int = 5,
-                                             _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    public func withTransaction<T: Sendable>(
+        isolation: PostgresIsolation = .readCommitted, maxAttempts: Int = 5,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         try await withConnection { connection in
             var attempt = 1
             while true {
                 do {
                     return try await Self.runTransaction(on: connection, isolation: isolation, body)
                 } catch let error as PostgresError where error.isSerializationFailure && attempt < max(1, maxAttempts) {
-                    logger.debug("retrying a transaction after a serialization failure",
-                                 ["attempt": .int(attempt), "sqlstate": .string(error.sqlState ?? "")])
+                    logger.debug(
+                        "retrying a transaction after a serialization failure",
+                        ["attempt": .int(attempt), "sqlstate": .string(error.sqlState ?? "")])
                     try await Task.sleep(for: Self.backoff(attempt: attempt))
                     attempt += 1
                 }
@@ -38,23 +41,28 @@ extension PostgresClient {
     /// Runs `body` (statements that are each a transaction of their own, e.g. one call of a function that does the
     /// whole job) again when PostgreSQL aborts it with a serialization failure or deadlock (40001 / 40P01): racing
     /// first messages of a new conversation can deadlock on its rows, and the loser only needs to run again.
-    public func retryingSerializationFailures<T: Sendable>(maxAttempts: Int = 5,
-                                                           _ body: () async throws -> T) async throws -> T {
+    public func retryingSerializationFailures<T: Sendable>(
+        maxAttempts: Int = 5,
+        _ body: () async throws -> T
+    ) async throws -> T {
         var attempt = 1
         while true {
             do {
                 return try await body()
             } catch let error as PostgresError where error.isSerializationFailure && attempt < max(1, maxAttempts) {
-                logger.debug("retrying after a serialization failure",
-                             ["attempt": .int(attempt), "sqlstate": .string(error.sqlState ?? "")])
+                logger.debug(
+                    "retrying after a serialization failure",
+                    ["attempt": .int(attempt), "sqlstate": .string(error.sqlState ?? "")])
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
                 attempt += 1
             }
         }
     }
 
-    private static func runTransaction<T>(on connection: PostgresConnection, isolation: PostgresIsolation,
-                                          _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    private static func runTransaction<T>(
+        on connection: PostgresConnection, isolation: PostgresIsolation,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         _ = try await connection.query(isolation.beginStatement)
         let value: T
         do {
@@ -73,8 +81,9 @@ extension PostgresClient {
         }
         if commit.commandTag == "ROLLBACK" {
             // COMMIT of a transaction in which a statement failed (and `body` swallowed the error) rolls back.
-            throw PostgresError(kind: .server, message: "the transaction was rolled back because a statement in it failed",
-                                sqlState: "25P02")
+            throw PostgresError(
+                kind: .server, message: "the transaction was rolled back because a statement in it failed",
+                sqlState: "25P02")
         }
         return value
     }

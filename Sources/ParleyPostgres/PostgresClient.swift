@@ -13,24 +13,30 @@ public final class PostgresClient: Sendable {
     let pools: [LoopPool]
     let listener: PostgresListener
 
-    public init(configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,
-                metrics: MetricsRegistry? = nil) {
+    public init(
+        configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,
+        metrics: MetricsRegistry? = nil
+    ) {
         self.configuration = configuration
         self.group = group
         self.logger = logger
         let loops = group.loops
         let resolver = HostResolver(conninfo: configuration.conninfo)
         pools = loops.enumerated().map { index, loop in
-            LoopPool(loop: loop, maxConnections: configuration.connectionsPerLoop(index: index, loopCount: loops.count),
-                     configuration: configuration, resolver: resolver, logger: logger)
+            LoopPool(
+                loop: loop, maxConnections: configuration.connectionsPerLoop(index: index, loopCount: loops.count),
+                configuration: configuration, resolver: resolver, logger: logger)
         }
-        listener = PostgresListener(loop: group.next(), configuration: configuration, resolver: resolver, logger: logger)
+        listener = PostgresListener(
+            loop: group.next(), configuration: configuration, resolver: resolver, logger: logger)
         if let metrics {
             let pools = self.pools
             metrics.gaugeFunction("parley_db_pool_connections", help: "Database connections by state.") {
                 let stats = PostgresClient.statistics(of: pools)
-                return [(["state": "in_use"], Double(stats.inUse)), (["state": "idle"], Double(stats.idle)),
-                        (["state": "opening"], Double(stats.total - stats.inUse - stats.idle))]
+                return [
+                    (["state": "in_use"], Double(stats.inUse)), (["state": "idle"], Double(stats.idle)),
+                    (["state": "opening"], Double(stats.total - stats.inUse - stats.idle)),
+                ]
             }
             metrics.gaugeFunction("parley_db_pool_waiting", help: "Requests waiting for a database connection.") {
                 [([:], Double(PostgresClient.statistics(of: pools).waiting))]

@@ -12,8 +12,10 @@ public struct PostgresConfiguration: Sendable {
     /// Prepared statements kept per connection (least recently used are deallocated); 0 disables preparing.
     public var statementCacheCapacity: Int = 256
 
-    public init(conninfo: String, poolSize: Int = 16, acquireTimeout: Duration = .seconds(5),
-                connectTimeout: Duration = .seconds(5), statementCacheCapacity: Int = 256) {
+    public init(
+        conninfo: String, poolSize: Int = 16, acquireTimeout: Duration = .seconds(5),
+        connectTimeout: Duration = .seconds(5), statementCacheCapacity: Int = 256
+    ) {
         self.conninfo = conninfo
         self.poolSize = poolSize
         self.acquireTimeout = acquireTimeout

@@ -78,4 +78,3 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 }
-

@@ -43,20 +43,28 @@ func parseInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
 }
 
 extension Int64: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Int64 {
-        guard let value = parseInteger(try notNull(text)) else { throw .decoding("column of type \(typeOID) is not an integer") }
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Int64
+    {
+        guard let value = parseInteger(try notNull(text)) else {
+            throw .decoding("column of type \(typeOID) is not an integer")
+        }
         return value
     }
 }
 
 extension Int: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Int {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Int
+    {
         Int(try Int64.decode(postgresText: text, typeOID: typeOID))
     }
 }
 
 extension Int32: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Int32 {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Int32
+    {
         let wide = try Int64.decode(postgresText: text, typeOID: typeOID)
         guard let value = Int32(exactly: wide) else { throw .decoding("integer column does not fit in Int32") }
         return value
@@ -64,13 +72,17 @@ extension Int32: PostgresDecodable {
 }
 
 extension String: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> String {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> String
+    {
         String(decoding: try notNull(text), as: UTF8.self)
     }
 }
 
 extension Bool: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Bool {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Bool
+    {
         let bytes = try notNull(text)
         if bytes.count == 1 {
             if bytes[0] == UInt8(ascii: "t") { return true }
@@ -81,7 +93,9 @@ extension Bool: PostgresDecodable {
 }
 
 extension Double: PostgresDecodable {
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Double {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Double
+    {
         let bytes = try notNull(text)
         // float8 output: digits, "NaN", "Infinity", "-Infinity"; numeric output: digits or "NaN".
         switch bytes.count {
@@ -100,9 +114,12 @@ extension Double: PostgresDecodable {
 
 extension Array: PostgresDecodable where Element == UInt8 {
     /// `bytea` in hex output format (`\x0a1b…`, the default since PostgreSQL 9.0).
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> [UInt8] {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> [UInt8]
+    {
         let bytes = try notNull(text)
-        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x"), bytes.count % 2 == 0 else {
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x"), bytes.count % 2 == 0
+        else {
             throw .decoding("column of type \(typeOID) is not bytea in hex format")
         }
         let count = (bytes.count - 2) / 2
@@ -135,7 +152,9 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 extension Date: PostgresDecodable {
     /// `timestamptz`, `timestamp` (taken as UTC) or `date` (midnight UTC), in ISO `DateStyle` (the connection
     /// sets it). `infinity` / `-infinity` become `distantFuture` / `distantPast`.
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Date {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Date
+    {
         guard let micros = PostgresTimestamp.parse(try notNull(text)) else {
             throw .decoding("column of type \(typeOID) is not an ISO timestamp")
         }
@@ -147,7 +166,9 @@ extension Date: PostgresDecodable {
 
 extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     /// NULL decodes as nil.
-    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError) -> Wrapped? {
+    public static func decode(postgresText text: UnsafeBufferPointer<UInt8>?, typeOID: UInt32) throws(PostgresError)
+        -> Wrapped?
+    {
         guard text != nil else { return nil }
         return try Wrapped.decode(postgresText: text, typeOID: typeOID)
     }

@@ -32,8 +32,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// queued, or the backend was leaving before it read it). A pooled query is then retried elsewhere.
     var safeToRetry = false
 
-    public init(kind: Kind, message: String, sqlState: String? = nil, detail: String? = nil,
-                constraint: String? = nil, table: String? = nil) {
+    public init(
+        kind: Kind, message: String, sqlState: String? = nil, detail: String? = nil,
+        constraint: String? = nil, table: String? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.sqlState = sqlState

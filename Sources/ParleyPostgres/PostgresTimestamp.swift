@@ -53,14 +53,16 @@ enum PostgresTimestamp {
         if p.matches("infinity") { return p.atEnd ? Int64.max : nil }
         if p.matches("-infinity") { return p.atEnd ? Int64.min : nil }
         guard var year = p.number(minDigits: 4), p.take(UInt8(ascii: "-")),
-              let month = p.number(exactDigits: 2), p.take(UInt8(ascii: "-")),
-              let day = p.number(exactDigits: 2),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let month = p.number(exactDigits: 2), p.take(UInt8(ascii: "-")),
+            let day = p.number(exactDigits: 2),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         var micros: Int64 = 0
         if p.take(UInt8(ascii: " ")) || p.take(UInt8(ascii: "T")) {
             guard let hour = p.number(exactDigits: 2), p.take(UInt8(ascii: ":")),
-                  let minute = p.number(exactDigits: 2), p.take(UInt8(ascii: ":")),
-                  let second = p.number(exactDigits: 2), hour <= 24, minute < 60, second < 61 else { return nil }
+                let minute = p.number(exactDigits: 2), p.take(UInt8(ascii: ":")),
+                let second = p.number(exactDigits: 2), hour <= 24, minute < 60, second < 61
+            else { return nil }
             micros = (Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)) * 1_000_000
             if p.take(UInt8(ascii: ".")) {
                 var scale: Int64 = 100_000

@@ -109,8 +109,9 @@ extension Date: PostgresEncodable {
     public static var postgresTypeOID: UInt32 { PostgresTypeOID.timestamptz }
     /// Microsecond precision (PostgreSQL's), always in UTC.
     public var postgresValue: PostgresValue {
-        .init(storage: .text(PostgresTimestamp.format(microseconds: PostgresTimestamp.microseconds(of: self))),
-              typeOID: PostgresTypeOID.timestamptz)
+        .init(
+            storage: .text(PostgresTimestamp.format(microseconds: PostgresTimestamp.microseconds(of: self))),
+            typeOID: PostgresTypeOID.timestamptz)
     }
 }
 

@@ -18,8 +18,10 @@ public final class PushModule: Sendable {
     let endedSessions: AsyncStream<SessionEvent>
     let logger: Logger
 
-    public init(configuration: PushConfiguration, database: PostgresClient, authenticator: Authenticator,
-                sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, logger: Logger) {
+    public init(
+        configuration: PushConfiguration, database: PostgresClient, authenticator: Authenticator,
+        sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, logger: Logger
+    ) {
         self.configuration = configuration
         self.authenticator = authenticator
         endedSessions = sessionEvents.subscribe()
@@ -28,8 +30,9 @@ public final class PushModule: Sendable {
         tokens = PushTokenRepository(database: database)
         settings = PushSettingsRepository(database: database)
         jobs = PushJobRepository(database: database)
-        worker = PushWorker(configuration: configuration, jobs: jobs, tokens: tokens, settings: settings, keys: keys,
-                            sender: sender, logger: logger)
+        worker = PushWorker(
+            configuration: configuration, jobs: jobs, tokens: tokens, settings: settings, keys: keys,
+            sender: sender, logger: logger)
     }
 
     public func register(on router: inout Router) {
@@ -43,22 +46,24 @@ public final class PushModule: Sendable {
         if configuration.pollInterval > .zero {
             let worker = worker
             let batchSize = configuration.batchSize
-            services.append(PeriodicService("push worker", every: configuration.pollInterval, firstAfter: .zero) {
-                // Full batches mean more are due: pass again at once.
-                while !Task.isCancelled, await worker.runPass() >= batchSize {}
-            })
+            services.append(
+                PeriodicService("push worker", every: configuration.pollInterval, firstAfter: .zero) {
+                    // Full batches mean more are due: pass again at once.
+                    while !Task.isCancelled, await worker.runPass() >= batchSize {}
+                })
         }
         services.append(EndedSessionUnbinder(events: endedSessions, tokens: tokens, logger: logger))
         let tokens = tokens
         let logger = logger
-        services.append(PeriodicService("push token sweep", every: configuration.sweepInterval) {
-            do {
-                let removed = try await tokens.sweepEndedSessions()
-                if removed > 0 { logger.info("push tokens of ended sessions removed", ["count": .int(removed)]) }
-            } catch {
-                logger.warning("sweeping push tokens failed", ["error": .string(String(describing: error))])
-            }
-        })
+        services.append(
+            PeriodicService("push token sweep", every: configuration.sweepInterval) {
+                do {
+                    let removed = try await tokens.sweepEndedSessions()
+                    if removed > 0 { logger.info("push tokens of ended sessions removed", ["count": .int(removed)]) }
+                } catch {
+                    logger.warning("sweeping push tokens failed", ["error": .string(String(describing: error))])
+                }
+            })
         return services
     }
 

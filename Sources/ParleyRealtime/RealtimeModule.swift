@@ -20,8 +20,10 @@ public final class RealtimeModule: Sendable {
     /// Subscribed here, so no session that ends before the services run is missed.
     let sessionEvents: AsyncStream<SessionEvent>
 
-    public init(configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
-                database: PostgresClient, logger: Logger, metrics: MetricsRegistry) {
+    public init(
+        configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
+        database: PostgresClient, logger: Logger, metrics: MetricsRegistry
+    ) {
         self.configuration = configuration
         self.auth = auth
         self.messaging = messaging
@@ -31,17 +33,21 @@ public final class RealtimeModule: Sendable {
         let registry = ConnectionRegistry()
         let members = MemberCache(conversations: messaging.conversations)
         let fanOut = FanOut(registry: registry, members: members, logger: logger, metrics: metrics)
-        let relay = ClusterRelay(database: database, channel: configuration.clusterChannel,
-                                 messages: messaging.messages, logger: logger, metrics: metrics)
+        let relay = ClusterRelay(
+            database: database, channel: configuration.clusterChannel,
+            messages: messaging.messages, logger: logger, metrics: metrics)
         var socketConfiguration = configuration.webSocket
         socketConfiguration.metrics = socketConfiguration.metrics ?? WebSocketMetrics(registry: metrics)
         var withMetrics = configuration
         withMetrics.webSocket = socketConfiguration
         let presence = ClusterPresence(database: database, logger: logger) {
-            registry.all().map { .init(connectionId: $0.id, appId: $0.appId, userId: $0.userId, sessionId: $0.sessionId) }
+            registry.all().map {
+                .init(connectionId: $0.id, appId: $0.appId, userId: $0.userId, sessionId: $0.sessionId)
+            }
         }
-        gateway = Gateway(configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
-                          relay: relay, presence: presence, logger: logger)
+        gateway = Gateway(
+            configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
+            relay: relay, presence: presence, logger: logger)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
         }
@@ -54,12 +60,15 @@ public final class RealtimeModule: Sendable {
         let gateway = gateway
         let authenticator = auth.authenticator
         router.get("/ws") { request, context in
-            let verified = try await authenticator.authenticate(request, audience: .im, consent: .required,
-                                                                from: .headerOrQuery)
+            let verified = try await authenticator.authenticate(
+                request, audience: .im, consent: .required,
+                from: .headerOrQuery)
             let principal = verified.principal
             let expiresAt = Date(timeIntervalSince1970: TimeInterval(verified.claims.exp))
-            return try WebSocketServer.upgrade(request, configuration: gateway.configuration.webSocket,
-                                               logger: context.logger) { _ in
+            return try WebSocketServer.upgrade(
+                request, configuration: gateway.configuration.webSocket,
+                logger: context.logger
+            ) { _ in
                 GatewayConnection(gateway: gateway, principal: principal, tokenExpiresAt: expiresAt)
             }
         }
@@ -75,12 +84,15 @@ public final class RealtimeModule: Sendable {
         services.append(EventDelivery(gateway: gateway, logger: logger))
         services.append(SessionEndListener(events: sessionEvents, registry: gateway.registry))
         let revocations = auth.revocations
-        services.append(PeriodicService("realtime revocation check", every: .seconds(5)) {
-            for entry in gateway.registry.all() where revocations.contains(entry.sessionId) {
-                Self.end(EndedSession(sessionId: entry.sessionId, userId: entry.userId, appId: entry.appId,
-                                      reason: .revoked, deviceModel: nil), registry: gateway.registry)
-            }
-        })
+        services.append(
+            PeriodicService("realtime revocation check", every: .seconds(5)) {
+                for entry in gateway.registry.all() where revocations.contains(entry.sessionId) {
+                    Self.end(
+                        EndedSession(
+                            sessionId: entry.sessionId, userId: entry.userId, appId: entry.appId,
+                            reason: .revoked, deviceModel: nil), registry: gateway.registry)
+                }
+            })
         return services
     }
 
@@ -99,14 +111,20 @@ public final class RealtimeModule: Sendable {
         let frame: [UInt8]
         let code: WebSocketCloseCode
         if let notice = ended.conflictNotice {
-            frame = ServerFrame.encoded(type: "account_conflict", json: .object(JSONObject([
-                ("deviceModel", .string(notice.deviceModel)), ("text", .string(notice.text)),
-            ])))
+            frame = ServerFrame.encoded(
+                type: "account_conflict",
+                json: .object(
+                    JSONObject([
+                        ("deviceModel", .string(notice.deviceModel)), ("text", .string(notice.text)),
+                    ])))
             code = .accountConflict
         } else {
-            frame = ServerFrame.encoded(type: "session_ended", json: .object(JSONObject([
-                ("reason", .string(ended.reason.rawValue)),
-            ])))
+            frame = ServerFrame.encoded(
+                type: "session_ended",
+                json: .object(
+                    JSONObject([
+                        ("reason", .string(ended.reason.rawValue))
+                    ])))
             code = .sessionEnded
         }
         for entry in connections {

@@ -26,7 +26,8 @@ public struct UTF8Validator: Sendable, Hashable {
             if state == 0 {
                 // ASCII runs (JSON is mostly ASCII), eight bytes at a time.
                 while index + 8 <= count,
-                      bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
                     index += 8
                 }
                 if index == count { break }
@@ -60,17 +61,17 @@ public struct UTF8Validator: Sendable, Hashable {
             case 0xF0: return 6
             case 0xF1...0xF3: return 3
             case 0xF4: return 7
-            default: return rejected  // 80-BF stray continuation, C0/C1 overlong, F5-FF out of range
+            default: return rejected // 80-BF stray continuation, C0/C1 overlong, F5-FF out of range
             }
         case 1, 2, 3:
             return byte & 0xC0 == 0x80 ? state - 1 : rejected
-        case 4:  // E0: A0-BF (no overlong 3-byte forms)
+        case 4: // E0: A0-BF (no overlong 3-byte forms)
             return (0xA0...0xBF).contains(byte) ? 1 : rejected
-        case 5:  // ED: 80-9F (no surrogates)
+        case 5: // ED: 80-9F (no surrogates)
             return (0x80...0x9F).contains(byte) ? 1 : rejected
-        case 6:  // F0: 90-BF (no overlong 4-byte forms)
+        case 6: // F0: 90-BF (no overlong 4-byte forms)
             return (0x90...0xBF).contains(byte) ? 2 : rejected
-        case 7:  // F4: 80-8F (nothing above U+10FFFF)
+        case 7: // F4: 80-8F (nothing above U+10FFFF)
             return (0x80...0x8F).contains(byte) ? 2 : rejected
         default:
             return rejected

@@ -42,8 +42,10 @@ public final class WebSocketClient {
     private let defaultTimeout: Duration
 
     /// Connects to `host:port` (IPv4), performs the handshake on `path`, and checks `Sec-WebSocket-Accept`.
-    public init(host: String = "127.0.0.1", port: UInt16, path: String = "/", headers: [(String, String)] = [],
-                timeout: Duration = .seconds(10), maxMessageBytes: Int = 64 << 20) throws(WebSocketClientError) {
+    public init(
+        host: String = "127.0.0.1", port: UInt16, path: String = "/", headers: [(String, String)] = [],
+        timeout: Duration = .seconds(10), maxMessageBytes: Int = 64 << 20
+    ) throws(WebSocketClientError) {
         self.maxMessageBytes = maxMessageBytes
         defaultTimeout = timeout
         parser = WebSocketFrameParser(role: .client, maxFramePayloadBytes: maxMessageBytes)
@@ -71,8 +73,9 @@ public final class WebSocketClient {
                 while rest.count < min(length, 1 << 20) {
                     do { try Self.fill(fd, into: &rest, deadline: deadline) } catch { break }
                 }
-                var error = WebSocketClientError(.handshakeRejected(status: response.status),
-                                                 "the server answered \(response.status) instead of 101")
+                var error = WebSocketClientError(
+                    .handshakeRejected(status: response.status),
+                    "the server answered \(response.status) instead of 101")
                 error.body = Array(rest.prefix(length))
                 throw error
             }
@@ -107,16 +110,21 @@ public final class WebSocketClient {
     }
 
     /// Sends a Close (code nil: an empty Close). Call ``close(code:reason:timeout:)`` for the whole handshake.
-    public func sendClose(code: WebSocketCloseCode? = .normalClosure, reason: String = "") throws(WebSocketClientError) {
+    public func sendClose(code: WebSocketCloseCode? = .normalClosure, reason: String = "") throws(WebSocketClientError)
+    {
         closeSent = true
         try sendRaw(WebSocketFrameEncoder.client.encodeClose(code: code, reason: reason))
     }
 
     /// Any single masked frame, e.g. one fragment of a message.
-    public func sendFrame(opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true,
-                          reservedBits: UInt8 = 0) throws(WebSocketClientError) {
-        try sendRaw(WebSocketFrameEncoder.client.encode(opcode: opcode, payload: payload, fin: fin,
-                                                        reservedBits: reservedBits))
+    public func sendFrame(
+        opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true,
+        reservedBits: UInt8 = 0
+    ) throws(WebSocketClientError) {
+        try sendRaw(
+            WebSocketFrameEncoder.client.encode(
+                opcode: opcode, payload: payload, fin: fin,
+                reservedBits: reservedBits))
     }
 
     /// Bytes as they are, e.g. a deliberately broken frame.
@@ -169,8 +177,10 @@ public final class WebSocketClient {
     /// Close, then waits for the server to close TCP (§7.1.1) and closes the socket. Returns the server's
     /// Close code (nil if its Close had none).
     @discardableResult
-    public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "",
-                      timeout: Duration? = nil) throws(WebSocketClientError) -> WebSocketCloseCode? {
+    public func close(
+        code: WebSocketCloseCode = .normalClosure, reason: String = "",
+        timeout: Duration? = nil
+    ) throws(WebSocketClientError) -> WebSocketCloseCode? {
         let deadline = Instant.now() + (timeout ?? defaultTimeout)
         if !closeSent { try sendClose(code: code, reason: reason) }
         var peerCode: WebSocketCloseCode?
@@ -223,7 +233,9 @@ public final class WebSocketClient {
             fragmentOpcode = frame.opcode
             fragments = frame.payload
             validator = UTF8Validator()
-            if frame.opcode == .text && !validator.validate(frame.payload) { throw .invalidUTF8("invalid UTF-8 in text") }
+            if frame.opcode == .text && !validator.validate(frame.payload) {
+                throw .invalidUTF8("invalid UTF-8 in text")
+            }
             return nil
         case .continuation:
             guard let opcode = fragmentOpcode else { throw .protocolViolation("continuation without a message") }

@@ -51,8 +51,9 @@ public struct WebSocketClientHandshake: Sendable {
     /// Checks a 101 answer (§4.1, the client's steps 1-4 after the response).
     public func validate(_ response: Response) throws(WebSocketClientError) {
         guard response.status == 101 else {
-            throw WebSocketClientError(.handshakeRejected(status: response.status),
-                                       "the server answered \(response.status) instead of 101")
+            throw WebSocketClientError(
+                .handshakeRejected(status: response.status),
+                "the server answered \(response.status) instead of 101")
         }
         guard let upgrade = response.header("upgrade"), upgrade.lowercased() == "websocket" else {
             throw WebSocketClientError(.handshakeInvalid, "missing `Upgrade: websocket` in the 101")

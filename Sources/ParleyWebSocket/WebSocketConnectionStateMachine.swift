@@ -149,8 +149,12 @@ public struct WebSocketConnectionStateMachine: Sendable {
             lastPingSentAt = now
             pingCounter &+= 1
             let n = pingCounter
-            return [.sendPing([UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
-                               UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)])]
+            return [
+                .sendPing([
+                    UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
+                    UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n),
+                ])
+            ]
         }
     }
 
@@ -175,7 +179,9 @@ public struct WebSocketConnectionStateMachine: Sendable {
 
     // MARK: Internals
 
-    private mutating func dataFrameReceived(_ frame: WebSocketFrame, kind: MessageKind, now: Instant) -> WebSocketActions {
+    private mutating func dataFrameReceived(_ frame: WebSocketFrame, kind: MessageKind, now: Instant)
+        -> WebSocketActions
+    {
         if assembling != nil {
             return fail(.protocolViolation("new data frame while a fragmented message is in progress"), now: now)
         }

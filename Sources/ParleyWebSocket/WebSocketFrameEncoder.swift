@@ -22,8 +22,10 @@ public struct WebSocketFrameEncoder: Sendable {
 
     /// Encodes one frame. `maskKey` (wire order, read in memory order) is for tests; by default a masking
     /// encoder draws a fresh key from the system's secure generator for every frame.
-    public func encode(opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, fin: Bool = true,
-                       reservedBits: UInt8 = 0, maskKey: UInt32? = nil) -> [UInt8] {
+    public func encode(
+        opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, fin: Bool = true,
+        reservedBits: UInt8 = 0, maskKey: UInt32? = nil
+    ) -> [UInt8] {
         let count = payload.count
         let headerLength = Self.headerLength(payloadLength: count, masked: masking)
         return [UInt8](unsafeUninitializedCapacity: headerLength + count) { out, initialized in
@@ -49,7 +51,9 @@ public struct WebSocketFrameEncoder: Sendable {
                 withUnsafeBytes(of: key) { keyBytes in
                     for i in 0..<4 { out[index + i] = keyBytes[i] }
                 }
-                if count > 0 { WebSocketMasking.apply(key: key, from: payload.baseAddress!, to: destination, count: count) }
+                if count > 0 {
+                    WebSocketMasking.apply(key: key, from: payload.baseAddress!, to: destination, count: count)
+                }
             } else if count > 0 {
                 destination.copyMemory(from: payload.baseAddress!, byteCount: count)
             }
@@ -57,9 +61,13 @@ public struct WebSocketFrameEncoder: Sendable {
         }
     }
 
-    public func encode(opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true, reservedBits: UInt8 = 0,
-                       maskKey: UInt32? = nil) -> [UInt8] {
-        payload.withUnsafeBytes { encode(opcode: opcode, payload: $0, fin: fin, reservedBits: reservedBits, maskKey: maskKey) }
+    public func encode(
+        opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true, reservedBits: UInt8 = 0,
+        maskKey: UInt32? = nil
+    ) -> [UInt8] {
+        payload.withUnsafeBytes {
+            encode(opcode: opcode, payload: $0, fin: fin, reservedBits: reservedBits, maskKey: maskKey)
+        }
     }
 
     /// A text frame straight from the string's UTF-8 storage (one copy).
@@ -93,7 +101,9 @@ public enum WebSocketClosePayload {
 
     /// Reads a received Close payload: one byte alone -> 1002 (§5.5.1), a code that may not be sent ->
     /// 1002 (§7.4), a reason that is not UTF-8 -> 1007 (§5.5.1). An empty payload has no code.
-    public static func decode(_ payload: [UInt8]) throws(WebSocketProtocolError) -> (code: WebSocketCloseCode?, reason: String) {
+    public static func decode(_ payload: [UInt8]) throws(WebSocketProtocolError) -> (
+        code: WebSocketCloseCode?, reason: String
+    ) {
         if payload.isEmpty { return (nil, "") }
         if payload.count == 1 { throw .protocolViolation("close payload of one byte") }
         let code = WebSocketCloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))

@@ -64,7 +64,9 @@ public struct WebSocketFrameParser: Sendable {
         if let done = bytes.withContiguousStorageIfAvailable({ storage -> Bool in
             append(UnsafeRawBufferPointer(storage))
             return true
-        }), done { return }
+        }), done {
+            return
+        }
         append(contentsOf: Array(bytes))
     }
 
@@ -104,7 +106,8 @@ public struct WebSocketFrameParser: Sendable {
             length = 0
             for i in 0..<lengthBytes { length = length << 8 | UInt64(buffer[readIndex + 2 + i]) }
             if lengthBytes == 8 && length & (1 << 63) != 0 {
-                let error = WebSocketProtocolError.protocolViolation("64-bit payload length with the most significant bit set")
+                let error = WebSocketProtocolError.protocolViolation(
+                    "64-bit payload length with the most significant bit set")
                 failure = error
                 buffer = []
                 readIndex = 0
@@ -133,12 +136,14 @@ public struct WebSocketFrameParser: Sendable {
             payload = []
         } else if masked {
             let maskOffset = readIndex + headerLength - 4
-            let key = WebSocketMasking.key(buffer[maskOffset], buffer[maskOffset + 1], buffer[maskOffset + 2],
-                                           buffer[maskOffset + 3])
+            let key = WebSocketMasking.key(
+                buffer[maskOffset], buffer[maskOffset + 1], buffer[maskOffset + 2],
+                buffer[maskOffset + 3])
             payload = buffer.withUnsafeBytes { source in
                 [UInt8](unsafeUninitializedCapacity: payloadLength) { destination, initialized in
-                    WebSocketMasking.apply(key: key, from: source.baseAddress! + payloadStart,
-                                           to: UnsafeMutableRawPointer(destination.baseAddress!), count: payloadLength)
+                    WebSocketMasking.apply(
+                        key: key, from: source.baseAddress! + payloadStart,
+                        to: UnsafeMutableRawPointer(destination.baseAddress!), count: payloadLength)
                     initialized = payloadLength
                 }
             }
@@ -150,8 +155,10 @@ public struct WebSocketFrameParser: Sendable {
     }
 
     /// The rule a complete header breaks, if any; 1002 violations first, the size limit (1009) last.
-    private func violation(first: UInt8, fin: Bool, reservedBits: UInt8, masked: Bool,
-                           length: UInt64) -> WebSocketProtocolError? {
+    private func violation(
+        first: UInt8, fin: Bool, reservedBits: UInt8, masked: Bool,
+        length: UInt64
+    ) -> WebSocketProtocolError? {
         if reservedBits & ~allowedReservedBits != 0 {
             return .protocolViolation("reserved bits set without a negotiated extension")
         }

@@ -36,13 +36,17 @@ public enum WebSocketHandshake {
         }
         let versions = headers.values(for: "sec-websocket-version")
         guard versions.count == 1, trimmed(versions[0]) == "13" else {
-            throw APIError.webSocketUpgradeRequired(versions.isEmpty ? "missing `Sec-WebSocket-Version`"
-                                                    : "unsupported `Sec-WebSocket-Version`; 13 is supported")
+            throw APIError.webSocketUpgradeRequired(
+                versions.isEmpty
+                    ? "missing `Sec-WebSocket-Version`"
+                    : "unsupported `Sec-WebSocket-Version`; 13 is supported")
         }
         let keys = headers.values(for: "sec-websocket-key")
         guard keys.count == 1 else {
-            throw APIError.webSocketHandshakeInvalid(keys.isEmpty ? "missing `Sec-WebSocket-Key`"
-                                                     : "more than one `Sec-WebSocket-Key`")
+            throw APIError.webSocketHandshakeInvalid(
+                keys.isEmpty
+                    ? "missing `Sec-WebSocket-Key`"
+                    : "more than one `Sec-WebSocket-Key`")
         }
         let key = trimmed(keys[0])
         // §4.1: a random 16-byte value, base64-encoded (24 characters).
@@ -85,7 +89,8 @@ extension APIError {
 
     /// 1201 (426): a WebSocket upgrade (version 13) is required.
     public static func webSocketUpgradeRequired(_ detail: String) -> APIError {
-        APIError(code: 1201, status: 426, message: "WebSocket upgrade required: \(detail)",
-                 headers: ["Upgrade": "websocket", "Sec-WebSocket-Version": "13"])
+        APIError(
+            code: 1201, status: 426, message: "WebSocket upgrade required: \(detail)",
+            headers: ["Upgrade": "websocket", "Sec-WebSocket-Version": "13"])
     }
 }

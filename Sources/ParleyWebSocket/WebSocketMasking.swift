@@ -5,8 +5,10 @@ enum WebSocketMasking {
     /// they appear on the wire, in memory order). Eight bytes at a time: payloads start at key phase 0, so
     /// the key repeated twice lines up with every 8-byte word of the payload.
     @inline(__always)
-    static func apply(key: UInt32, from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer,
-                      count: Int) {
+    static func apply(
+        key: UInt32, from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer,
+        count: Int
+    ) {
         let wide = UInt64(key) | UInt64(key) << 32
         var offset = 0
         while offset + 8 <= count {

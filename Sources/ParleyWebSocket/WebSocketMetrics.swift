@@ -9,12 +9,17 @@ public final class WebSocketMetrics: Sendable {
 
     public init(registry: MetricsRegistry) {
         openSessions = registry.gauge("parley_websocket_open_sessions", help: "Open WebSocket sessions.").labels()
-        messagesReceived = registry.counter("parley_websocket_messages_received_total",
-                                            help: "Complete WebSocket messages received.").labels()
-        messagesSent = registry.counter("parley_websocket_messages_sent_total",
-                                        help: "WebSocket data messages accepted for sending.").labels()
-        closes = registry.counter("parley_websocket_closes_total",
-                                  help: "Ended WebSocket sessions by close code (peer's, else ours, else 1006).",
-                                  labels: ["code"])
+        messagesReceived = registry.counter(
+            "parley_websocket_messages_received_total",
+            help: "Complete WebSocket messages received."
+        ).labels()
+        messagesSent = registry.counter(
+            "parley_websocket_messages_sent_total",
+            help: "WebSocket data messages accepted for sending."
+        ).labels()
+        closes = registry.counter(
+            "parley_websocket_closes_total",
+            help: "Ended WebSocket sessions by close code (peer's, else ours, else 1006).",
+            labels: ["code"])
     }
 }

@@ -22,8 +22,9 @@ public enum WebSocketServer {
     ) throws(APIError) -> HTTPResponse {
         let handshake = try WebSocketHandshake.validate(request.head)
         let subprotocol = handshake.offeredSubprotocols.first { configuration.subprotocols.contains($0) }
-        let context = WebSocketSessionContext(head: request.head, remoteAddress: request.remoteAddress,
-                                              subprotocol: subprotocol, logger: logger)
+        let context = WebSocketSessionContext(
+            head: request.head, remoteAddress: request.remoteAddress,
+            subprotocol: subprotocol, logger: logger)
         let upgrade = HTTPUpgrade { loop in
             let session = WebSocketSession(loop: loop, context: context, configuration: configuration)
             session.attach(makeSession(context))

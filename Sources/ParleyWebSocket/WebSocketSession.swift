@@ -207,7 +207,7 @@ public final class WebSocketSession {
     // MARK: Input
 
     private func processInput() {
-        guard !processing else { return }  // a handler callback re-entered; the outer loop continues
+        guard !processing else { return } // a handler callback re-entered; the outer loop continues
         processing = true
         defer { processing = false }
         let now = Instant.now()
@@ -217,9 +217,13 @@ public final class WebSocketSession {
                 guard let frame = try parser.next() else { break }
                 actions = machine.frameReceived(frame, now: now)
             } catch {
-                context.logger?.debug("websocket protocol error", ["code": .int(Int(error.closeCode.rawValue)),
-                                                                   "reason": .string(error.reason),
-                                                                   "remote": .string(context.remoteAddress)])
+                context.logger?.debug(
+                    "websocket protocol error",
+                    [
+                        "code": .int(Int(error.closeCode.rawValue)),
+                        "reason": .string(error.reason),
+                        "remote": .string(context.remoteAddress),
+                    ])
                 actions = machine.parseFailed(error, now: now)
             }
             run(actions)
@@ -349,6 +353,8 @@ public struct WebSocketSessionHandle: @unchecked Sendable, Hashable {
         }
     }
 
-    public static func == (lhs: WebSocketSessionHandle, rhs: WebSocketSessionHandle) -> Bool { lhs.session === rhs.session }
+    public static func == (lhs: WebSocketSessionHandle, rhs: WebSocketSessionHandle) -> Bool {
+        lhs.session === rhs.session
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(session)) }
 }

@@ -45,23 +45,28 @@ struct Accounts: Sendable {
         }
         if let error = failure.withLock({ $0 }) { throw error }
         let seconds = MonotonicClock.seconds(since: started)
-        Console.log("signed logins: \(userIds.count) users in \(Console.format(seconds, decimals: 1)) s"
-            + " (\(Console.format(Double(userIds.count) / max(seconds, 0.001), decimals: 0))/s, "
-            + "\(retries.load(ordering: .relaxed)) retried)")
+        Console.log(
+            "signed logins: \(userIds.count) users in \(Console.format(seconds, decimals: 1)) s"
+                + " (\(Console.format(Double(userIds.count) / max(seconds, 0.001), decimals: 0))/s, "
+                + "\(retries.load(ordering: .relaxed)) retried)")
         return tokens.withLock { $0 }
     }
 
     /// A registered user (one scrypt hash on the server): user id, access token, IM token.
     func register(username: String, password: String) throws(BenchError)
-        -> (userId: String, accessToken: String, imToken: String) {
+        -> (userId: String, accessToken: String, imToken: String)
+    {
         let client = SetupHTTPClient(host: host, port: port)
-        let body = JSONValue.object(JSONObject([
-            ("username", .string(username)), ("password", .string(password)), ("platform", .string("ios")),
-        ])).serialized()
+        let body = JSONValue.object(
+            JSONObject([
+                ("username", .string(username)), ("password", .string(password)), ("platform", .string("ios")),
+            ])
+        ).serialized()
         let data = try client.request("POST", "/api/auth/register", headers: [("X-App-Key", app.appKey)], body: body)
             .data("registering \(username)")
         guard let userId = data["user"]?["id"]?.stringValue, let access = data["accessToken"]?.stringValue,
-              let im = data["imToken"]?.stringValue else {
+            let im = data["imToken"]?.stringValue
+        else {
             throw BenchError("registering \(username): answer without user.id, accessToken or imToken")
         }
         return (userId, access, im)
@@ -70,11 +75,15 @@ struct Accounts: Sendable {
     /// `POST /api/im/groups` by the owner; returns the group id.
     func createGroup(name: String, memberIds: [String], accessToken: String) throws(BenchError) -> String {
         let client = SetupHTTPClient(host: host, port: port, timeoutSeconds: 60)
-        let body = JSONValue.object(JSONObject([
-            ("name", .string(name)), ("memberIds", .array(memberIds.map { .string($0) })),
-        ])).serialized()
-        let data = try client.request("POST", "/api/im/groups", headers: [("Authorization", "Bearer \(accessToken)")],
-                                      body: body).data("creating the group")
+        let body = JSONValue.object(
+            JSONObject([
+                ("name", .string(name)), ("memberIds", .array(memberIds.map { .string($0) })),
+            ])
+        ).serialized()
+        let data = try client.request(
+            "POST", "/api/im/groups", headers: [("Authorization", "Bearer \(accessToken)")],
+            body: body
+        ).data("creating the group")
         guard let groupId = data["groupId"]?.stringValue else { throw BenchError("creating the group: no groupId") }
         return groupId
     }

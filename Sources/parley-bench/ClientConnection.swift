@@ -15,7 +15,8 @@ enum ConnectionEnding {
     var summary: String {
         switch self {
         case .closedByUs: return "closed by the benchmark"
-        case .serverClosed(let code, let reason): return "server closed with \(code.map(String.init) ?? "no code") \(reason)"
+        case .serverClosed(let code, let reason):
+            return "server closed with \(code.map(String.init) ?? "no code") \(reason)"
         case .failed(let reason): return reason
         }
     }
@@ -88,8 +89,10 @@ final class ClientConnection: IOHandler {
         let pending = PendingHandshake()
         self.pending = pending
         pending.bytes = pending.handshake.request(host: host, path: "/ws", extraHeaders: headers)
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let socketFD = socket(
+            AF_INET,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else { return fail("socket: \(String(cString: strerror(errno)))") }
         fd = socketFD
         var one: Int32 = 1

@@ -17,7 +17,9 @@ struct CommonOptions {
 
     init(_ options: BenchOptions, defaultConcurrency: Int) throws(BenchError) {
         host = try options.string("host", "127.0.0.1")
-        guard let port = UInt16(try options.string("port")), port > 0 else { throw BenchError("--port: expected 1-65535") }
+        guard let port = UInt16(try options.string("port")), port > 0 else {
+            throw BenchError("--port: expected 1-65535")
+        }
         self.port = port
         loops = try options.int("loops", Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), in: 1...64)
         loginWorkers = try options.int("login-workers", 8, in: 1...256)
@@ -28,8 +30,9 @@ struct CommonOptions {
         guard (1...24).contains(runId.utf8.count), runId.utf8.allSatisfy(allowed.contains) else {
             throw BenchError("--run-id must be 1-24 of [A-Za-z0-9_-]")
         }
-        app = AppCredentials(appKey: try BenchOptions.environment("BENCH_APP_KEY"),
-                             appSecret: try BenchOptions.environment("BENCH_APP_SECRET"))
+        app = AppCredentials(
+            appKey: try BenchOptions.environment("BENCH_APP_KEY"),
+            appSecret: try BenchOptions.environment("BENCH_APP_SECRET"))
     }
 
     var accounts: Accounts { Accounts(host: host, port: port, app: app) }

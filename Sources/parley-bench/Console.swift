@@ -16,7 +16,9 @@ enum Console {
 
     static func result(_ key: String, _ value: Int) { result(key, String(value)) }
 
-    static func result(_ key: String, _ value: Double, decimals: Int = 2) { result(key, format(value, decimals: decimals)) }
+    static func result(_ key: String, _ value: Double, decimals: Int = 2) {
+        result(key, format(value, decimals: decimals))
+    }
 
     /// `value` with a fixed number of decimals (no Foundation).
     static func format(_ value: Double, decimals: Int) -> String {

@@ -18,9 +18,13 @@ enum DirectMode {
         try fleet.open(tokens: tokens, maxInFlight: common.connectConcurrency, timeout: 120)
         // Connection i (0..<pairs) is sender i; connection pairs + i is its receiver.
         let senders = (0..<pairs).map { i in
-            (index: i, sender: Sender(toId: receiverIds[i], chatType: "single", clientMsgIdPrefix: "\(common.runId)-\(i)-",
-                                      window: plan.window, messagesPerSecond: plan.rate / Double(pairs),
-                                      phase: Double(i) / Double(pairs)))
+            (
+                index: i,
+                sender: Sender(
+                    toId: receiverIds[i], chatType: "single", clientMsgIdPrefix: "\(common.runId)-\(i)-",
+                    window: plan.window, messagesPerSecond: plan.rate / Double(pairs),
+                    phase: Double(i) / Double(pairs))
+            )
         }
         let test = LoadTest(plan: plan, deliveriesPerAck: 1)
         let outcome = try test.run(fleet, senders: senders)

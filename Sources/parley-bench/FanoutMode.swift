@@ -18,17 +18,22 @@ enum FanoutMode {
         let owner = try accounts.register(username: "\(common.runId)-owner", password: "bench-password-\(common.runId)")
         let memberIds = (1..<members).map { "\(common.runId)-m\($0)" }
         let memberTokens = try accounts.imTokens(for: memberIds, workers: common.loginWorkers)
-        let groupId = try accounts.createGroup(name: "bench \(common.runId)", memberIds: memberIds,
-                                               accessToken: owner.accessToken)
+        let groupId = try accounts.createGroup(
+            name: "bench \(common.runId)", memberIds: memberIds,
+            accessToken: owner.accessToken)
         Console.log("group \(groupId) with \(members) members")
 
         let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
         try fleet.open(tokens: [owner.imToken] + memberTokens, maxInFlight: common.connectConcurrency, timeout: 120)
         // Connections 1...senders (members, not the owner) send.
         let senders = (1...senderCount).map { i in
-            (index: i, sender: Sender(toId: groupId, chatType: "group", clientMsgIdPrefix: "\(common.runId)-\(i)-",
-                                      window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
-                                      phase: Double(i - 1) / Double(senderCount)))
+            (
+                index: i,
+                sender: Sender(
+                    toId: groupId, chatType: "group", clientMsgIdPrefix: "\(common.runId)-\(i)-",
+                    window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
+                    phase: Double(i - 1) / Double(senderCount))
+            )
         }
         let test = LoadTest(plan: plan, deliveriesPerAck: members - 1)
         let outcome = try test.run(fleet, senders: senders)

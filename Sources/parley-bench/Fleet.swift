@@ -12,7 +12,9 @@ final class Fleet {
     private(set) var size = 0
 
     init(loops: Int, host: String, port: UInt16) throws(BenchError) {
-        guard let address = IPv4Address(host: host, port: port) else { throw BenchError("not an IPv4 address: \(host)") }
+        guard let address = IPv4Address(host: host, port: port) else {
+            throw BenchError("not an IPv4 address: \(host)")
+        }
         do {
             group = try EventLoopGroup(threads: loops)
         } catch {
@@ -46,11 +48,13 @@ final class Fleet {
             return counters.helloed.value + counters.setupFailures.value >= tokens.count
         }
         let seconds = MonotonicClock.seconds(since: started)
-        Console.log("opened \(counters.helloed.value) of \(tokens.count) WebSockets in "
-            + "\(Console.format(seconds, decimals: 1)) s")
+        Console.log(
+            "opened \(counters.helloed.value) of \(tokens.count) WebSockets in "
+                + "\(Console.format(seconds, decimals: 1)) s")
         if counters.setupFailures.value > 0 || !done {
-            throw BenchError("\(tokens.count - counters.helloed.value) of \(tokens.count) connections did not open"
-                + (done ? "" : " within \(Int(timeout)) s") + ": \(counters.reasonSummary)")
+            throw BenchError(
+                "\(tokens.count - counters.helloed.value) of \(tokens.count) connections did not open"
+                    + (done ? "" : " within \(Int(timeout)) s") + ": \(counters.reasonSummary)")
         }
     }
 
@@ -94,8 +98,9 @@ final class Fleet {
         for context in contexts { context.loop.execute { context.closeAll() } }
         let closed = wait(timeout: timeout) { counters.ended.value >= size }
         if !closed {
-            Console.log("\(size - counters.ended.value) connections did not finish the closing handshake in "
-                + "\(Int(timeout)) s; dropping them")
+            Console.log(
+                "\(size - counters.ended.value) connections did not finish the closing handshake in "
+                    + "\(Int(timeout)) s; dropping them")
         }
         for context in contexts { context.loop.execute { context.abortAll() } }
         _ = wait(timeout: 5) { counters.ended.value >= size }

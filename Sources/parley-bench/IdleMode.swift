@@ -67,19 +67,22 @@ enum IdleMode {
         // would understate it).
         Console.result("client_rss_kib_start", clientStart)
         Console.result("client_rss_kib_open", clientAfter)
-        Console.result("client_bytes_per_connection_max", Double(clientAfter - clientStart) * 1024 / Double(max(1, count)),
-                       decimals: 0)
+        Console.result(
+            "client_bytes_per_connection_max", Double(clientAfter - clientStart) * 1024 / Double(max(1, count)),
+            decimals: 0)
         if !reasons.isEmpty { Console.result("notes", reasons) }
 
         var failures: [String] = []
         if unexpected > 0 { failures.append("\(unexpected) connections were closed while idle: \(reasons)") }
         if minPings > 0 && (withoutPing > 0 || fewest < minPings) {
-            failures.append("heartbeat not exercised: \(withoutPing) connections saw no ping, the fewest saw \(fewest) "
-                + "(wanted \(minPings) each over \(Int(hold)) s)")
+            failures.append(
+                "heartbeat not exercised: \(withoutPing) connections saw no ping, the fewest saw \(fewest) "
+                    + "(wanted \(minPings) each over \(Int(hold)) s)")
         }
         if !answered {
-            failures.append("only \(counters.appPingAcks.value) of \(counters.helloed.value) connections answered a "
-                + "ping request after the idle period")
+            failures.append(
+                "only \(counters.appPingAcks.value) of \(counters.helloed.value) connections answered a "
+                    + "ping request after the idle period")
         }
         return Report.verdict(failures)
     }

@@ -48,9 +48,10 @@ struct LoadTest {
         let begin = MonotonicClock.now() + 100_000_000
         let windowStart = begin + Int64(plan.warmup * 1e9)
         let end = windowStart + Int64(plan.duration * 1e9)
-        Console.log("sending: \(senders.count) senders, window \(plan.window), "
-            + (plan.rate > 0 ? "paced at \(Console.format(plan.rate, decimals: 0)) messages/s" : "unpaced")
-            + "; warm-up \(plan.warmup) s, measuring \(plan.duration) s")
+        Console.log(
+            "sending: \(senders.count) senders, window \(plan.window), "
+                + (plan.rate > 0 ? "paced at \(Console.format(plan.rate, decimals: 0)) messages/s" : "unpaced")
+                + "; warm-up \(plan.warmup) s, measuring \(plan.duration) s")
         fleet.startLoad(begin: begin, windowStart: windowStart, end: end)
         while MonotonicClock.now() < end {
             usleep(200_000)
@@ -110,11 +111,13 @@ struct LoadTest {
             failures.append("\(o.errors) of \(o.sent) sends answered with an error (over 0.1%)")
         }
         if o.acked + o.errors < o.sent {
-            failures.append("\(o.sent - o.acked - o.errors) sends got no answer (drain: \(plan.drain) s without progress)")
+            failures.append(
+                "\(o.sent - o.acked - o.errors) sends got no answer (drain: \(plan.drain) s without progress)")
         }
         if o.delivered < o.expected {
-            failures.append("\(o.expected - o.delivered) of \(o.expected) deliveries missing (drain: \(plan.drain) s "
-                + "without progress)")
+            failures.append(
+                "\(o.expected - o.delivered) of \(o.expected) deliveries missing (drain: \(plan.drain) s "
+                    + "without progress)")
         } else if o.delivered > o.expected {
             failures.append("\(o.delivered - o.expected) deliveries more than stored messages call for (duplicates)")
         }
@@ -149,12 +152,13 @@ struct LoadTest {
         Console.result("ack_p50_ms", Percentile.milliseconds(o.sortedAckLatencies, 0.50), decimals: 2)
         Console.result("ack_p99_ms", Percentile.milliseconds(o.sortedAckLatencies, 0.99), decimals: 2)
         if !o.reasons.isEmpty { Console.result("notes", o.reasons) }
-        Console.log("stored \(Console.format(Double(o.windowAcks) / seconds, decimals: 0))/s, delivered "
-            + "\(Console.format(Double(o.windowDeliveries) / seconds, decimals: 0))/s, p50 "
-            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.5), decimals: 2)) ms, p99 "
-            + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)) ms (send to ack: p50 "
-            + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.5), decimals: 2)) ms, p99 "
-            + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.99), decimals: 2)) ms)")
+        Console.log(
+            "stored \(Console.format(Double(o.windowAcks) / seconds, decimals: 0))/s, delivered "
+                + "\(Console.format(Double(o.windowDeliveries) / seconds, decimals: 0))/s, p50 "
+                + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.5), decimals: 2)) ms, p99 "
+                + "\(Console.format(Percentile.milliseconds(o.sortedLatencies, 0.99), decimals: 2)) ms (send to ack: p50 "
+                + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.5), decimals: 2)) ms, p99 "
+                + "\(Console.format(Percentile.milliseconds(o.sortedAckLatencies, 0.99), decimals: 2)) ms)")
     }
 }
 

@@ -10,7 +10,8 @@ enum ProcessStatus {
         while fgets(&line, Int32(line.count), file) != nil {
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if text.hasPrefix("VmRSS:") {
-                return Int(text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first ?? "")
+                return Int(
+                    text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first ?? "")
             }
         }
         return nil

@@ -32,8 +32,10 @@ final class Sender: @unchecked Sendable {
 
     /// `clientMsgIdPrefix` must be unique per sender and run: `clientMsgId`s make sends idempotent, so a reused
     /// one would be answered with the old message and never delivered.
-    init(toId: String, chatType: String, clientMsgIdPrefix: String, window: Int, messagesPerSecond: Double,
-         phase: Double) {
+    init(
+        toId: String, chatType: String, clientMsgIdPrefix: String, window: Int, messagesPerSecond: Double,
+        phase: Double
+    ) {
         self.window = window
         sentTimes = Array(repeating: 0, count: window)
         ratePerNanosecond = messagesPerSecond / 1e9

@@ -25,8 +25,9 @@ enum ServerFrameScanner {
     static func scan(_ payload: [UInt8]) -> ServerFrameKind {
         payload.withUnsafeBufferPointer { bytes in
             if starts(bytes, with: messagePrefix),
-               let at = ByteSearch.firstIndex(of: contentKey, in: bytes, from: messagePrefix.count),
-               let (sentAt, _) = digits(bytes, from: at + contentKey.count, until: UInt8(ascii: "\"")) {
+                let at = ByteSearch.firstIndex(of: contentKey, in: bytes, from: messagePrefix.count),
+                let (sentAt, _) = digits(bytes, from: at + contentKey.count, until: UInt8(ascii: "\""))
+            {
                 return .message(sentAt: sentAt)
             }
             if starts(bytes, with: ackPrefix) {
@@ -43,7 +44,8 @@ enum ServerFrameScanner {
         switch type {
         case "message":
             guard let content = data?["content"]?.stringValue, content.hasPrefix("b"),
-                  let sentAt = Int64(content.dropFirst()) else { return .message(sentAt: nil) }
+                let sentAt = Int64(content.dropFirst())
+            else { return .message(sentAt: nil) }
             return .message(sentAt: sentAt)
         case "ack":
             return .ack(reqId: json["reqId"]?.stringValue.flatMap { Int64($0) })
@@ -64,7 +66,8 @@ enum ServerFrameScanner {
 
     /// A run of 1-18 decimal digits ending at `terminator`.
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, until terminator: UInt8)
-        -> (value: Int64, end: Int)? {
+        -> (value: Int64, end: Int)?
+    {
         var value: Int64 = 0
         var i = start
         while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39, i - start < 18 {

@@ -46,7 +46,8 @@ final class SetupHTTPClient {
     /// Sends one request and reads the whole answer. A keep-alive socket the server closed in the meantime is
     /// reopened once.
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [])
-        throws(BenchError) -> Response {
+        throws(BenchError) -> Response
+    {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
         if !body.isEmpty { head += "Content-Type: application/json\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -54,7 +55,7 @@ final class SetupHTTPClient {
         let reused = fd >= 0
         do {
             return try exchange(bytes)
-        } catch where reused {
+        } catch  where reused {
             disconnect()
             return try exchange(bytes)
         }

@@ -19,16 +19,23 @@ enum SignedLogin {
 
     /// Headers and body for one login of `userId`.
     static func request(app: AppCredentials, userId: String, platform: String = "ios")
-        -> (headers: [(String, String)], body: [UInt8]) {
-        let body = JSONValue.object(JSONObject([
-            ("appKey", .string(app.appKey)), ("userId", .string(userId)), ("platform", .string(platform)),
-        ])).serialized()
+        -> (headers: [(String, String)], body: [UInt8])
+    {
+        let body = JSONValue.object(
+            JSONObject([
+                ("appKey", .string(app.appKey)), ("userId", .string(userId)), ("platform", .string(platform)),
+            ])
+        ).serialized()
         let timestamp = String(time(nil))
         let nonce = "n" + Hex.encode(SecureRandom.bytes(12))
         let message = "POST\n\(path)\n\(timestamp)\n\(nonce)\n" + Hex.encode(SHA256.hash(body))
         let signature = Hex.encode(HMAC.sha256(key: Array(app.appSecret.utf8), message: Array(message.utf8)))
-        return ([("X-App-Key", app.appKey), ("X-Timestamp", timestamp), ("X-Nonce", nonce),
-                 ("X-Signature", signature)], body)
+        return (
+            [
+                ("X-App-Key", app.appKey), ("X-Timestamp", timestamp), ("X-Nonce", nonce),
+                ("X-Signature", signature),
+            ], body
+        )
     }
 
     /// The IM token of one login (`data.token`).

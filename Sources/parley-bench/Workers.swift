@@ -18,11 +18,13 @@ enum Workers {
         for index in 0..<count {
             let job = Unmanaged.passRetained(Job(index: index, body: body)).toOpaque()
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { raw in
-                let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
-                job.body(job.index)
-                return nil
-            }, job)
+            let rc = pthread_create(
+                &thread, nil,
+                { raw in
+                    let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
+                    job.body(job.index)
+                    return nil
+                }, job)
             precondition(rc == 0, "pthread_create failed: \(rc)")
             threads.append(thread)
         }

@@ -32,8 +32,9 @@ for name in (env("MW") ?? "rid,log").split(separator: ",") {
 }
 var config = HTTPServerConfiguration()
 config.port = UInt16(env("PORT") ?? "") ?? 18080
-let server = HTTPServer(configuration: config, group: group, responder: HTTPResponder(router: router, middleware: chain),
-                        logger: Logger(sink: sink), metrics: metrics)
+let server = HTTPServer(
+    configuration: config, group: group, responder: HTTPResponder(router: router, middleware: chain),
+    logger: Logger(sink: sink), metrics: metrics)
 Task.detached {
     try await server.start()
     while true {

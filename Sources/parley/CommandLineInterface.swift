@@ -9,20 +9,20 @@ import ParleyPostgres
 /// `parley <command>`: parses arguments, reads the configuration, runs the command, returns the exit code.
 enum CommandLineInterface {
     static let usage = """
-    parley — a self-hosted instant-messaging server
+        parley — a self-hosted instant-messaging server
 
-    USAGE
-      parley serve [--migrate]   serve HTTP and WebSocket; --migrate applies pending migrations first
-      parley migrate             apply pending migrations and exit
-      parley migrate status      list applied and pending migrations
-      parley healthcheck         GET /healthz on PARLEY_HTTP_HOST:PARLEY_HTTP_PORT; exit 0 on 200 (container HEALTHCHECK)
-    \(AppCommand.usage)
-    \(ReleaseCommand.usage)
-    \(ChatProgram.usage)
-      parley --help              this text
+        USAGE
+          parley serve [--migrate]   serve HTTP and WebSocket; --migrate applies pending migrations first
+          parley migrate             apply pending migrations and exit
+          parley migrate status      list applied and pending migrations
+          parley healthcheck         GET /healthz on PARLEY_HTTP_HOST:PARLEY_HTTP_PORT; exit 0 on 200 (container HEALTHCHECK)
+        \(AppCommand.usage)
+        \(ReleaseCommand.usage)
+        \(ChatProgram.usage)
+          parley --help              this text
 
-    SETTINGS (environment variables)
-    """
+        SETTINGS (environment variables)
+        """
 
     static func run(_ arguments: [String]) async -> Int32 {
         guard let command = arguments.first, !["-h", "--help", "help"].contains(command) else {
@@ -94,7 +94,10 @@ enum CommandLineInterface {
                 for name in status.pending { print("pending  \(name)") }
             } else {
                 let applied = try await context.migrator.migrate()
-                print(applied.isEmpty ? "nothing to apply" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))")
+                print(
+                    applied.isEmpty
+                        ? "nothing to apply"
+                        : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))")
             }
         }
         return 0

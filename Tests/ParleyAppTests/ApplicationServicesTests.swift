@@ -1,8 +1,9 @@
 import Foundation
-@testable import ParleyApp
 import ParleyNet
 import ParleyObservability
 import Testing
+
+@testable import ParleyApp
 
 /// The order `parley serve` starts its services in (and stops them in reverse).
 @Suite struct ApplicationServicesTests {
@@ -24,10 +25,14 @@ import Testing
         // in-flight requests finish while everything they use still runs.
         #expect(names.first == "log flusher")
         #expect(names.last == "http server")
-        let expectedOrder = ["event loops", "database", "session events", "password hashing", "auth sync", "auth poll",
-                             "sync pruner", "realtime presence", "realtime delivery", "file storage",
-                             "release change listener", "push client", "push worker", "push token unbinder"]
-        let positions = try expectedOrder.map { name in try #require(names.firstIndex(of: name), "no \(name) in \(names)") }
+        let expectedOrder = [
+            "event loops", "database", "session events", "password hashing", "auth sync", "auth poll",
+            "sync pruner", "realtime presence", "realtime delivery", "file storage",
+            "release change listener", "push client", "push worker", "push token unbinder",
+        ]
+        let positions = try expectedOrder.map { name in
+            try #require(names.firstIndex(of: name), "no \(name) in \(names)")
+        }
         #expect(positions == positions.sorted(), "\(names)")
     }
 }

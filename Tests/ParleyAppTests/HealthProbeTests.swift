@@ -47,9 +47,10 @@ import Testing
         var config = HTTPServerConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
-        let server = HTTPServer(configuration: config, group: group,
-                                responder: HTTPResponder(router: router, middleware: []),
-                                logger: Logger(sink: LogSink(capturingAt: .error)), metrics: MetricsRegistry())
+        let server = HTTPServer(
+            configuration: config, group: group,
+            responder: HTTPResponder(router: router, middleware: []),
+            logger: Logger(sink: LogSink(capturingAt: .error)), metrics: MetricsRegistry())
         let port = try await server.start()
         // The probe blocks; keep it off the cooperative pool's few threads.
         let healthy = try await Self.detached { try HealthProbe.check(host: "0.0.0.0", port: port) }

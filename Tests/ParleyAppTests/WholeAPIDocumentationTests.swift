@@ -9,11 +9,16 @@ import Testing
         try await withLiveApp(environment: ["PARLEY_DEV_ROUTES": "0"]) { live in
             var served: Set<String> = []
             for route in live.app.server.responder.bareRouter.routes {
-                served.insert("\(route.method.rawValue.lowercased()) \(route.pattern.replacingOccurrences(of: "...}", with: "}"))")
+                served.insert(
+                    "\(route.method.rawValue.lowercased()) \(route.pattern.replacingOccurrences(of: "...}", with: "}"))"
+                )
             }
             var documented: Set<String> = []
-            for (path, methods) in RepositoryDocuments.documentedOperations(try RepositoryDocuments.text("openapi.yaml")) {
-                for method in methods where ["get", "post", "put", "patch", "delete", "head", "options"].contains(method) {
+            for (path, methods) in RepositoryDocuments.documentedOperations(
+                try RepositoryDocuments.text("openapi.yaml"))
+            {
+                for method in methods
+                where ["get", "post", "put", "patch", "delete", "head", "options"].contains(method) {
                     documented.insert("\(method) \(path)")
                 }
             }

@@ -1,9 +1,10 @@
 import Foundation
 import ParleyLiveSupport
 import ParleyTestSupport
-@testable import ParleyAuth
 import Synchronization
 import Testing
+
+@testable import ParleyAuth
 
 /// Session policies, account conflict and revocation across instances.
 @Suite("Account conflict and revocation")
@@ -36,8 +37,10 @@ struct AccountConflictTests {
             let recorder = EventRecorder(live.auth.events)
             let phone = try Session(try await client.register(appKey: app.appKey, username: "alice", platform: "ios"))
             let tablet = try Session(try await client.login(appKey: app.appKey, username: "alice", platform: "android"))
-            let newPhone = try Session(try await client.login(appKey: app.appKey, username: "alice", platform: "ios",
-                                                              deviceModel: "iPhone 16 Pro"))
+            let newPhone = try Session(
+                try await client.login(
+                    appKey: app.appKey, username: "alice", platform: "ios",
+                    deviceModel: "iPhone 16 Pro"))
 
             // The displaced session's tokens are refused at once on this instance...
             #expect(try await client.get("/api/users/me", token: phone.accessToken).code == 1034)
@@ -94,10 +97,14 @@ struct AccountConflictTests {
             let client = live.client()
             let recorder = EventRecorder(live.auth.events)
             _ = try await client.register(appKey: app.appKey, username: "dora", platform: "ios")
-            let first = try Session(try await client.login(appKey: app.appKey, username: "dora", platform: "ios",
-                                                           deviceId: "device-1"))
-            _ = try Session(try await client.login(appKey: app.appKey, username: "dora", platform: "ios",
-                                                   deviceId: "device-1"))
+            let first = try Session(
+                try await client.login(
+                    appKey: app.appKey, username: "dora", platform: "ios",
+                    deviceId: "device-1"))
+            _ = try Session(
+                try await client.login(
+                    appKey: app.appKey, username: "dora", platform: "ios",
+                    deviceId: "device-1"))
             _ = try await eventually { recorder.all.contains { $0.sessionId == first.sessionId } }
             #expect(recorder.all.first { $0.sessionId == first.sessionId }?.reason == .relogin)
         }
@@ -113,17 +120,22 @@ struct AccountConflictTests {
             do {
                 let (app, _) = try await first.createApp()
                 let recorder = EventRecorder(second.auth.events)
-                let old = try Session(try await first.client().register(appKey: app.appKey, username: "eve",
-                                                                        platform: "ios"))
+                let old = try Session(
+                    try await first.client().register(
+                        appKey: app.appKey, username: "eve",
+                        platform: "ios"))
                 // The app reached the second instance (NOTIFY, or the poll).
                 #expect(try await eventually { second.auth.directory.app(id: app.id) != nil } != nil)
                 #expect(try await second.client().get("/api/users/me", token: old.accessToken).status == 200)
 
-                _ = try Session(try await first.client().login(appKey: app.appKey, username: "eve", platform: "ios",
-                                                               deviceModel: "Galaxy S24"))
-                #expect(try await eventually {
-                    try await second.client().get("/api/users/me", token: old.accessToken).code == 1034
-                } != nil)
+                _ = try Session(
+                    try await first.client().login(
+                        appKey: app.appKey, username: "eve", platform: "ios",
+                        deviceModel: "Galaxy S24"))
+                #expect(
+                    try await eventually {
+                        try await second.client().get("/api/users/me", token: old.accessToken).code == 1034
+                    } != nil)
                 #expect(try await eventually { recorder.all.contains { $0.sessionId == old.sessionId } } != nil)
                 let event = recorder.all.first { $0.sessionId == old.sessionId }
                 #expect(event?.reason == .accountConflict)
@@ -145,7 +157,8 @@ struct AccountConflictTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             let session = try Session(try await client.register(appKey: app.appKey, username: "fred"))
-            _ = try await live.app.database.query("""
+            _ = try await live.app.database.query(
+                """
                 UPDATE sessions SET ended_at = now(), end_reason = 'revoked' WHERE id = \(session.sessionId)
                 """)
             // No NOTIFY was sent: one poll (the periodic service runs it every `pollInterval`) finds the end.

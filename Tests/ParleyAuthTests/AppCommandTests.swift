@@ -1,10 +1,11 @@
 import Foundation
+import ParleyApp
 import ParleyLiveSupport
 import ParleyTestSupport
-import ParleyApp
-@testable import ParleyAuth
 import Synchronization
 import Testing
+
+@testable import ParleyAuth
 
 /// `parley app create|list|rotate-secret|update` through `AppCommand`, against a migrated database.
 @Suite("parley app commands")
@@ -13,14 +14,14 @@ struct AppCommandTests {
         try await CommandOutput.lines { try await AppCommand.run(arguments, configuration: configuration, output: $0) }
     }
 
-
     @Test func createListRotate() async throws {
         try await withDatabase { url in
             // The live server applies the migrations (and is used below to check the printed secret works).
             let live = try await LiveApp(databaseURL: url)
             let configuration = try LiveApp.configuration(databaseURL: url, masterKeyHex: live.masterKeyHex)
             do {
-                let created = try await Self.run(["create", "--name", "Chat Demo", "--privacy-version", "3"], configuration)
+                let created = try await Self.run(
+                    ["create", "--name", "Chat Demo", "--privacy-version", "3"], configuration)
                 let key = try #require(CommandOutput.field("appKey", in: created))
                 let secret = try #require(CommandOutput.field("appSecret", in: created))
                 #expect(key.hasPrefix("ak_"))
@@ -39,20 +40,28 @@ struct AppCommandTests {
 
                 // The printed secret signs requests the server accepts.
                 _ = try await eventually { live.auth.directory.app(key: key) != nil }
-                let ok = try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: secret, userId: "x")
+                let ok = try await SignedRequestTests.signedLogin(
+                    live.client(), appKey: key, secret: secret, userId: "x")
                 #expect(ok.status == 200)
 
                 let rotated = try await Self.run(["rotate-secret", key, "--grace-seconds", "0"], configuration)
                 let newSecret = try #require(CommandOutput.field("appSecret", in: rotated))
                 #expect(newSecret != secret)
-                #expect(try await eventually {
-                    try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: secret, userId: "x").code == 1038
-                } != nil)
-                #expect(try await SignedRequestTests.signedLogin(live.client(), appKey: key, secret: newSecret,
-                                                                 userId: "x").status == 200)
+                #expect(
+                    try await eventually {
+                        try await SignedRequestTests.signedLogin(
+                            live.client(), appKey: key, secret: secret, userId: "x"
+                        ).code == 1038
+                    } != nil)
+                #expect(
+                    try await SignedRequestTests.signedLogin(
+                        live.client(), appKey: key, secret: newSecret,
+                        userId: "x"
+                    ).status == 200)
 
-                let updated = try await Self.run(["update", key, "--session-policy", "single", "--privacy-version", "4"],
-                                                 configuration)
+                let updated = try await Self.run(
+                    ["update", key, "--session-policy", "single", "--privacy-version", "4"],
+                    configuration)
                 #expect(CommandOutput.field("sessionPolicy", in: updated) == "single")
                 #expect(CommandOutput.field("privacyVersion", in: updated) == "4")
 

@@ -1,7 +1,8 @@
 import Foundation
 import ParleyLiveSupport
-@testable import ParleyAuth
 import Testing
+
+@testable import ParleyAuth
 
 /// Register, login, refresh (rotation and reuse detection), logout, sessions, against a live server and a real
 /// PostgreSQL.
@@ -13,8 +14,11 @@ struct AuthFlowTests {
             let response = try await live.client().register(appKey: app.appKey, username: "Alice")
             #expect(response.status == 200)
             #expect(response.code == 0)
-            #expect(Set(response.data.keys) == ["user", "sessionId", "accessToken", "accessTokenExpiresAt", "refreshToken",
-                                                "refreshTokenExpiresAt", "imToken", "imTokenExpiresAt"])
+            #expect(
+                Set(response.data.keys) == [
+                    "user", "sessionId", "accessToken", "accessTokenExpiresAt", "refreshToken",
+                    "refreshTokenExpiresAt", "imToken", "imTokenExpiresAt",
+                ])
             let user = try #require(response.data["user"] as? [String: Any])
             #expect(user["username"] as? String == "alice") // case-insensitive usernames, stored lower-cased
             #expect((user["id"] as? String)?.hasPrefix("u_") == true)
@@ -114,7 +118,8 @@ struct AuthFlowTests {
             #expect(try await client.register(appKey: app.appKey, username: "x").code == 1002)
             #expect(try await client.register(appKey: app.appKey, username: "evan", password: "short").code == 1002)
             #expect(try await client.register(appKey: app.appKey, username: "with space").code == 1002)
-            let noKey = try await client.post("/api/auth/register", json: ["username": "evan", "password": "long enough"])
+            let noKey = try await client.post(
+                "/api/auth/register", json: ["username": "evan", "password": "long enough"])
             #expect(noKey.code == 1039)
             let badKey = try await client.register(appKey: "ak_doesnotexist", username: "evan")
             #expect(badKey.status == 401)
@@ -140,8 +145,10 @@ struct AuthFlowTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             let phone = try Session(try await client.register(appKey: app.appKey, username: "gina", platform: "ios"))
-            let laptop = try Session(try await client.login(appKey: app.appKey, username: "gina", platform: "desktop",
-                                                            deviceModel: "MacBook"))
+            let laptop = try Session(
+                try await client.login(
+                    appKey: app.appKey, username: "gina", platform: "desktop",
+                    deviceModel: "MacBook"))
             let list = try await client.get("/api/auth/sessions", token: laptop.accessToken)
             let sessions = try #require(list.data["sessions"] as? [[String: Any]])
             #expect(sessions.count == 2)
@@ -155,7 +162,9 @@ struct AuthFlowTests {
             #expect(try await client.get("/api/users/me", token: phone.accessToken).code == 1034)
             #expect(try await client.get("/api/users/me", token: laptop.accessToken).status == 200)
             // Ending it again: nothing to end.
-            #expect(try await client.delete("/api/auth/sessions/\(phone.sessionId)", token: laptop.accessToken).status == 404)
+            #expect(
+                try await client.delete("/api/auth/sessions/\(phone.sessionId)", token: laptop.accessToken).status
+                    == 404)
         }
     }
 
@@ -179,8 +188,9 @@ struct AuthFlowTests {
             let client = live.client()
             let me = try Session(try await client.register(appKey: app.appKey, username: "ivy"))
             let other = try Session(try await client.register(appKey: app.appKey, username: "jack"))
-            let patched = try await client.patch("/api/users/me", json: ["nickname": "Ivy", "avatar": "avatars/ivy.png"],
-                                                 token: me.accessToken)
+            let patched = try await client.patch(
+                "/api/users/me", json: ["nickname": "Ivy", "avatar": "avatars/ivy.png"],
+                token: me.accessToken)
             #expect(patched.status == 200)
             #expect(patched.string("nickname") == "Ivy")
             #expect(patched.string("avatar") == "avatars/ivy.png")
@@ -192,8 +202,13 @@ struct AuthFlowTests {
             let padded = try await client.patch("/api/users/me", json: ["nickname": "  Ivy  "], token: me.accessToken)
             #expect(padded.string("nickname") == "Ivy")
             let sixtyFour = String(repeating: "é", count: 64)
-            #expect(try await client.patch("/api/users/me", json: ["nickname": sixtyFour], token: me.accessToken).status == 200)
-            for refused in [" " + sixtyFour, "\r\nIvy", "I\u{85}vy", "   ", "\u{1F44B}\u{1F3FB}" + String(repeating: "a", count: 63)] {
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": sixtyFour], token: me.accessToken).status
+                    == 200)
+            for refused in [
+                " " + sixtyFour, "\r\nIvy", "I\u{85}vy", "   ",
+                "\u{1F44B}\u{1F3FB}" + String(repeating: "a", count: 63),
+            ] {
                 let answer = try await client.patch("/api/users/me", json: ["nickname": refused], token: me.accessToken)
                 #expect(answer.code == 1002, "\(refused)")
             }
@@ -205,12 +220,14 @@ struct AuthFlowTests {
             let seen = try await client.get("/api/users/\(me.userId)", token: other.accessToken)
             #expect(seen.status == 200)
             #expect(Set(seen.data.keys) == ["id", "nickname", "avatar"]) // public profile only
-            let lookup = try await client.post("/api/users/lookup", json: ["ids": [me.userId, "u_missing", other.userId]],
-                                               token: other.accessToken)
+            let lookup = try await client.post(
+                "/api/users/lookup", json: ["ids": [me.userId, "u_missing", other.userId]],
+                token: other.accessToken)
             let users = try #require(lookup.data["users"] as? [[String: Any]])
             #expect(users.compactMap { $0["id"] as? String } == [me.userId, other.userId])
-            let tooMany = try await client.post("/api/users/lookup", json: ["ids": (0...100).map { "u\($0)" }],
-                                                token: other.accessToken)
+            let tooMany = try await client.post(
+                "/api/users/lookup", json: ["ids": (0...100).map { "u\($0)" }],
+                token: other.accessToken)
             #expect(tooMany.code == 1002)
             #expect(try await client.get("/api/users/u_missing", token: other.accessToken).status == 404)
         }

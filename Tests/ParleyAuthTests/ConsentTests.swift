@@ -1,8 +1,9 @@
 import Foundation
 import ParleyLiveSupport
 import ParleyTestSupport
-@testable import ParleyAuth
 import Testing
+
+@testable import ParleyAuth
 
 /// Code 1033 after a privacy-policy bump, until the user consents.
 @Suite("Privacy consent")
@@ -12,7 +13,9 @@ struct ConsentTests {
             let (app, _) = try await live.createApp(privacyVersion: 1)
             let client = live.client()
             let session = try Session(try await client.register(appKey: app.appKey, username: "alice"))
-            #expect(try await client.patch("/api/users/me", json: ["nickname": "A"], token: session.accessToken).status == 200)
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "A"], token: session.accessToken).status
+                    == 200)
 
             // The app publishes version 2 (as `parley app update --privacy-version 2` does); NOTIFY brings it here.
             _ = try await live.auth.appRepository.update(appKey: app.appKey, privacyVersion: 2)
@@ -25,7 +28,9 @@ struct ConsentTests {
             #expect(try await client.post("/api/im/auth/token", token: session.accessToken).code == 1033)
             // A refreshed token is no way around it.
             let refreshed = try Session(try await client.refresh(session.refreshToken))
-            #expect(try await client.patch("/api/users/me", json: ["nickname": "B"], token: refreshed.accessToken).code == 1033)
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "B"], token: refreshed.accessToken).code
+                    == 1033)
 
             // Exempt: profile reads, sessions, logout, the policy status and consent itself.
             #expect(try await client.get("/api/users/me", token: refreshed.accessToken).status == 200)
@@ -37,13 +42,18 @@ struct ConsentTests {
             #expect(status.data["consentRequired"] as? Bool == true)
 
             // Consent to an outdated version is refused; to the current one it lifts 1033 for every token.
-            #expect(try await client.post("/api/privacy/consent", json: ["version": 1], token: refreshed.accessToken).code == 1002)
-            let consent = try await client.post("/api/privacy/consent", json: ["version": 2], token: refreshed.accessToken)
+            #expect(
+                try await client.post("/api/privacy/consent", json: ["version": 1], token: refreshed.accessToken).code
+                    == 1002)
+            let consent = try await client.post(
+                "/api/privacy/consent", json: ["version": 2], token: refreshed.accessToken)
             #expect(consent.status == 200)
             #expect(consent.data["version"] as? Int == 2)
             let newAccess = try #require(consent.string("accessToken"))
             #expect(try await client.patch("/api/users/me", json: ["nickname": "C"], token: newAccess).status == 200)
-            #expect(try await client.patch("/api/users/me", json: ["nickname": "D"], token: refreshed.accessToken).status == 200)
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "D"], token: refreshed.accessToken).status
+                    == 200)
             #expect(try await client.post("/api/im/auth/token", token: refreshed.accessToken).status == 200)
             // New tokens carry the consented version.
             let claims = try live.auth.authenticator.tokens.verify(newAccess, audience: .api)
@@ -56,7 +66,9 @@ struct ConsentTests {
             let (app, _) = try await live.createApp(privacyVersion: 5)
             let client = live.client()
             let session = try Session(try await client.register(appKey: app.appKey, username: "bob"))
-            #expect(try await client.patch("/api/users/me", json: ["nickname": "Bob"], token: session.accessToken).status == 200)
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "Bob"], token: session.accessToken).status
+                    == 200)
             let me = try await client.get("/api/users/me", token: session.accessToken)
             #expect(me.data["privacyVersion"] as? Int == 5)
         }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import ParleyAuth
 import ParleyCrypto
 import Testing
+
+@testable import ParleyAuth
 
 /// The pure parts: key parsing, secret sealing, identifiers.
 @Suite("Auth crypto parts")
@@ -24,9 +25,13 @@ struct CryptoPartsTests {
         let ring = try TokenKeyRing(parsing: "k1:\(Base64.encode(k1)), k2:\(Base64URL.encode(k2))")
         #expect(ring.signingKeyID == "k1")
         #expect(ring.key(for: "k2") == k2)
-        #expect(throws: TokenKeyRing.Invalid.self) { try TokenKeyRing(parsing: "k1:\(Base64.encode(SecureRandom.bytes(16)))") }
+        #expect(throws: TokenKeyRing.Invalid.self) {
+            try TokenKeyRing(parsing: "k1:\(Base64.encode(SecureRandom.bytes(16)))")
+        }
         #expect(throws: TokenKeyRing.Invalid.self) { try TokenKeyRing(parsing: Base64.encode(k1)) }
-        #expect(throws: TokenKeyRing.Invalid.self) { try TokenKeyRing(parsing: "a:\(Base64.encode(k1)),a:\(Base64.encode(k1))") }
+        #expect(throws: TokenKeyRing.Invalid.self) {
+            try TokenKeyRing(parsing: "a:\(Base64.encode(k1)),a:\(Base64.encode(k1))")
+        }
         let derived = TokenKeyRing(derivedFrom: try MasterKey(bytes: k1))
         #expect(derived.signingKeyID == "m1")
         #expect(derived.key(for: "m1") == HMAC.sha256(key: k1, message: Array("parley token key v1".utf8)))

@@ -1,13 +1,14 @@
 import Foundation
-import ParleyLiveSupport
-@testable import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
+import ParleyLiveSupport
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyAuth
 
 /// openapi.yaml describes every auth error code (WholeAPIDocumentationTests checks the routes).
 @Suite("OpenAPI coverage")

@@ -1,8 +1,9 @@
 import Foundation
 import ParleyLiveSupport
-@testable import ParleyAuth
 import ParleyNet
 import Testing
+
+@testable import ParleyAuth
 
 /// Per-address buckets, per-account login lock, client addresses behind trusted proxies.
 @Suite("Rate limits and lockout")
@@ -12,7 +13,8 @@ struct RateLimitTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             for attempt in 1...5 {
-                let answer = try await client.login(appKey: app.appKey, username: "user\(attempt)", password: "whatever1")
+                let answer = try await client.login(
+                    appKey: app.appKey, username: "user\(attempt)", password: "whatever1")
                 #expect(answer.code == 1035)
             }
             let limited = try await client.login(appKey: app.appKey, username: "user6", password: "whatever1")
@@ -53,7 +55,8 @@ struct RateLimitTests {
             let client = live.client()
             _ = try Session(try await client.register(appKey: app.appKey, username: "alice"))
             for _ in 1...3 {
-                #expect(try await client.login(appKey: app.appKey, username: "alice", password: "guess1234").code == 1035)
+                #expect(
+                    try await client.login(appKey: app.appKey, username: "alice", password: "guess1234").code == 1035)
             }
             // Locked: even the right password is refused, with a Retry-After up to the window (15 min).
             let locked = try await client.login(appKey: app.appKey, username: "alice")
@@ -97,7 +100,9 @@ struct RateLimitTests {
         // Not from a proxy: X-Forwarded-For is ignored (anyone can send it).
         #expect(proxies.clientAddress(peer: "203.0.113.5", forwardedFor: ["1.2.3.4"]) == "203.0.113.5")
         // From a proxy: the right-most untrusted hop.
-        #expect(proxies.clientAddress(peer: "10.1.2.3", forwardedFor: ["6.6.6.6, 198.51.100.7, 10.9.9.9"]) == "198.51.100.7")
+        #expect(
+            proxies.clientAddress(peer: "10.1.2.3", forwardedFor: ["6.6.6.6, 198.51.100.7, 10.9.9.9"]) == "198.51.100.7"
+        )
         #expect(proxies.clientAddress(peer: "::1", forwardedFor: ["198.51.100.7"]) == "198.51.100.7")
         #expect(proxies.clientAddress(peer: "192.168.1.10", forwardedFor: ["garbage"]) == "192.168.1.10")
         #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: []) == "10.0.0.1")
@@ -108,12 +113,14 @@ struct RateLimitTests {
     }
 
     @Test func trustedProxyHeaderDrivesTheBucket() async throws {
-        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]) { live in
+        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"])
+        { live in
             let (app, _) = try await live.createApp()
             let client = live.client()
             func login(from address: String) async throws -> TestResponse {
-                try await client.post("/api/auth/login", json: ["username": "u", "password": "p", "platform": "web"],
-                                      headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+                try await client.post(
+                    "/api/auth/login", json: ["username": "u", "password": "p", "platform": "web"],
+                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
             }
             #expect(try await login(from: "198.51.100.1").code == 1035)
             #expect(try await login(from: "198.51.100.1").code == 1035)

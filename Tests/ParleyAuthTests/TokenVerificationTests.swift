@@ -1,9 +1,10 @@
 import Foundation
-import ParleyLiveSupport
-@testable import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
+import ParleyLiveSupport
 import Testing
+
+@testable import ParleyAuth
 
 /// Audience confusion, tampering, expiry, `alg: none`, unknown keys; expired and invalid told apart.
 @Suite("Token verification")
@@ -80,21 +81,30 @@ struct TokenVerificationTests {
             var old = claims
             old.iat = now - 3600
             old.exp = now - 10
-            let expired = try await client.get("/api/users/me", token: try Self.forge(old, key: signingKey,
-                                                                                      kid: keys.signingKeyID))
+            let expired = try await client.get(
+                "/api/users/me",
+                token: try Self.forge(
+                    old, key: signingKey,
+                    kid: keys.signingKeyID))
             #expect(expired.status == 401)
             #expect(expired.code == 1031)
 
             // alg: none with no signature, and with the original signature.
             let noneHeader = Self.base64URL(#"{"alg":"none","kid":"\#(keys.signingKeyID)","typ":"JWT"}"#)
             #expect(try await client.get("/api/users/me", token: noneHeader + "." + parts[1] + ".").code == 1030)
-            #expect(try await client.get("/api/users/me", token: noneHeader + "." + parts[1] + "." + parts[2]).code == 1030)
+            #expect(
+                try await client.get("/api/users/me", token: noneHeader + "." + parts[1] + "." + parts[2]).code == 1030)
 
             // Signed with a key the server does not have, under an unknown kid and under the real kid.
             let stranger = SecureRandom.bytes(32)
-            #expect(try await client.get("/api/users/me", token: try Self.forge(claims, key: stranger, kid: "k9")).code == 1030)
-            #expect(try await client.get("/api/users/me",
-                                         token: try Self.forge(claims, key: stranger, kid: keys.signingKeyID)).code == 1030)
+            #expect(
+                try await client.get("/api/users/me", token: try Self.forge(claims, key: stranger, kid: "k9")).code
+                    == 1030)
+            #expect(
+                try await client.get(
+                    "/api/users/me",
+                    token: try Self.forge(claims, key: stranger, kid: keys.signingKeyID)
+                ).code == 1030)
 
             // Garbage, and no token at all.
             #expect(try await client.get("/api/users/me", token: "not.a.token").code == 1030)
@@ -104,8 +114,13 @@ struct TokenVerificationTests {
             // Another issuer, otherwise perfect.
             var foreign = claims
             foreign.iss = "someone-else"
-            #expect(try await client.get("/api/users/me", token: try Self.forge(foreign, key: signingKey,
-                                                                                kid: keys.signingKeyID)).code == 1030)
+            #expect(
+                try await client.get(
+                    "/api/users/me",
+                    token: try Self.forge(
+                        foreign, key: signingKey,
+                        kid: keys.signingKeyID)
+                ).code == 1030)
         }
     }
 
@@ -114,25 +129,30 @@ struct TokenVerificationTests {
             let oldKey = SecureRandom.bytes(32)
             let newKey = SecureRandom.bytes(32)
             let master = MasterKey.generateHex()
-            let first = try await LiveApp(databaseURL: url, masterKeyHex: master,
-                                          environment: ["PARLEY_TOKEN_KEYS": "k1:\(Base64.encode(oldKey))"])
+            let first = try await LiveApp(
+                databaseURL: url, masterKeyHex: master,
+                environment: ["PARLEY_TOKEN_KEYS": "k1:\(Base64.encode(oldKey))"])
             let (app, _) = try await first.createApp()
             let session = try Session(try await first.client().register(appKey: app.appKey, username: "carol"))
             await first.stop()
 
             // k2 signs now, k1 still verifies.
-            let second = try await LiveApp(databaseURL: url, masterKeyHex: master, environment: [
-                "PARLEY_TOKEN_KEYS": "k2:\(Base64URL.encode(newKey)),k1:\(Base64.encode(oldKey))",
-            ])
+            let second = try await LiveApp(
+                databaseURL: url, masterKeyHex: master,
+                environment: [
+                    "PARLEY_TOKEN_KEYS": "k2:\(Base64URL.encode(newKey)),k1:\(Base64.encode(oldKey))"
+                ])
             #expect(try await second.client().get("/api/users/me", token: session.accessToken).status == 200)
             let fresh = try Session(try await second.client().refresh(session.refreshToken))
-            #expect(fresh.accessToken.split(separator: ".").first.flatMap { Base64URL.decode(String($0)) }
-                .map { String(decoding: $0, as: UTF8.self).contains(#""kid":"k2""#) } == true)
+            #expect(
+                fresh.accessToken.split(separator: ".").first.flatMap { Base64URL.decode(String($0)) }
+                    .map { String(decoding: $0, as: UTF8.self).contains(#""kid":"k2""#) } == true)
             await second.stop()
 
             // k1 dropped: its tokens are refused as invalid.
-            let third = try await LiveApp(databaseURL: url, masterKeyHex: master,
-                                          environment: ["PARLEY_TOKEN_KEYS": "k2:\(Base64.encode(newKey))"])
+            let third = try await LiveApp(
+                databaseURL: url, masterKeyHex: master,
+                environment: ["PARLEY_TOKEN_KEYS": "k2:\(Base64.encode(newKey))"])
             #expect(try await third.client().get("/api/users/me", token: session.accessToken).code == 1030)
             #expect(try await third.client().get("/api/users/me", token: fresh.accessToken).status == 200)
             await third.stop()
@@ -167,8 +187,10 @@ struct TokenVerificationTests {
     private func request(query: String?, _ fields: [(String, String)] = []) -> HTTPRequest {
         var headers = HTTPHeaders()
         for (name, value) in fields { headers.add(name: name, value: value) }
-        return HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/ws" + (query.map { "?" + $0 } ?? ""), path: "/ws",
-                                                 query: query, headers: headers))
+        return HTTPRequest(
+            head: HTTPRequestHead(
+                method: .GET, target: "/ws" + (query.map { "?" + $0 } ?? ""), path: "/ws",
+                query: query, headers: headers))
     }
 
     /// One reader for every route: the header always; the query only where the route allows it, and never in place

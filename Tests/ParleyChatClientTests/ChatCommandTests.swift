@@ -73,6 +73,8 @@ import Testing
     }
 
     @Test func unknownCommandsAreRefusedNotSent() {
-        #expect(throws: ChatUsageError("unknown command /frobnicate (/help lists the commands)")) { try parse("/frobnicate now") }
+        #expect(throws: ChatUsageError("unknown command /frobnicate (/help lists the commands)")) {
+            try parse("/frobnicate now")
+        }
     }
 }

@@ -6,10 +6,13 @@ import Testing
     private let minimal = ["--app-key", "ak_x", "--user", "alice"]
 
     @Test func readsEveryOption() throws {
-        let options = try ChatOptions.parse(["--server", "http://10.0.0.5:9000/", "--app-key", "ak_1", "--user", "alice",
-                                             "--password", "pw pw pw", "--register", "--nickname", "Alice",
-                                             "--to", "u_bob", "--send", "hi", "--send=again", "--wait-for", "3",
-                                             "--timeout", "2.5"], environment: [:])
+        let options = try ChatOptions.parse(
+            [
+                "--server", "http://10.0.0.5:9000/", "--app-key", "ak_1", "--user", "alice",
+                "--password", "pw pw pw", "--register", "--nickname", "Alice",
+                "--to", "u_bob", "--send", "hi", "--send=again", "--wait-for", "3",
+                "--timeout", "2.5",
+            ], environment: [:])
         #expect(options.server == (try ServerAddress(parsing: "10.0.0.5:9000")))
         #expect(options.server.baseURL == "http://10.0.0.5:9000")
         #expect(options.appKey == "ak_1")
@@ -24,7 +27,9 @@ import Testing
     }
 
     @Test func fallsBackToTheEnvironmentAndTheDefaultServer() throws {
-        let environment = ["PARLEY_CHAT_APP_KEY": "ak_env", "PARLEY_CHAT_USER": "bob", "PARLEY_CHAT_PASSWORD": "secret12"]
+        let environment = [
+            "PARLEY_CHAT_APP_KEY": "ak_env", "PARLEY_CHAT_USER": "bob", "PARLEY_CHAT_PASSWORD": "secret12",
+        ]
         let options = try ChatOptions.parse([], environment: environment)
         #expect(options.appKey == "ak_env")
         #expect(options.username == "bob")
@@ -34,8 +39,11 @@ import Testing
     }
 
     @Test func argumentsWinOverTheEnvironment() throws {
-        let environment = ["PARLEY_CHAT_SERVER": "http://127.0.0.1:1", "PARLEY_CHAT_USER": "bob", "PARLEY_CHAT_APP_KEY": "ak_env"]
-        let options = try ChatOptions.parse(["--server", "localhost:8081", "--user", "carol"], environment: environment)
+        let environment = [
+            "PARLEY_CHAT_SERVER": "http://127.0.0.1:1", "PARLEY_CHAT_USER": "bob", "PARLEY_CHAT_APP_KEY": "ak_env",
+        ]
+        let options = try ChatOptions.parse(
+            ["--server", "localhost:8081", "--user", "carol"], environment: environment)
         #expect(options.server.host == "localhost" && options.server.port == 8081)
         #expect(options.username == "carol")
         #expect(options.appKey == "ak_env")
@@ -67,13 +75,17 @@ import Testing
             (minimal + ["--timeout", "0"], "--timeout takes seconds (more than 0)"),
         ]
         for (arguments, message) in refused {
-            #expect(throws: ChatUsageError(message), "\(arguments)") { try ChatOptions.parse(arguments, environment: [:]) }
+            #expect(throws: ChatUsageError(message), "\(arguments)") {
+                try ChatOptions.parse(arguments, environment: [:])
+            }
         }
     }
 
     @Test func refusesServersItCannotReach() {
-        for server in ["https://chat.example.com", "wss://x:443", "http://h:0", "http://h:99999", "http://h:80/api", "http://",
-                       "http://[::1]:8080"] {
+        for server in [
+            "https://chat.example.com", "wss://x:443", "http://h:0", "http://h:99999", "http://h:80/api", "http://",
+            "http://[::1]:8080",
+        ] {
             #expect(throws: ChatUsageError.self, "\(server)") {
                 try ChatOptions.parse(minimal + ["--server", server], environment: [:])
             }

@@ -4,15 +4,21 @@ import Testing
 
 /// How messages print, conversation ids, and image sizes: the pure parts of the chat client.
 @Suite struct MessageFormatterTests {
-    private func message(_ msgType: String, _ content: JSONValue, revoked: Bool = false, edited: Bool = false) throws -> ChatMessage {
-        try ChatMessage(json: ["id": "1042", "conversationId": "si:u_a:u_b", "seq": 17, "fromId": "u_a", "toId": "u_b",
-                               "chatType": "single", "msgType": .string(msgType), "content": content, "extra": nil,
-                               "clientMsgId": "c-1", "revoked": .bool(revoked), "revokedBy": nil,
-                               "createdAt": "2026-12-01T05:10:01.123Z", "editedAt": edited ? "2026-12-01T05:11:00.000Z" : nil])
+    private func message(_ msgType: String, _ content: JSONValue, revoked: Bool = false, edited: Bool = false) throws
+        -> ChatMessage
+    {
+        try ChatMessage(json: [
+            "id": "1042", "conversationId": "si:u_a:u_b", "seq": 17, "fromId": "u_a", "toId": "u_b",
+            "chatType": "single", "msgType": .string(msgType), "content": content, "extra": nil,
+            "clientMsgId": "c-1", "revoked": .bool(revoked), "revokedBy": nil,
+            "createdAt": "2026-12-01T05:10:01.123Z", "editedAt": edited ? "2026-12-01T05:11:00.000Z" : nil,
+        ])
     }
 
     @Test func aLineNamesConversationSenderAndId() throws {
-        #expect(MessageFormatter.line(label: "bob", sender: "alice", message: try message("text", "hi")) == "[bob] alice: hi  #1042")
+        #expect(
+            MessageFormatter.line(label: "bob", sender: "alice", message: try message("text", "hi"))
+                == "[bob] alice: hi  #1042")
     }
 
     @Test func describesEachKindOfContent() throws {
@@ -24,8 +30,10 @@ import Testing
             ("audio", ["objectKey": "k", "durationSec": 3], "[voice 3s]"),
             ("location", ["lat": 52.5, "lng": 13.4, "name": "Berlin"], "[location Berlin 52.5,13.4]"),
             ("callVideo", ["status": "missed"], "[video call missed]"),
-            ("forward", ["messages": [["msgType": "text", "content": "a"], ["msgType": "text", "content": "b"]]],
-             "[2 forwarded messages]"),
+            (
+                "forward", ["messages": [["msgType": "text", "content": "a"], ["msgType": "text", "content": "b"]]],
+                "[2 forwarded messages]"
+            ),
             ("notify", ["event": "member_added"], "[group: member added]"),
             ("custom", ["anything": true], "[custom message]"),
         ]
@@ -74,7 +82,8 @@ import Testing
         #expect(ImageDimensions.of(gif)! == (320, 240))
 
         // SOI, an APP0 segment of 16 bytes, then SOF0: length 17, precision 8, height 480, width 640.
-        var jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0] + [UInt8](repeating: 0, count: 9)
+        var jpeg: [UInt8] =
+            [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0] + [UInt8](repeating: 0, count: 9)
         jpeg += [0xFF, 0xC0, 0x00, 0x11, 0x08, 0x01, 0xE0, 0x02, 0x80, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         #expect(ImageDimensions.of(jpeg)! == (640, 480))
     }

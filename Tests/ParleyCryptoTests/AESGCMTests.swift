@@ -28,17 +28,25 @@ import Testing
     /// (AES-256, 96-bit IV). `seal` picks its own nonce, so the vectors go through `open`; a
     /// standard `open` accepting `seal`'s output (the round-trip tests) covers the other side.
     @Test(arguments: [
-        (key: String(repeating: "0", count: 64), nonce: String(repeating: "0", count: 24),
-         plaintext: "", ad: "", ciphertext: "", tag: "530f8afbc74536b9a963b4f1c4cb738b"),
-        (key: String(repeating: "0", count: 64), nonce: String(repeating: "0", count: 24),
-         plaintext: String(repeating: "0", count: 32), ad: "",
-         ciphertext: "cea7403d4d606b6e074ec5d3baf39d18", tag: "d0d1c8a799996bf0265b98b5d48ab919"),
-        (key: "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
-         nonce: "cafebabefacedbaddecaf888",
-         plaintext: "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-         ad: "feedfacedeadbeeffeedfacedeadbeefabaddad2",
-         ciphertext: "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
-         tag: "76fc6ece0f4e1768cddf8853bb2d551b"),
+        (
+            key: String(repeating: "0", count: 64), nonce: String(repeating: "0", count: 24),
+            plaintext: "", ad: "", ciphertext: "", tag: "530f8afbc74536b9a963b4f1c4cb738b"
+        ),
+        (
+            key: String(repeating: "0", count: 64), nonce: String(repeating: "0", count: 24),
+            plaintext: String(repeating: "0", count: 32), ad: "",
+            ciphertext: "cea7403d4d606b6e074ec5d3baf39d18", tag: "d0d1c8a799996bf0265b98b5d48ab919"
+        ),
+        (
+            key: "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
+            nonce: "cafebabefacedbaddecaf888",
+            plaintext:
+                "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+            ad: "feedfacedeadbeeffeedfacedeadbeefabaddad2",
+            ciphertext:
+                "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
+            tag: "76fc6ece0f4e1768cddf8853bb2d551b"
+        ),
     ])
     func matchesGCMSpecVectors(
         key: String, nonce: String, plaintext: String, ad: String, ciphertext: String, tag: String

@@ -6,8 +6,10 @@ import Testing
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
     ])
     func sha256MatchesNISTVectors(message: String, digest: String) {
         #expect(Hex.encode(SHA256.hash(bytes(message))) == digest)
@@ -34,10 +36,11 @@ import Testing
                 million[offset..<end].withUnsafeBytes { hasher.update($0) }
             }
             offset = end
-            pieceSize = pieceSize * 7 % 4093 + 1  // 1, 8, 57, 400, ... never a round size
+            pieceSize = pieceSize * 7 % 4093 + 1 // 1, 8, 57, 400, ... never a round size
         }
-        #expect(Hex.encode(hasher.finalize())
-            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            Hex.encode(hasher.finalize())
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test func incrementalSHA256WithNoInputOrEmptyPiecesIsTheEmptyDigest() {

@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: [
         "Zm9v!", "Zm 9v", "Zm9v\n", "Z", "Zm9vY", "Zg=", "Zg===", "Z===", "=Zg=", "Zm=9", "Zm8==",
-        "Zh==", "Zm9=",  // non-zero unused bits: non-canonical
+        "Zh==", "Zm9=", // non-zero unused bits: non-canonical
         "Zm9vé",
     ])
     func base64RejectsInvalidInput(input: String) {

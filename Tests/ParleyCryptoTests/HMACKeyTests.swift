@@ -39,22 +39,26 @@ struct InPlaceCryptoTests {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
             let text = Base64URL.encode(bytes)
             var out = [UInt8](repeating: 0, count: length)
-            let ok = Array(text.utf8).withUnsafeBytes { raw in out.withUnsafeMutableBytes { Base64URL.decodeUnpadded(raw, into: $0) } }
+            let ok = Array(text.utf8).withUnsafeBytes { raw in
+                out.withUnsafeMutableBytes { Base64URL.decodeUnpadded(raw, into: $0) }
+            }
             #expect(ok && out == bytes, "\(length)")
         }
     }
 
     @Test(arguments: [
-        "",                                                // wrong length
-        "AAAA",                                            // 3 bytes, not 32
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",    // padded
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+",     // `+` is not in the URL alphabet
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",     // non-zero trailing bits (not canonical)
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // one symbol too many
+        "", // wrong length
+        "AAAA", // 3 bytes, not 32
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", // padded
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+", // `+` is not in the URL alphabet
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB", // non-zero trailing bits (not canonical)
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // one symbol too many
     ])
     func decodeIntoABufferRefuses(text: String) {
         var out = [UInt8](repeating: 0, count: 32)
-        let ok = Array(text.utf8).withUnsafeBytes { raw in out.withUnsafeMutableBytes { Base64URL.decodeUnpadded(raw, into: $0) } }
+        let ok = Array(text.utf8).withUnsafeBytes { raw in
+            out.withUnsafeMutableBytes { Base64URL.decodeUnpadded(raw, into: $0) }
+        }
         #expect(!ok)
     }
 

@@ -30,10 +30,12 @@ import Testing
     @Test func headerIsDeterministicAndNamesHS256() throws {
         let token = try JWT.sign(header: ["kid": "k1", "alg": "none"], claims: claims, key: key)
         let header = try #require(token.split(separator: ".").first)
-        #expect(Base64URL.decode(String(header)).map { String(decoding: $0, as: UTF8.self) }
-            == #"{"alg":"HS256","kid":"k1","typ":"JWT"}"#)
-        #expect(try JWT.sign(header: ["kid": "k1"], claims: claims, key: key)
-            == JWT.sign(header: ["kid": "k1"], claims: claims, key: key))
+        #expect(
+            Base64URL.decode(String(header)).map { String(decoding: $0, as: UTF8.self) }
+                == #"{"alg":"HS256","kid":"k1","typ":"JWT"}"#)
+        #expect(
+            try JWT.sign(header: ["kid": "k1"], claims: claims, key: key)
+                == JWT.sign(header: ["kid": "k1"], claims: claims, key: key))
     }
 
     @Test func signatureIsBase64URLHMACOverHeaderDotPayload() throws {
@@ -47,16 +49,20 @@ import Testing
 
     @Test func rfc7515AppendixA1Signature() throws {
         // RFC 7515 appendix A.1: HS256 over the exact header and payload bytes of the example.
-        let key = try #require(Base64URL.decode(
-            "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"))
-        let signingInput = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
+        let key = try #require(
+            Base64URL.decode(
+                "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"))
+        let signingInput =
+            "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
             + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
-        #expect(Base64URL.encode(HMAC.sha256(key: key, message: bytes(signingInput)))
-            == "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+        #expect(
+            Base64URL.encode(HMAC.sha256(key: key, message: bytes(signingInput)))
+                == "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         // The example has no kid, so this verifier refuses it.
         #expect(throws: JWTError.unknownKey) {
-            try JWT.verify(signingInput + ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-                           keys: { _ in key }, as: [String: Bool].self)
+            try JWT.verify(
+                signingInput + ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                keys: { _ in key }, as: [String: Bool].self)
         }
     }
 
@@ -77,7 +83,8 @@ import Testing
     }
 
     @Test func refusesUnsignedAlgNoneToken() {
-        let unsigned = Base64URL.encode(bytes(#"{"alg":"none","kid":"k1"}"#)) + "."
+        let unsigned =
+            Base64URL.encode(bytes(#"{"alg":"none","kid":"k1"}"#)) + "."
             + Base64URL.encode(bytes(#"{"sub":"admin"}"#)) + "."
         #expect(throws: JWTError.unsupportedAlgorithm) {
             try JWT.verify(unsigned, keys: keys, as: [String: String].self)
@@ -123,9 +130,9 @@ import Testing
         let token = try JWT.sign(header: ["kid": "k1"], claims: claims, key: key)
         let parts = token.split(separator: ".").map(String.init)
         for candidate in [
-            "!!!." + parts[1] + "." + parts[2],  // header
-            parts[0] + "." + parts[1] + ".a$b",  // signature
-            parts[0] + "." + parts[1] + "." + parts[2] + "=",  // padding is not allowed in JWS
+            "!!!." + parts[1] + "." + parts[2], // header
+            parts[0] + "." + parts[1] + ".a$b", // signature
+            parts[0] + "." + parts[1] + "." + parts[2] + "=", // padding is not allowed in JWS
             parts[0].replacingOccurrences(of: "e", with: "+") + "." + parts[1] + "." + parts[2],
         ] {
             #expect(throws: JWTError.malformed) { try JWT.verify(candidate, keys: keys, as: Claims.self) }
@@ -162,8 +169,9 @@ import Testing
     }
 
     @Test func refusesOversizedTokens() {
-        let token = handMade(header: #"{"alg":"HS256","kid":"k1"}"#,
-                             payload: #"{"sub":""# + String(repeating: "x", count: 9000) + #""}"#)
+        let token = handMade(
+            header: #"{"alg":"HS256","kid":"k1"}"#,
+            payload: #"{"sub":""# + String(repeating: "x", count: 9000) + #""}"#)
         #expect(throws: JWTError.malformed) { try JWT.verify(token, keys: keys, as: [String: String].self) }
     }
 

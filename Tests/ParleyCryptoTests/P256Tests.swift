@@ -11,7 +11,8 @@ struct P256Tests {
         6e8Tus9uPHvRVEXH8UTNG72bfocs3+257rn0s2ldbqkLJK2KRiMohYjlrQ==
         -----END PUBLIC KEY-----
         """
-    static let rfc7515Token = "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
+    static let rfc7515Token =
+        "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
 
     @Test func verifiesThePublishedRFC7515Example() throws {
         let key = try P256.VerifyingKey(pem: Self.rfc7515PublicKey)
@@ -19,8 +20,11 @@ struct P256Tests {
         #expect(String(decoding: header, as: UTF8.self) == #"{"alg":"ES256"}"#)
         // One flipped bit in the signature fails.
         var tampered = Array(Self.rfc7515Token.utf8)
-        tampered[tampered.count - 3] = tampered[tampered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        #expect(throws: JWTError.badSignature) { try JWT.verifyES256(String(decoding: tampered, as: UTF8.self), key: key) }
+        tampered[tampered.count - 3] =
+            tampered[tampered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(throws: JWTError.badSignature) {
+            try JWT.verifyES256(String(decoding: tampered, as: UTF8.self), key: key)
+        }
     }
 
     @Test func signsAndVerifiesWithAGeneratedKey() throws {
@@ -48,7 +52,9 @@ struct P256Tests {
 
     @Test func refusesWhatIsNotAP256Key() {
         #expect(throws: CryptoError.self) { try P256.SigningKey(pem: "") }
-        #expect(throws: CryptoError.self) { try P256.SigningKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") }
+        #expect(throws: CryptoError.self) {
+            try P256.SigningKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        }
         // A public key is not a private key.
         #expect(throws: CryptoError.self) { try P256.SigningKey(pem: Self.rfc7515PublicKey) }
         // An Ed25519 private key (RFC 8410 section 10.3) is a valid PKCS #8 key of another kind.
@@ -63,8 +69,9 @@ struct P256Tests {
     @Test func signsAnAPNsStyleJWT() throws {
         struct Claims: Codable { var iss: String; var iat: Int }
         let key = try P256.SigningKey.generate()
-        let token = try JWT.signES256(header: ["kid": "ABC123DEFG"], claims: Claims(iss: "DEF123GHIJ", iat: 1_700_000_000),
-                                      key: key)
+        let token = try JWT.signES256(
+            header: ["kid": "ABC123DEFG"], claims: Claims(iss: "DEF123GHIJ", iat: 1_700_000_000),
+            key: key)
         let (header, claims) = try JWT.verifyES256(token, key: key.verifyingKey)
         #expect(String(decoding: header, as: UTF8.self) == #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
         #expect(String(decoding: claims, as: UTF8.self) == #"{"iat":1700000000,"iss":"DEF123GHIJ"}"#)

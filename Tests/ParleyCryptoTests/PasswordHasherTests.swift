@@ -6,16 +6,18 @@ import Testing
         // RFC 7914 section 12, second vector.
         let derived = try PasswordHasher.scryptRaw(
             password: bytes("password"), salt: bytes("NaCl"), n: 1024, r: 8, p: 16, length: 64)
-        #expect(Hex.encode(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
-            + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        #expect(
+            Hex.encode(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
+                + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
     }
 
     @Test func scryptMatchesRFC7914EmptyVector() throws {
         // RFC 7914 section 12, first vector: empty password and salt.
         let derived = try PasswordHasher.scryptRaw(
             password: [UInt8](), salt: [UInt8](), n: 16, r: 1, p: 1, length: 64)
-        #expect(Hex.encode(derived) == "77d6576238657b203b19ca42c18a0497f16b4844e3074ae8dfdffa3fede21442"
-            + "fcd0069ded0948f8326a753a0fc81f17e8d3e0fb2e0d3628cf35e20c38d18906")
+        #expect(
+            Hex.encode(derived) == "77d6576238657b203b19ca42c18a0497f16b4844e3074ae8dfdffa3fede21442"
+                + "fcd0069ded0948f8326a753a0fc81f17e8d3e0fb2e0d3628cf35e20c38d18906")
     }
 
     @Test func hashAndVerifyRoundTrip() throws {
@@ -58,7 +60,8 @@ import Testing
         // verify must honour them rather than the defaults.
         let salt = bytes("saltsaltsaltsalt")
         let derived = try PasswordHasher.scryptRaw(password: bytes("pw"), salt: salt, n: 16, r: 1, p: 1, length: 32)
-        let encoded = "$scrypt$ln=4,r=1,p=1$\(Base64.encode(salt, padding: false))$\(Base64.encode(derived, padding: false))"
+        let encoded =
+            "$scrypt$ln=4,r=1,p=1$\(Base64.encode(salt, padding: false))$\(Base64.encode(derived, padding: false))"
         #expect(PasswordHasher.verify(password: "pw", encoded: encoded))
         #expect(PasswordHasher.needsRehash(encoded: encoded))
     }
@@ -77,8 +80,8 @@ import Testing
         "$scrypt$ln=010,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
         "$scrypt$ln=ten,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
         "$scrypt$ln=10,r=8,p=1$c2Fsd!NhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-        "$scrypt$ln=10,r=8,p=1$c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  // 4-byte salt
-        "$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAA",  // 3-byte hash
+        "$scrypt$ln=10,r=8,p=1$c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // 4-byte salt
+        "$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAA", // 3-byte hash
         "$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA$extra",
     ])
     func malformedEncodingsAreRefused(encoded: String) {
@@ -87,16 +90,16 @@ import Testing
     }
 
     @Test(arguments: [
-        "ln=0,r=8,p=1",  // N=1
-        "ln=21,r=8,p=1",  // above maxLogN
-        "ln=30,r=8,p=1",  // 128 GiB
+        "ln=0,r=8,p=1", // N=1
+        "ln=21,r=8,p=1", // above maxLogN
+        "ln=30,r=8,p=1", // 128 GiB
         "ln=9999,r=8,p=1",
-        "ln=18,r=8,p=1",  // 256 MiB + B: over the memory cap
+        "ln=18,r=8,p=1", // 256 MiB + B: over the memory cap
         "ln=10,r=0,p=1",
         "ln=10,r=33,p=1",
         "ln=10,r=8,p=0",
         "ln=10,r=8,p=17",
-        "ln=16,r=8,p=16",  // work 2^23 over the limit
+        "ln=16,r=8,p=16", // work 2^23 over the limit
         "ln=10,r=9999,p=9999",
     ])
     func absurdStoredParametersAreRefused(parameters: String) {
@@ -113,11 +116,14 @@ import Testing
     }
 
     @Test func scryptRawRefusesBadParameters() {
-        for (n, r, p, length) in [(1000, 8, 1, 32), (0, 8, 1, 32), (1 << 21, 1, 1, 32), (1024, 8, 1, 0),
-                                  (1024, 8, 1, 100_000), (-1024, 8, 1, 32), (1024, -8, 1, 32)] {
+        for (n, r, p, length) in [
+            (1000, 8, 1, 32), (0, 8, 1, 32), (1 << 21, 1, 1, 32), (1024, 8, 1, 0),
+            (1024, 8, 1, 100_000), (-1024, 8, 1, 32), (1024, -8, 1, 32),
+        ] {
             #expect(throws: CryptoError.self) {
-                try PasswordHasher.scryptRaw(password: bytes("pw"), salt: bytes("salt"), n: n, r: r, p: p,
-                                             length: length)
+                try PasswordHasher.scryptRaw(
+                    password: bytes("pw"), salt: bytes("salt"), n: n, r: r, p: p,
+                    length: length)
             }
         }
     }

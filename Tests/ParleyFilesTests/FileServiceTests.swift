@@ -42,7 +42,9 @@ import Testing
     @Test func multipartUploadWithThumbnailAndNonASCIIName() async throws {
         try await FilesFixture.run { fx in
             let alice = try await fx.messaging.users(1)[0]
-            let video = Array("\u{0}\u{0}\u{0}\u{18}ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8) + patternBytes(200_000)
+            let video =
+                Array("\u{0}\u{0}\u{0}\u{18}ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8)
+                + patternBytes(200_000)
             let body = FilesFixture.multipartBody([
                 (field: "caption", filename: nil, type: nil, bytes: Array("ignored".utf8)),
                 (field: "file", filename: "假期 video.mp4", type: "application/octet-stream", bytes: video),
@@ -73,17 +75,25 @@ import Testing
     @Test func malformedUploadsAreRefusedAndLeaveNothing() async throws {
         try await FilesFixture.run { fx in
             let alice = try await fx.messaging.users(1)[0]
-            let noFile = try await fx.postMultipart(alice, FilesFixture.multipartBody([
-                (field: "caption", filename: nil, type: nil, bytes: Array("x".utf8))]))
+            let noFile = try await fx.postMultipart(
+                alice,
+                FilesFixture.multipartBody([
+                    (field: "caption", filename: nil, type: nil, bytes: Array("x".utf8))
+                ]))
             #expect(noFile.status == 400)
             #expect(noFile.code == 1306)
-            var truncated = FilesFixture.multipartBody([(field: "file", filename: "a.txt", type: nil, bytes: patternBytes(5000))])
+            var truncated = FilesFixture.multipartBody([
+                (field: "file", filename: "a.txt", type: nil, bytes: patternBytes(5000))
+            ])
             truncated.removeLast(20)
             let cut = try await fx.postMultipart(alice, truncated)
             #expect(cut.status == 400)
             #expect(cut.code == 1306)
-            let notMultipart = try await fx.raw("POST", "/api/files", headers: [
-                ("Authorization", "Bearer \(alice.accessToken)"), ("Content-Type", "application/json")], body: Array("{}".utf8))
+            let notMultipart = try await fx.raw(
+                "POST", "/api/files",
+                headers: [
+                    ("Authorization", "Bearer \(alice.accessToken)"), ("Content-Type", "application/json"),
+                ], body: Array("{}".utf8))
             #expect(notMultipart.status == 415)
             let empty = try await fx.put(alice, [])
             #expect(empty.status == 400)
@@ -163,7 +173,8 @@ import Testing
             let appId = fx.messaging.appId
             let now = Int64(Date().timeIntervalSince1970)
 
-            let expired = try await fx.raw("GET", "/files/\(key)?" + signer.query(objectKey: key, expiresAt: now - 1, appId: appId))
+            let expired = try await fx.raw(
+                "GET", "/files/\(key)?" + signer.query(objectKey: key, expiresAt: now - 1, appId: appId))
             #expect(expired.status == 403)
             #expect(expired.code == 1304)
 
@@ -180,8 +191,10 @@ import Testing
             #expect(try await fx.raw("GET", "/files/\(key)").code == 1305)
 
             // Signed for another app (its own derived key) over this app's object key.
-            let forged = try await fx.raw("GET", "/files/\(key)?exp=\(now + 600)&sig="
-                + signer.signature(objectKey: key, expiresAt: now + 600, appId: appId + 1))
+            let forged = try await fx.raw(
+                "GET",
+                "/files/\(key)?exp=\(now + 600)&sig="
+                    + signer.signature(objectKey: key, expiresAt: now + 600, appId: appId + 1))
             #expect(forged.status == 403)
             #expect(forged.code == 1305)
 
@@ -193,7 +206,8 @@ import Testing
 
             // A well-signed URL for a key that does not exist.
             let ghost = ObjectKey.generate(appId: appId)
-            let missing = try await fx.raw("GET", "/files/\(ghost)?" + signer.query(objectKey: ghost, expiresAt: now + 60, appId: appId))
+            let missing = try await fx.raw(
+                "GET", "/files/\(ghost)?" + signer.query(objectKey: ghost, expiresAt: now + 60, appId: appId))
             #expect(missing.status == 404)
             #expect(missing.code == 1302)
         }
@@ -206,16 +220,20 @@ import Testing
             let key = data["objectKey"] as! String
             let query = String((data["url"] as! String).split(separator: "?").last!)
             let encodedSlash = key.replacingOccurrences(of: "/", with: "%2F")
-            for target in ["/files/../../etc/passwd?\(query)",
-                           "/files/\(key)/../../../etc/passwd?\(query)",
-                           "/files/\(encodedSlash)?\(query)",
-                           "/files/\(key)%00.png?\(query)",
-                           "/files/%2E%2E/%2E%2E/etc/passwd?\(query)",
-                           "/files/\(key.replacingOccurrences(of: "/", with: "//"))?\(query)",
-                           "/files/?\(query)"] {
+            for target in [
+                "/files/../../etc/passwd?\(query)",
+                "/files/\(key)/../../../etc/passwd?\(query)",
+                "/files/\(encodedSlash)?\(query)",
+                "/files/\(key)%00.png?\(query)",
+                "/files/%2E%2E/%2E%2E/etc/passwd?\(query)",
+                "/files/\(key.replacingOccurrences(of: "/", with: "//"))?\(query)",
+                "/files/?\(query)",
+            ] {
                 let response = try await fx.raw("GET", target)
                 #expect([400, 404].contains(response.status), "\(target) -> \(response.status)")
-                #expect(response.code == 1307 || response.code == 1004 || response.code == 1000, "\(target) -> \(response.text)")
+                #expect(
+                    response.code == 1307 || response.code == 1004 || response.code == 1000,
+                    "\(target) -> \(response.text)")
                 #expect(response.body.count < 500)
             }
             // Another app's user cannot ask for a URL of this app's key.
@@ -227,9 +245,12 @@ import Testing
             #expect(answer.data["denied"] as? [String] == [key])
             // Nor reference it in a message.
             let bob = try Session(try await fx.client.register(appKey: otherApp.appKey, username: "bob"))
-            let send = try await fx.client.post("/api/im/messages", json: [
-                "toId": bob.userId, "chatType": "single", "msgType": "image", "clientMsgId": "x1",
-                "content": ["objectKey": key, "width": 1, "height": 1]], token: mallory.accessToken)
+            let send = try await fx.client.post(
+                "/api/im/messages",
+                json: [
+                    "toId": bob.userId, "chatType": "single", "msgType": "image", "clientMsgId": "x1",
+                    "content": ["objectKey": key, "width": 1, "height": 1],
+                ], token: mallory.accessToken)
             #expect(send.status == 404)
             #expect(send.code == 1302)
         }
@@ -243,16 +264,19 @@ import Testing
             let key = image["objectKey"] as! String
             // Bob cannot read it yet, nor send it.
             #expect(try await fx.urls(bob, [key]).data["denied"] as? [String] == [key])
-            let stolen = try await fx.messaging.send(bob, to: carol.userId, msgType: "image",
-                                                      content: ["objectKey": key, "width": 1, "height": 1])
+            let stolen = try await fx.messaging.send(
+                bob, to: carol.userId, msgType: "image",
+                content: ["objectKey": key, "width": 1, "height": 1])
             #expect(stolen.status == 403)
             #expect(stolen.code == 1303)
-            let unknown = try await fx.messaging.send(alice, to: bob.userId, msgType: "image",
+            let unknown = try await fx.messaging.send(
+                alice, to: bob.userId, msgType: "image",
                 content: ["objectKey": ObjectKey.generate(appId: fx.messaging.appId), "width": 1, "height": 1])
             #expect(unknown.code == 1302)
             // Alice sends it to Bob: now Bob may read it; Carol, in no conversation with it, may not.
-            let message = try await fx.messaging.sendOK(alice, to: bob.userId, msgType: "image",
-                                                        content: ["objectKey": key, "width": 1, "height": 1])
+            let message = try await fx.messaging.sendOK(
+                alice, to: bob.userId, msgType: "image",
+                content: ["objectKey": key, "width": 1, "height": 1])
             let granted = try await fx.urls(bob, [key])
             #expect((granted.data["urls"] as? [[String: Any]])?.first?["objectKey"] as? String == key)
             #expect(try await fx.urls(carol, [key]).data["denied"] as? [String] == [key])
@@ -263,16 +287,23 @@ import Testing
             #expect(try await fx.urls(bob, [key]).data["denied"] as? [String] == [key])
             #expect((try await fx.urls(alice, [key]).data["urls"] as? [Any])?.count == 1)
             // Sent again, Bob may forward it to Carol, who may then read it.
-            try await fx.messaging.sendOK(alice, to: bob.userId, msgType: "image",
-                                          content: ["objectKey": key, "width": 1, "height": 1])
-            try await fx.messaging.sendOK(bob, to: carol.userId, msgType: "forward", content: ["messages": [
-                ["msgType": "image", "content": ["objectKey": key, "width": 1, "height": 1]]]])
+            try await fx.messaging.sendOK(
+                alice, to: bob.userId, msgType: "image",
+                content: ["objectKey": key, "width": 1, "height": 1])
+            try await fx.messaging.sendOK(
+                bob, to: carol.userId, msgType: "forward",
+                content: [
+                    "messages": [
+                        ["msgType": "image", "content": ["objectKey": key, "width": 1, "height": 1]]
+                    ]
+                ])
             #expect((try await fx.urls(carol, [key]).data["urls"] as? [Any])?.count == 1)
             // A group: every member may read what is sent there; a member who leaves may not.
             let group = try await fx.messaging.createGroup(alice, members: [bob, carol])
             let photo = try await fx.upload(carol, tinyPNG + [1], name: "group.png")
-            try await fx.messaging.sendOK(carol, to: group.groupId, chatType: "group", msgType: "image",
-                                          content: ["objectKey": photo["objectKey"]!, "width": 1, "height": 1])
+            try await fx.messaging.sendOK(
+                carol, to: group.groupId, chatType: "group", msgType: "image",
+                content: ["objectKey": photo["objectKey"]!, "width": 1, "height": 1])
             #expect((try await fx.urls(alice, [photo["objectKey"] as! String]).data["urls"] as? [Any])?.count == 1)
         }
     }
@@ -280,8 +311,9 @@ import Testing
     @Test func appLimitsOnSizeAndType() async throws {
         try await FilesFixture.run { fx in
             let alice = try await fx.messaging.users(1)[0]
-            try await fx.files.repository.updateLimits(appId: fx.messaging.appId, maxFileBytes: 50_000,
-                                                       allowedTypes: ["image/*", "application/pdf"], clearTypes: false)
+            try await fx.files.repository.updateLimits(
+                appId: fx.messaging.appId, maxFileBytes: 50_000,
+                allowedTypes: ["image/*", "application/pdf"], clearTypes: false)
             let big = try await fx.put(alice, patternBytes(60_000))
             #expect(big.status == 413)
             #expect(big.code == 1300)
@@ -292,8 +324,11 @@ import Testing
             #expect(pdf.status == 201)
             #expect(pdf.data["mimeType"] as? String == "application/pdf")
             // Over the limit in a multipart body too, without a declared length for the part.
-            let multipart = try await fx.postMultipart(alice, FilesFixture.multipartBody([
-                (field: "file", filename: "x.png", type: "image/png", bytes: tinyPNG + patternBytes(60_000))]))
+            let multipart = try await fx.postMultipart(
+                alice,
+                FilesFixture.multipartBody([
+                    (field: "file", filename: "x.png", type: "image/png", bytes: tinyPNG + patternBytes(60_000))
+                ]))
             #expect(multipart.status == 413)
             #expect(multipart.code == 1300)
             #expect(try await fx.count("SELECT count(*) FROM files") == 1)
@@ -307,8 +342,9 @@ import Testing
             let port = fx.live.port
             try await onDedicatedThread {
                 let client = try RawHTTPClient(port: port)
-                try client.send("PUT /api/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice.accessToken)\r\n"
-                    + "Content-Length: 4000000\r\n\r\n")
+                try client.send(
+                    "PUT /api/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice.accessToken)\r\n"
+                        + "Content-Length: 4000000\r\n\r\n")
                 try client.send(patternBytes(1_500_000))
                 client.close()
             }
@@ -326,13 +362,19 @@ import Testing
             let users = try await fx.messaging.users(2)
             let kept = try await fx.upload(users[0], tinyPNG, name: "kept.png")
             let orphan = try await fx.upload(users[0], patternBytes(5000), name: "orphan.bin")
-            let thumbParent = try await fx.postMultipart(users[0], FilesFixture.multipartBody([
-                (field: "file", filename: "v.png", type: nil, bytes: tinyPNG + [1, 2, 3]),
-                (field: "thumbnail", filename: "t.png", type: nil, bytes: tinyPNG + [9])])).data
-            try await fx.messaging.sendOK(users[0], to: users[1].userId, msgType: "image",
-                                          content: ["objectKey": kept["objectKey"]!, "width": 1, "height": 1])
-            try await fx.messaging.sendOK(users[0], to: users[1].userId, msgType: "image",
-                                          content: ["objectKey": thumbParent["objectKey"]!, "width": 1, "height": 1])
+            let thumbParent = try await fx.postMultipart(
+                users[0],
+                FilesFixture.multipartBody([
+                    (field: "file", filename: "v.png", type: nil, bytes: tinyPNG + [1, 2, 3]),
+                    (field: "thumbnail", filename: "t.png", type: nil, bytes: tinyPNG + [9]),
+                ])
+            ).data
+            try await fx.messaging.sendOK(
+                users[0], to: users[1].userId, msgType: "image",
+                content: ["objectKey": kept["objectKey"]!, "width": 1, "height": 1])
+            try await fx.messaging.sendOK(
+                users[0], to: users[1].userId, msgType: "image",
+                content: ["objectKey": thumbParent["objectKey"]!, "width": 1, "height": 1])
             #expect(fx.storedFiles("blobs").count == 4)
             let report = try await fx.files.sweep()
             #expect(report.files == 1)
@@ -361,7 +403,8 @@ import Testing
             #expect(week.status == 200)
             #expect((week.data["urls"] as? [Any])?.count == 1)
             #expect(week.data["denied"] as? [String] == ["not-a-key"])
-            let invalid = try await fx.client.post("/api/files/urls", json: ["objectKeys": "x"], token: alice.accessToken)
+            let invalid = try await fx.client.post(
+                "/api/files/urls", json: ["objectKeys": "x"], token: alice.accessToken)
             #expect(invalid.code == 1002)
         }
     }

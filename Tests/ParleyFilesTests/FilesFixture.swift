@@ -10,12 +10,15 @@ struct FilesFixture: Sendable {
     var client: TestClient { messaging.client }
     var files: FilesModule { live.app.files }
 
-    static func run<T>(environment: [String: String] = [:], _ body: (FilesFixture) async throws -> T) async throws -> T {
+    static func run<T>(environment: [String: String] = [:], _ body: (FilesFixture) async throws -> T) async throws -> T
+    {
         try await MessagingFixture.run(environment: environment) { try await body(FilesFixture(messaging: $0)) }
     }
 
     /// Sends exact bytes with exact headers (no defaults added) and reads one answer.
-    func raw(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws -> TestResponse {
+    func raw(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws
+        -> TestResponse
+    {
         let port = live.port
         return try await onDedicatedThread {
             let client = try RawHTTPClient(port: port, timeoutSeconds: 30)
@@ -28,15 +31,21 @@ struct FilesFixture: Sendable {
         }
     }
 
-    func put(_ session: Session, _ bytes: [UInt8], name: String? = "photo.bin", type: String? = nil) async throws -> TestResponse {
+    func put(_ session: Session, _ bytes: [UInt8], name: String? = "photo.bin", type: String? = nil) async throws
+        -> TestResponse
+    {
         var headers = [("Authorization", "Bearer \(session.accessToken)")]
-        if let name { headers.append(("X-File-Name", name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)) }
+        if let name {
+            headers.append(("X-File-Name", name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name))
+        }
         if let type { headers.append(("Content-Type", type)) }
         return try await raw("PUT", "/api/files", headers: headers, body: bytes)
     }
 
     /// Uploads and requires success; returns the answer's data.
-    func upload(_ session: Session, _ bytes: [UInt8], name: String = "photo.bin", type: String? = nil) async throws -> [String: Any] {
+    func upload(_ session: Session, _ bytes: [UInt8], name: String = "photo.bin", type: String? = nil) async throws
+        -> [String: Any]
+    {
         let response = try await put(session, bytes, name: name, type: type)
         guard response.status == 201 else { throw TestFailure("upload failed: \(response.status) \(response.text)") }
         return response.data
@@ -58,10 +67,12 @@ struct FilesFixture: Sendable {
     }
 
     func postMultipart(_ session: Session, _ body: [UInt8]) async throws -> TestResponse {
-        try await raw("POST", "/api/files", headers: [
-            ("Authorization", "Bearer \(session.accessToken)"),
-            ("Content-Type", "multipart/form-data; boundary=\(Self.boundary)"),
-        ], body: body)
+        try await raw(
+            "POST", "/api/files",
+            headers: [
+                ("Authorization", "Bearer \(session.accessToken)"),
+                ("Content-Type", "multipart/form-data; boundary=\(Self.boundary)"),
+            ], body: body)
     }
 
     /// GET (or HEAD) of a signed URL the server handed out, with extra headers.
@@ -94,7 +105,9 @@ struct FilesFixture: Sendable {
         var found: [String] = []
         while let item = enumerator.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 found.append(item)
             }
         }

@@ -1,6 +1,7 @@
 import Glibc
 import ParleyHTTP
 import Testing
+
 @testable import ParleyFiles
 
 @Suite struct OpenBlobCacheTests {

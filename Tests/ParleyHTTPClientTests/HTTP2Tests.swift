@@ -6,8 +6,10 @@ import Testing
 
 /// HTTP/2 against Debian's `nghttpd` (package nghttp2-server), over TLS with a certificate made by the `openssl`
 /// command and in cleartext with prior knowledge. Skipped when either program is missing.
-@Suite(.enabled(if: NGHTTPD.executable != nil && NGHTTPD.openssl != nil,
-                "nghttpd or openssl not found (apt-get install nghttp2-server openssl)"))
+@Suite(
+    .enabled(
+        if: NGHTTPD.executable != nil && NGHTTPD.openssl != nil,
+        "nghttpd or openssl not found (apt-get install nghttp2-server openssl)"))
 struct HTTP2Tests {
     /// Small enough for one DATA frame, like APNs answers: libcurl 7.88 sometimes stalls multiplexed bodies that
     /// span several frames (see `HTTPClientRequest.HTTPVersion.http2TLS`).
@@ -32,7 +34,7 @@ struct HTTP2Tests {
     @Test func untrustedCertificateIsATLSError() async throws {
         let server = try await NGHTTPD(files: ["data.bin": Self.content], tls: true)
         defer { server.stop() }
-        let client = HTTPClient()  // the system's authorities do not know the test certificate
+        let client = HTTPClient() // the system's authorities do not know the test certificate
         defer { client.shutdown() }
 
         await #expect {
@@ -58,8 +60,10 @@ struct HTTP2Tests {
     }
 
     /// `count` requests at once: the first for a missing file, the others for data.bin.
-    static func fetchConcurrently(_ count: Int, from server: NGHTTPD, with client: HTTPClient,
-                                  version: HTTPClientRequest.HTTPVersion) async throws -> [HTTPClientResponse] {
+    static func fetchConcurrently(
+        _ count: Int, from server: NGHTTPD, with client: HTTPClient,
+        version: HTTPClientRequest.HTTPVersion
+    ) async throws -> [HTTPClientResponse] {
         try await withThrowingTaskGroup(of: HTTPClientResponse.self) { group in
             for index in 0..<count {
                 group.addTask {
@@ -99,9 +103,11 @@ final class NGHTTPD: Sendable {
             let keyPath = directory + "/key.pem"
             let openssl = try ChildProcess(
                 executable: try #require(Self.openssl),
-                arguments: ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                            "-keyout", keyPath, "-out", certificatePath, "-days", "1", "-subj", "/CN=127.0.0.1",
-                            "-addext", "subjectAltName=IP:127.0.0.1"],
+                arguments: [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", keyPath, "-out", certificatePath, "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1",
+                ],
                 outputPath: directory + "/openssl.log")
             let status = await openssl.waitForExit()
             try #require(status == 0, "openssl failed: \(openssl.output())")
@@ -121,7 +127,8 @@ final class NGHTTPD: Sendable {
 
     /// How many connections carried at least one request (nghttpd -v logs "[id=N] [time] recv HEADERS frame").
     func sessionsWithRequests() -> Int {
-        Set(process.output().matches(of: /\[id=(\d+)\] \[[^\]]*\] recv HEADERS frame/).map { String($0.output.1) }).count
+        Set(process.output().matches(of: /\[id=(\d+)\] \[[^\]]*\] recv HEADERS frame/).map { String($0.output.1) })
+            .count
     }
 
     func stop() {

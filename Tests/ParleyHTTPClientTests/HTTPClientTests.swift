@@ -37,8 +37,9 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let request = HTTPClientRequest(method: "DELETE", url: server.baseURL + "/echo",
-                                        headers: [("X-One", "1"), ("x-two", "two words"), ("X-Empty", "")])
+        let request = HTTPClientRequest(
+            method: "DELETE", url: server.baseURL + "/echo",
+            headers: [("X-One", "1"), ("x-two", "two words"), ("X-Empty", "")])
         let response = try await client.execute(request)
         #expect(response.status == 200)
         #expect(response.body == Array("DELETE".utf8))
@@ -53,8 +54,10 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let response = try await client.execute(HTTPClientRequest(method: "HEAD", url: server.baseURL + "/echo",
-                                                                   headers: [("X-Probe", "yes")]))
+        let response = try await client.execute(
+            HTTPClientRequest(
+                method: "HEAD", url: server.baseURL + "/echo",
+                headers: [("X-Probe", "yes")]))
         #expect(response.status == 200)
         #expect(response.body.isEmpty)
         #expect(response.header("x-echo-probe") == "yes")
@@ -70,9 +73,10 @@ import Testing
         let path = try temporaryFile(content)
         defer { unlink(path) }
 
-        let request = HTTPClientRequest(method: "PUT", url: server.baseURL + "/upload/range",
-                                        headers: [("Content-Type", "application/octet-stream")],
-                                        body: .file(path: path, offset: 100, length: 2 * 1024 * 1024 + 5))
+        let request = HTTPClientRequest(
+            method: "PUT", url: server.baseURL + "/upload/range",
+            headers: [("Content-Type", "application/octet-stream")],
+            body: .file(path: path, offset: 100, length: 2 * 1024 * 1024 + 5))
         let response = try await client.execute(request)
         #expect(response.status == 201)
         let received = try #require(server.received(path: "/upload/range"))
@@ -88,8 +92,10 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let posted = try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/upload/post",
-                                                                body: .bytes(Array("a=1&b=2".utf8))))
+        let posted = try await client.execute(
+            HTTPClientRequest(
+                method: "POST", url: server.baseURL + "/upload/post",
+                body: .bytes(Array("a=1&b=2".utf8))))
         #expect(posted.status == 201)
         let post = try #require(server.received(path: "/upload/post"))
         #expect(post.method == "POST")
@@ -109,10 +115,13 @@ import Testing
         let path = try temporaryFile([1, 2, 3])
         defer { unlink(path) }
 
-        for body in [HTTPClientBody.file(path: "/nonexistent/parley-upload", offset: 0, length: 1),
-                     .file(path: path, offset: 1, length: 3)] {
+        for body in [
+            HTTPClientBody.file(path: "/nonexistent/parley-upload", offset: 0, length: 1),
+            .file(path: path, offset: 1, length: 3),
+        ] {
             await #expect {
-                _ = try await client.execute(HTTPClientRequest(method: "PUT", url: server.baseURL + "/upload/x", body: body))
+                _ = try await client.execute(
+                    HTTPClientRequest(method: "PUT", url: server.baseURL + "/upload/x", body: body))
             } throws: { error in
                 if case .bodyUnreadable = error as? HTTPClientError { return true }
                 return false
@@ -178,7 +187,8 @@ import Testing
 
         let started = ContinuousClock.now
         await #expect {
-            _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/slow?ms=60000", timeout: .milliseconds(300)))
+            _ = try await client.execute(
+                HTTPClientRequest(url: server.baseURL + "/slow?ms=60000", timeout: .milliseconds(300)))
         } throws: { error in
             if case .timedOut = error as? HTTPClientError { return true }
             return false
@@ -259,7 +269,7 @@ import Testing
         await #expect(throws: HTTPClientError.shutdown) {
             try await client.execute(HTTPClientRequest(url: server.baseURL + "/hello"))
         }
-        client.shutdown()  // a second call is harmless
+        client.shutdown() // a second call is harmless
     }
 }
 

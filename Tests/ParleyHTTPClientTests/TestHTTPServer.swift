@@ -53,7 +53,9 @@ final class TestHTTPServer: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(listenFD, 256) == 0 else { throw POSIXError(.init(rawValue: errno)!) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -124,8 +126,9 @@ final class TestHTTPServer: @unchecked Sendable {
             send(fd, status: 200, headers: [("Content-Type", "text/plain")], body: Array("hello world".utf8))
         case (_, "/echo"):
             let echoed = request.headers.filter { $0.0.hasPrefix("x-") }.map { ("x-echo-" + $0.0.dropFirst(2), $0.1) }
-            send(fd, status: 200, headers: echoed, body: request.method == "HEAD" ? [] : Array(request.method.utf8),
-                 contentLength: request.method == "HEAD" ? request.method.utf8.count : nil)
+            send(
+                fd, status: 200, headers: echoed, body: request.method == "HEAD" ? [] : Array(request.method.utf8),
+                contentLength: request.method == "HEAD" ? request.method.utf8.count : nil)
         case ("PUT", let path) where path.hasPrefix("/upload/"), ("POST", let path) where path.hasPrefix("/upload/"):
             state.withLock { $0.uploads[path] = request }
             send(fd, status: 201, headers: [], body: Array("\(request.body.count)".utf8))
@@ -159,7 +162,9 @@ final class TestHTTPServer: @unchecked Sendable {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { return }
             offset += written
         }
@@ -182,10 +187,12 @@ final class TestHTTPServer: @unchecked Sendable {
         var headers: [(String, String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         buffer.removeFirst(headEnd)
-        var request = Request(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: [])
+        var request = Request(
+            method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: [])
         let length = Int(request.header("content-length") ?? "0") ?? 0
         if length > 0, request.header("expect")?.lowercased() == "100-continue" {
             writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
-@testable import ParleyHTTP
 import ParleyNet
 import ParleyObservability
 import ParleyTestSupport
 import Synchronization
 import Testing
+
+@testable import ParleyHTTP
 
 @Suite struct AcceptBackoffTests {
     @Test func nothingPendingWaitsForTheListener() {
@@ -66,9 +67,12 @@ private final class AcceptGate: Sendable {
 }
 
 @Suite(.serialized) struct AcceptBackoffLiveTests {
-    private func server(maxConnections: Int = 100_000, openFilesLimit: Int = 1 << 20,
-                        accept: @escaping @Sendable (Int32) -> Socket.AcceptResult = Socket.accept)
-        throws -> (HTTPServer, EventLoopGroup, LogSink) {
+    private func server(
+        maxConnections: Int = 100_000, openFilesLimit: Int = 1 << 20,
+        accept: @escaping @Sendable (Int32) -> Socket.AcceptResult = Socket.accept
+    )
+        throws -> (HTTPServer, EventLoopGroup, LogSink)
+    {
         let group = try EventLoopGroup(threads: 1)
         let sink = LogSink(capturingAt: .info)
         var router = Router()
@@ -77,9 +81,10 @@ private final class AcceptGate: Sendable {
         config.host = "127.0.0.1"
         config.port = 0
         config.maxConnections = maxConnections
-        let server = HTTPServer(configuration: config, group: group, responder: HTTPResponder(router: router, middleware: []),
-                                logger: Logger(sink: sink), metrics: MetricsRegistry(),
-                                openFilesLimit: openFilesLimit, accept: accept)
+        let server = HTTPServer(
+            configuration: config, group: group, responder: HTTPResponder(router: router, middleware: []),
+            logger: Logger(sink: sink), metrics: MetricsRegistry(),
+            openFilesLimit: openFilesLimit, accept: accept)
         return (server, group, sink)
     }
 
@@ -87,7 +92,7 @@ private final class AcceptGate: Sendable {
         let gate = AcceptGate()
         let (server, group, sink) = try server(accept: gate.accept)
         let port = try await server.start()
-        let client = try RawHTTPClient(port: port)  // completed by the kernel; waits in the backlog
+        let client = try RawHTTPClient(port: port) // completed by the kernel; waits in the backlog
         try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         try await Task.sleep(for: .milliseconds(400))
         // Level-triggered epoll would call accept millions of times in 400 ms; the pauses allow a handful.
@@ -95,7 +100,7 @@ private final class AcceptGate: Sendable {
         #expect(calls >= 2 && calls < 40, "accept called \(calls) times in 400 ms")
         #expect(sink.capturedText.contains("accept failed: not accepting for a while"))
 
-        gate.state.withLock { $0.failing = false }  // descriptors are free again
+        gate.state.withLock { $0.failing = false } // descriptors are free again
         let started = Date()
         #expect(try client.readResponse().status == 200)
         #expect(Date().timeIntervalSince(started) < 3)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import ParleyHTTP
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyHTTP
 
 /// Accepted connections end up spread evenly over the event loops, whichever listener the kernel picked.
 struct AcceptBalanceTests {

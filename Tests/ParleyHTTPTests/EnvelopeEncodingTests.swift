@@ -1,7 +1,8 @@
-import ParleyJSON
 import Foundation
-@testable import ParleyHTTP
+import ParleyJSON
 import Testing
+
+@testable import ParleyHTTP
 
 /// `Envelope.success` (now on JSONBytesEncoder) must wrap exactly the bytes `JSONCoding.encoder` writes.
 @Suite("Envelope encoding")
@@ -27,8 +28,9 @@ struct EnvelopeEncodingTests {
     private func expectSame<T: Encodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) {
         let actual = Envelope.success(value)
         let expected = foundationEnvelope(value)
-        #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
-                sourceLocation: sourceLocation)
+        #expect(
+            String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
+            sourceLocation: sourceLocation)
     }
 
     private static func item(_ i: Int) -> Item {
@@ -37,16 +39,21 @@ struct EnvelopeEncodingTests {
         let updated: Date? = i % 3 == 0 ? Date(timeIntervalSince1970: Double(i) * -1_000_000_000.25) : nil
         let tags: [String] = (0..<(i % 4)).map { "t\($0)" }
         let scores: [String: Double] = ["z": 0.1 * Double(i), "a": 3.0]
-        return Item(id: Int64(i), title: "item \(i) \"quoted\" a/b é", note: note, createdAt: created, updatedAt: updated,
-                    tags: tags, scores: scores, owner: Account(aid: i, abalance: -i))
+        return Item(
+            id: Int64(i), title: "item \(i) \"quoted\" a/b é", note: note, createdAt: created, updatedAt: updated,
+            tags: tags, scores: scores, owner: Account(aid: i, abalance: -i))
     }
 
     @Test func matchesJSONCodingEncoder() {
         expectSame(Account(aid: 1, abalance: 0))
         let items = (0..<20).map(Self.item)
         expectSame(items)
-        expectSame(["dates": [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 253_402_300_800),
-                              Date(timeIntervalSince1970: -62_135_596_801)]])
+        expectSame([
+            "dates": [
+                Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 253_402_300_800),
+                Date(timeIntervalSince1970: -62_135_596_801),
+            ]
+        ])
         expectSame([String: Int]())
         expectSame(5)
         expectSame("s")

@@ -90,8 +90,9 @@ import Testing
     @Test func queryWithContentIsRefusedAndTheConnectionStaysInStep() async throws {
         let live = try await LiveServer(routes: standardRoutes)
         let client = try RawHTTPClient(port: live.port)
-        try client.send("QUERY /hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n"
-            + #"{"q":"x"}"#)
+        try client.send(
+            "QUERY /hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n"
+                + #"{"q":"x"}"#)
         #expect(try client.readResponse().status == 405)
         try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().bodyText.contains("hello"))

@@ -1,5 +1,6 @@
 import ParleyNet
 import Testing
+
 @testable import ParleyHTTP
 
 /// `HTTPConnectionStateMachine` as event -> action sequences: no socket, no parser, a hand-driven clock.
@@ -12,15 +13,19 @@ private let maxPipelinedInput = 64 * 1024
 
 private func machine(at now: Instant = t(0)) -> HTTPConnectionStateMachine {
     HTTPConnectionStateMachine(
-        configuration: .init(headerTimeout: .seconds(10), idleTimeout: .seconds(60), writeTimeout: .seconds(60),
-                             maxPendingOutputBytes: maxPendingOutput, maxPipelinedInputBytes: maxPipelinedInput),
+        configuration: .init(
+            headerTimeout: .seconds(10), idleTimeout: .seconds(60), writeTimeout: .seconds(60),
+            maxPendingOutputBytes: maxPendingOutput, maxPipelinedInputBytes: maxPipelinedInput),
         now: now)
 }
 
-private func head(_ path: String = "/", version: HTTPVersion = .http1_1, keepAlive: Bool = true,
-                  expectContinue: Bool = false, framing: HTTPBodyFraming = .none) -> HTTPRequestHead {
-    HTTPRequestHead(method: .GET, target: path, path: path, version: version, keepAlive: keepAlive,
-                    expectContinue: expectContinue, framing: framing)
+private func head(
+    _ path: String = "/", version: HTTPVersion = .http1_1, keepAlive: Bool = true,
+    expectContinue: Bool = false, framing: HTTPBodyFraming = .none
+) -> HTTPRequestHead {
+    HTTPRequestHead(
+        method: .GET, target: path, path: path, version: version, keepAlive: keepAlive,
+        expectContinue: expectContinue, framing: framing)
 }
 
 extension HTTPConnectionStateMachine {
@@ -29,7 +34,9 @@ extension HTTPConnectionStateMachine {
         #expect(bytesReceived(now: now) == .parse)
         #expect(acceptsInput(pendingOutputBytes: 0))
         if streamed {
-            #expect(headReceived(head(), bodyLimit: 1 << 20, streamed: true) == .dispatchWithBodyStream(sendContinue: false))
+            #expect(
+                headReceived(head(), bodyLimit: 1 << 20, streamed: true) == .dispatchWithBodyStream(sendContinue: false)
+            )
             #expect(requestEnded() == .finishBodyStream)
         } else {
             #expect(headReceived(head(), bodyLimit: 1 << 20, streamed: false) == .readBody(sendContinue: false))
@@ -38,10 +45,13 @@ extension HTTPConnectionStateMachine {
         #expect(state == .awaitingResponse)
     }
 
-    mutating func answer(keepAlive: Bool = true, closes: Bool = false, upgrade: Bool = false,
-                         bufferedInputBytes: Int = 0, at now: Instant) -> ResponseAction {
-        responseReady(requestKeepAlive: keepAlive, responseCloses: closes, upgrade: upgrade,
-                      bufferedInputBytes: bufferedInputBytes, now: now)
+    mutating func answer(
+        keepAlive: Bool = true, closes: Bool = false, upgrade: Bool = false,
+        bufferedInputBytes: Int = 0, at now: Instant
+    ) -> ResponseAction {
+        responseReady(
+            requestKeepAlive: keepAlive, responseCloses: closes, upgrade: upgrade,
+            bufferedInputBytes: bufferedInputBytes, now: now)
     }
 }
 
@@ -167,13 +177,16 @@ extension HTTPConnectionStateMachine {
         var chunked = machine()
         _ = chunked.bytesReceived(now: t(1))
         let streamedHead = head(expectContinue: true, framing: .chunked)
-        #expect(chunked.headReceived(streamedHead, bodyLimit: 100, streamed: true) == .dispatchWithBodyStream(sendContinue: true))
+        #expect(
+            chunked.headReceived(streamedHead, bodyLimit: 100, streamed: true)
+                == .dispatchWithBodyStream(sendContinue: true))
     }
 
     @Test func streamedBodyPausesReadingWhileItsConsumerIsBehind() {
         var sm = machine()
         #expect(sm.bytesReceived(now: t(1)) == .parse)
-        #expect(sm.headReceived(head(framing: .chunked), bodyLimit: 1 << 20, streamed: true)
+        #expect(
+            sm.headReceived(head(framing: .chunked), bodyLimit: 1 << 20, streamed: true)
                 == .dispatchWithBodyStream(sendContinue: false))
         #expect(sm.bodyReceived() == .stream)
         sm.bodyConsumerFellBehind()
@@ -301,7 +314,8 @@ extension HTTPConnectionStateMachine {
         flushing.receiveRequest(at: t(1))
         _ = flushing.answer(upgrade: true, at: t(1))
         #expect(flushing.upgradeHandlerClosed(flush: true, pendingOutputBytes: 10) == .closeAfterOutput)
-        #expect(flushing.interest(pendingOutputBytes: 10, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
+        #expect(
+            flushing.interest(pendingOutputBytes: 10, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
         #expect(flushing.outputDrained(bufferedInputBytes: 0) == .close)
         var unflushed = machine()
         unflushed.receiveRequest(at: t(1))
@@ -317,7 +331,8 @@ extension HTTPConnectionStateMachine {
         // More bytes of the same head do not restart the clock.
         _ = sm.bytesReceived(now: t(9))
         #expect(sm.sweep(now: t(10.9), pendingOutputBytes: 0) == .none)
-        #expect(sm.sweep(now: t(11.1), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: true))
+        #expect(
+            sm.sweep(now: t(11.1), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: true))
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
     }
 
@@ -327,7 +342,8 @@ extension HTTPConnectionStateMachine {
         _ = sm.headReceived(head(framing: .contentLength(100)), bodyLimit: 1 << 20, streamed: false)
         _ = sm.bytesReceived(now: t(30))
         #expect(sm.sweep(now: t(89), pendingOutputBytes: 0) == .none)
-        #expect(sm.sweep(now: t(91), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: false))
+        #expect(
+            sm.sweep(now: t(91), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: false))
     }
 
     @Test func idleKeepAliveConnectionClosesAfterTheIdleTimeoutCountedFromTheAnswer() {

@@ -7,36 +7,36 @@ struct HTTPQueryTests {
     @Test(arguments: [
         ("q=swift", "q", "swift"),
         ("a=1&q=x&b=2", "q", "x"),
-        ("q=a%2Fb", "q", "a/b"),                     // percent-decoded
-        ("q=a%2fb", "q", "a/b"),                     // either case of hex digit
-        ("q=a+b", "q", "a b"),                       // `+` is a space
-        ("q=a%2Bb", "q", "a+b"),                     // an escaped `+` is a plus
+        ("q=a%2Fb", "q", "a/b"), // percent-decoded
+        ("q=a%2fb", "q", "a/b"), // either case of hex digit
+        ("q=a+b", "q", "a b"), // `+` is a space
+        ("q=a%2Bb", "q", "a+b"), // an escaped `+` is a plus
         ("q=%20", "q", " "),
-        ("q=caf%C3%A9", "q", "café"),                // UTF-8 sequences
-        ("q=café", "q", "café"),                     // raw UTF-8 as sent
-        ("q=a=b=c", "q", "a=b=c"),                   // the value runs to `&`, `=` included
-        ("q=1&q=2", "q", "1"),                       // the first of a repeated name wins
-        ("q=&q=2", "q", ""),                         // ... even when it is empty
-        ("q", "q", ""),                              // no `=`: the empty value
+        ("q=caf%C3%A9", "q", "café"), // UTF-8 sequences
+        ("q=café", "q", "café"), // raw UTF-8 as sent
+        ("q=a=b=c", "q", "a=b=c"), // the value runs to `&`, `=` included
+        ("q=1&q=2", "q", "1"), // the first of a repeated name wins
+        ("q=&q=2", "q", ""), // ... even when it is empty
+        ("q", "q", ""), // no `=`: the empty value
         ("q&q=2", "q", ""),
-        ("a=1&&q=x&", "q", "x"),                     // empty pairs skipped
+        ("a=1&&q=x&", "q", "x"), // empty pairs skipped
         ("&&&q=x", "q", "x"),
-        ("query=1&q=2", "q", "2"),                   // whole names only
+        ("query=1&q=2", "q", "2"), // whole names only
         ("q1=1&q=2", "q", "2"),
-        ("%71=x", "q", "x"),                         // names are matched after decoding
+        ("%71=x", "q", "x"), // names are matched after decoding
         ("a+b=1", "a b", "1"),
         ("a%20b=1", "a b", "1"),
-        ("=x&q=y", "q", "y"),                        // an empty name is a name of its own
+        ("=x&q=y", "q", "y"), // an empty name is a name of its own
         ("=x", "", "x"),
-        ("Q=1&q=2", "q", "2"),                       // names are case-sensitive
+        ("Q=1&q=2", "q", "2"), // names are case-sensitive
     ])
     func decodedValues(query: String, name: String, expected: String) throws {
         #expect(try HTTPQuery(query).value(for: name) == Substring(expected))
     }
 
     @Test(arguments: [
-        ("q=a%2Fb+c", "q", "a%2Fb+c"),               // as sent
-        ("q=%zz", "q", "%zz"),                       // raw values are never refused
+        ("q=a%2Fb+c", "q", "a%2Fb+c"), // as sent
+        ("q=%zz", "q", "%zz"), // raw values are never refused
         ("q=1&q=2", "q", "1"),
         ("q", "q", ""),
         ("%71=x", "q", "x"),
@@ -77,7 +77,9 @@ struct HTTPQueryTests {
 
     /// A value without escapes is a slice of the query itself: reading it copies nothing.
     @Test func plainValuesShareTheQuerysStorage() throws {
-        let text = "signature=" + String(repeating: "x", count: 40) + "&exp=1700000000&sig=" + String(repeating: "A", count: 43)
+        let text =
+            "signature=" + String(repeating: "x", count: 40) + "&exp=1700000000&sig="
+            + String(repeating: "A", count: 43)
         let query = HTTPQuery(text)
         func base(_ string: String) -> UnsafeRawPointer? {
             string.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
@@ -95,8 +97,10 @@ struct HTTPQueryTests {
     }
 
     @Test func requestsReadTheirQueryThroughIt() throws {
-        let request = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x?limit=5&c=a+b", path: "/x",
-                                                        query: "limit=5&c=a+b"))
+        let request = HTTPRequest(
+            head: HTTPRequestHead(
+                method: .GET, target: "/x?limit=5&c=a+b", path: "/x",
+                query: "limit=5&c=a+b"))
         #expect(try request.query.value(for: "limit") == "5")
         #expect(try request.query.value(for: "c") == "a b")
         let bare = HTTPRequest(head: HTTPRequestHead(method: .GET, target: "/x", path: "/x"))
@@ -106,7 +110,9 @@ struct HTTPQueryTests {
     /// Random queries over a small alphabet of names, escapes and separators, against a plain model: split on
     /// `&`, skip empty pairs, split on the first `=`, decode both sides, the first decodable name wins.
     @Test func agreesWithASplitAndDecodeModel() throws {
-        let pieces = ["a", "b", "ab", "=", "&", "%41", "%62", "+", "%2B", "%20", "%", "%G", "é", "%C3%A9", "1", "%3D", "%26"]
+        let pieces = [
+            "a", "b", "ab", "=", "&", "%41", "%62", "+", "%2B", "%20", "%", "%G", "é", "%C3%A9", "1", "%3D", "%26",
+        ]
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         func next(_ bound: Int) -> Int {
             state ^= state << 13

@@ -74,7 +74,8 @@ import Testing
             } else if i % 3 == 1 {
                 burst += "GET /users/\(i) HTTP/1.1\r\nHost: x\r\n\r\n"
             } else {
-                burst += "GET /slow?i=\(i) HTTP/1.1\r\nHost: x\r\n\r\n".replacingOccurrences(of: "/slow", with: "/users/\(i)")
+                burst += "GET /slow?i=\(i) HTTP/1.1\r\nHost: x\r\n\r\n".replacingOccurrences(
+                    of: "/slow", with: "/users/\(i)")
             }
         }
         try client.send(burst)
@@ -157,7 +158,9 @@ import Testing
     @Test func chunkedRequestBodyIsReassembled() async throws {
         let live = try await LiveServer(routes: standardRoutes)
         let client = try RawHTTPClient(port: live.port)
-        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n")
+        try client.send(
+            "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n"
+        )
         #expect(try client.readResponse().bodyText == "hello world")
         await live.stop()
     }
@@ -256,9 +259,10 @@ import Testing
     @Test func headerValuesCannotSplitTheResponse() {
         var headers = HTTPHeaders()
         headers.add(name: "X-Note", value: "a\r\nSet-Cookie: evil=1")
-        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers, body: Array("ok".utf8)),
-                                                   requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
-                                                   date: Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8))
+        let bytes = ResponseSerializer().serialize(
+            HTTPResponse(status: 200, headers: headers, body: Array("ok".utf8)),
+            requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
+            date: Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8))
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains("X-Note: aSet-Cookie: evil=1\r\n"))
         #expect(!text.contains("\r\nSet-Cookie"))
@@ -269,11 +273,13 @@ import Testing
 
     @Test func noBodyForHeadAnd304() {
         let response = HTTPResponse(status: 200, body: Array("hello".utf8))
-        let head = ResponseSerializer().serialize(response, requestMethod: .HEAD, requestVersion: .http1_1, keepAlive: true,
-                                                  date: [])
+        let head = ResponseSerializer().serialize(
+            response, requestMethod: .HEAD, requestVersion: .http1_1, keepAlive: true,
+            date: [])
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: 5\r\nDate: \r\n\r\n"))
-        let notModified = ResponseSerializer().serialize(HTTPResponse(status: 304), requestMethod: .GET,
-                                                         requestVersion: .http1_1, keepAlive: true, date: [])
+        let notModified = ResponseSerializer().serialize(
+            HTTPResponse(status: 304), requestMethod: .GET,
+            requestVersion: .http1_1, keepAlive: true, date: [])
         #expect(!String(decoding: notModified, as: UTF8.self).contains("Content-Length"))
     }
 }

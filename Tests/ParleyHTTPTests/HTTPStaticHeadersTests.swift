@@ -6,28 +6,35 @@ struct HTTPStaticHeadersTests {
     private let date = Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8)
 
     private func serialize(_ response: HTTPResponse, method: HTTPMethod = .GET) -> String {
-        String(decoding: ResponseSerializer().serialize(response, requestMethod: method, requestVersion: .http1_1,
-                                                        keepAlive: true, date: date), as: UTF8.self)
+        String(
+            decoding: ResponseSerializer().serialize(
+                response, requestMethod: method, requestVersion: .http1_1,
+                keepAlive: true, date: date), as: UTF8.self)
     }
 
     @Test func fieldsGoOutAfterTheResponsesOwnInUsualSpellingAndOrder() {
         var headers = HTTPHeaders()
         headers.add(name: "Cache-Control", value: "private, max-age=60")
         var response = HTTPResponse(status: 200, headers: headers, body: Array("body".utf8))
-        response.staticHeaders = HTTPStaticHeaders([("etag", "\"abc\""), ("Last-Modified", "Tue, 01 Dec 2026 00:00:00 GMT"),
-                                                    ("content-type", "image/png"), ("x-content-type-options", "nosniff")])
-        #expect(serialize(response) == "HTTP/1.1 200 OK\r\n"
-            + "Cache-Control: private, max-age=60\r\n"
-            + "ETag: \"abc\"\r\n"
-            + "Last-Modified: Tue, 01 Dec 2026 00:00:00 GMT\r\n"
-            + "Content-Type: image/png\r\n"
-            + "X-Content-Type-Options: nosniff\r\n"
-            + "Content-Length: 4\r\n"
-            + "Date: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\nbody")
+        response.staticHeaders = HTTPStaticHeaders([
+            ("etag", "\"abc\""), ("Last-Modified", "Tue, 01 Dec 2026 00:00:00 GMT"),
+            ("content-type", "image/png"), ("x-content-type-options", "nosniff"),
+        ])
+        #expect(
+            serialize(response) == "HTTP/1.1 200 OK\r\n"
+                + "Cache-Control: private, max-age=60\r\n"
+                + "ETag: \"abc\"\r\n"
+                + "Last-Modified: Tue, 01 Dec 2026 00:00:00 GMT\r\n"
+                + "Content-Type: image/png\r\n"
+                + "X-Content-Type-Options: nosniff\r\n"
+                + "Content-Length: 4\r\n"
+                + "Date: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\nbody")
     }
 
     @Test func theyAreWrittenTheSameAsOrdinaryHeaders() {
-        let fields = [("etag", "\"x\""), ("content-disposition", "attachment; filename=\"a b.txt\""), ("accept-ranges", "bytes")]
+        let fields = [
+            ("etag", "\"x\""), ("content-disposition", "attachment; filename=\"a b.txt\""), ("accept-ranges", "bytes"),
+        ]
         var ordinary = HTTPResponse(status: 206)
         for (name, value) in fields { ordinary.headers.add(name: name, value: value) }
         var fixed = HTTPResponse(status: 206)
@@ -38,7 +45,9 @@ struct HTTPStaticHeadersTests {
 
     @Test func valuesCannotSplitTheResponse() {
         var response = HTTPResponse(status: 200)
-        response.staticHeaders = HTTPStaticHeaders([("content-disposition", "inline\r\nSet-Cookie: evil=1"), ("x-a", "\n\r")])
+        response.staticHeaders = HTTPStaticHeaders([
+            ("content-disposition", "inline\r\nSet-Cookie: evil=1"), ("x-a", "\n\r"),
+        ])
         let text = serialize(response)
         #expect(text.contains("Content-Disposition: inlineSet-Cookie: evil=1\r\n"))
         #expect(text.contains("X-A: \r\n"))
@@ -48,7 +57,9 @@ struct HTTPStaticHeadersTests {
     @Test func noFieldsWriteNothing() {
         let empty = HTTPStaticHeaders()
         #expect(empty.isEmpty && empty.byteCount == 0 && empty == HTTPStaticHeaders([]))
-        #expect(serialize(HTTPResponse(status: 204)) == "HTTP/1.1 204 No Content\r\nDate: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\n")
+        #expect(
+            serialize(HTTPResponse(status: 204))
+                == "HTTP/1.1 204 No Content\r\nDate: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\n")
     }
 
     /// The size bound counts them: a head made mostly of static fields still fits the buffer it is written into.

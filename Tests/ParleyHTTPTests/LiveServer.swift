@@ -9,17 +9,21 @@ final class LiveServer: Sendable {
     let port: UInt16
     let sink: LogSink
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-         routes: (inout Router) -> Void) async throws {
+    init(
+        configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        routes: (inout Router) -> Void
+    ) async throws {
         group = try EventLoopGroup(threads: 2)
         sink = LogSink(capturingAt: .info)
         let logger = Logger(sink: sink)
         let metrics = MetricsRegistry()
         var router = Router()
         routes(&router)
-        let responder = HTTPResponder(router: router, middleware: [
-            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true),
-        ])
+        let responder = HTTPResponder(
+            router: router,
+            middleware: [
+                RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true),
+            ])
         var config = HTTPServerConfiguration()
         config.host = "127.0.0.1"
         config.port = 0

@@ -15,9 +15,11 @@ private struct RequireHeader: HTTPMiddleware {
         var router = Router()
         router.get("/x") { _, context in .ok(["id": context.requestID]) }
         let metrics = MetricsRegistry()
-        let responder = HTTPResponder(router: router, middleware: [
-            RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true), RequireHeader(),
-        ])
+        let responder = HTTPResponder(
+            router: router,
+            middleware: [
+                RequestIDMiddleware(), AccessLogMiddleware(metrics: metrics, logAccess: true), RequireHeader(),
+            ])
         let head = HTTPRequestHead(method: .GET, target: "/x", path: "/x", headers: headers)
         let request = HTTPRequest(head: head)
         let match = responder.router.match(method: .GET, path: "/x")
@@ -58,7 +60,10 @@ private struct RequireHeader: HTTPMiddleware {
             #expect(id.utf8.count <= 15)
             let parts = id.split(separator: "-")
             #expect(parts.count == 2 && parts[0].count == 6)
-            #expect(id.utf8.allSatisfy { $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            #expect(
+                id.utf8.allSatisfy {
+                    $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66)
+                })
             seen.insert(id)
         }
         #expect(seen.count == 10_000)

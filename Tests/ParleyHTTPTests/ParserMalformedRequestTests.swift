@@ -280,7 +280,7 @@ private func chunked(_ body: String) -> String {
             if lineEnding {
                 expected = 400
             } else if byte == 0x20 {
-                expected = 400  // "X  / HTTP/1.1": empty target
+                expected = 400 // "X  / HTTP/1.1": empty target
             } else if tchars.contains(byte) && !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) {
                 expected = 501
             } else {

@@ -69,7 +69,6 @@ func parse(_ input: [UInt8], cuts: [Int], options: ParseOptions = .init()) -> Pa
     return outcome
 }
 
-
 /// Parses `input` whole and under every other feeding (`DecoderVerifier`). Returns the outcome of feeding it whole.
 @discardableResult
 func parseUnderEverySplit(

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ParleyHTTP
 import ParleyObservability
 import Synchronization
 import Testing
+
+@testable import ParleyHTTP
 
 /// The small per-request structures: path parameters, header name spelling.
 struct RequestPiecesTests {
@@ -39,38 +40,49 @@ struct RequestPiecesTests {
 
     @Test func headerNamesGoOutInTheirUsualSpelling() {
         var headers = HTTPHeaders()
-        for name in ["etag", "www-authenticate", "sec-websocket-accept", "x-request-id", "content-type", "x-foo-bar-1",
-                     "sec-websocket-", "e"] {
+        for name in [
+            "etag", "www-authenticate", "sec-websocket-accept", "x-request-id", "content-type", "x-foo-bar-1",
+            "sec-websocket-", "e",
+        ] {
             headers.add(name: name, value: "v")
         }
-        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers), requestMethod: .GET,
-                                                   requestVersion: .http1_1, keepAlive: true, date: Array("D".utf8))
+        let bytes = ResponseSerializer().serialize(
+            HTTPResponse(status: 200, headers: headers), requestMethod: .GET,
+            requestVersion: .http1_1, keepAlive: true, date: Array("D".utf8))
         let text = String(decoding: bytes, as: UTF8.self)
-        for line in ["ETag: v", "WWW-Authenticate: v", "Sec-WebSocket-Accept: v", "X-Request-Id: v", "Content-Type: v",
-                     "X-Foo-Bar-1: v", "Sec-Websocket-: v", "E: v"] {
+        for line in [
+            "ETag: v", "WWW-Authenticate: v", "Sec-WebSocket-Accept: v", "X-Request-Id: v", "Content-Type: v",
+            "X-Foo-Bar-1: v", "Sec-Websocket-: v", "E: v",
+        ] {
             #expect(text.contains("\r\n\(line)\r\n"), "\(line)")
         }
     }
 
     @Test func framingHeadersFromHandlersNeverReachTheWire() {
         var headers = HTTPHeaders()
-        for (name, value) in [("content-length", "999"), ("connection", "close"), ("transfer-encoding", "chunked"),
-                              ("date", "yesterday"), ("dates", "kept"), ("content-lengths", "kept")] {
+        for (name, value) in [
+            ("content-length", "999"), ("connection", "close"), ("transfer-encoding", "chunked"),
+            ("date", "yesterday"), ("dates", "kept"), ("content-lengths", "kept"),
+        ] {
             headers.add(name: name, value: value)
         }
-        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 200, headers: headers, body: Array("hi".utf8)),
-                                                   requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
-                                                   date: Array("D".utf8))
-        #expect(String(decoding: bytes, as: UTF8.self)
-            == "HTTP/1.1 200 OK\r\nDates: kept\r\nContent-Lengths: kept\r\nContent-Length: 2\r\nDate: D\r\n\r\nhi")
+        let bytes = ResponseSerializer().serialize(
+            HTTPResponse(status: 200, headers: headers, body: Array("hi".utf8)),
+            requestMethod: .GET, requestVersion: .http1_1, keepAlive: true,
+            date: Array("D".utf8))
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "HTTP/1.1 200 OK\r\nDates: kept\r\nContent-Lengths: kept\r\nContent-Length: 2\r\nDate: D\r\n\r\nhi")
     }
 
     @Test func valuesLoseCRAndLF() {
         var headers = HTTPHeaders()
         headers.add(name: "x-a", value: "one\r\nInjected: yes")
-        let bytes = ResponseSerializer().serialize(HTTPResponse(status: 204, headers: headers), requestMethod: .GET,
-                                                   requestVersion: .http1_0, keepAlive: true, date: Array("D".utf8))
-        #expect(String(decoding: bytes, as: UTF8.self)
-            == "HTTP/1.1 204 No Content\r\nX-A: oneInjected: yes\r\nDate: D\r\nConnection: keep-alive\r\n\r\n")
+        let bytes = ResponseSerializer().serialize(
+            HTTPResponse(status: 204, headers: headers), requestMethod: .GET,
+            requestVersion: .http1_0, keepAlive: true, date: Array("D".utf8))
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "HTTP/1.1 204 No Content\r\nX-A: oneInjected: yes\r\nDate: D\r\nConnection: keep-alive\r\n\r\n")
     }
 }

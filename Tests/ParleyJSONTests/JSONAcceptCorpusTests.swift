@@ -51,8 +51,10 @@ let acceptCorpus: [AcceptCase] = [
     .init("y_number_0e+1", "[0e+1]", [number("0e+1")]),
     .init("y_number_0e1", "[0e1]", [number("0e1")]),
     .init("y_number_after_space", "[ 4]", [4]),
-    .init("y_number_double_close_to_zero", "[-0.00000000000000000000000000000000000000000000000000000000000000000000000000001]",
-          [number("-0.00000000000000000000000000000000000000000000000000000000000000000000000000001")]),
+    .init(
+        "y_number_double_close_to_zero",
+        "[-0.00000000000000000000000000000000000000000000000000000000000000000000000000001]",
+        [number("-0.00000000000000000000000000000000000000000000000000000000000000000000000000001")]),
     .init("y_number_int_with_exp", "[20e1]", [number("20e1")]),
     .init("y_number_minus_zero", "[-0]", [number("-0")]),
     .init("y_number_negative_int", "[-123]", [-123]),
@@ -64,8 +66,9 @@ let acceptCorpus: [AcceptCase] = [
     .init("y_number_huge_exp", "[\(hugeExponent)]", [number(hugeExponent)]),
     .init("y_number_simple_int", "[123]", [123]),
     .init("y_number_simple_real", "[123.456789]", [number("123.456789")]),
-    .init("y_number_very_big_negative_int", "[-237462374673276894279832749832423479823246327846]",
-          [number("-237462374673276894279832749832423479823246327846")]),
+    .init(
+        "y_number_very_big_negative_int", "[-237462374673276894279832749832423479823246327846]",
+        [number("-237462374673276894279832749832423479823246327846")]),
 
     // Objects.
     .init("y_object_basic", "{\"asd\":\"sdf\"}", ["asd": "sdf"]),
@@ -74,8 +77,9 @@ let acceptCorpus: [AcceptCase] = [
     .init("y_object_escaped_null_in_key", "{\"foo\\u0000bar\": 42}", ["foo\u{0}bar": 42]),
     .init("y_object_simple", "{\"a\":[]}", ["a": []]),
     .init("y_object_with_newlines", "{\n\"a\": \"b\"\n}", ["a": "b"]),
-    .init("y_object_extreme_numbers", "{ \"min\": -1.0e+28, \"max\": 1.0e+28 }",
-          ["min": number("-1.0e+28"), "max": number("1.0e+28")]),
+    .init(
+        "y_object_extreme_numbers", "{ \"min\": -1.0e+28, \"max\": 1.0e+28 }",
+        ["min": number("-1.0e+28"), "max": number("1.0e+28")]),
     .init("y_object_same_key_different_case", "{\"a\":1,\"A\":2}", ["a": 1, "A": 2]),
 
     // Strings.
@@ -96,13 +100,17 @@ let acceptCorpus: [AcceptCase] = [
     .init("y_string_unescaped_char_delete", "[\"\u{7F}\"]", ["\u{7F}"]),
     .init("y_string_null_escape", "[\"\\u0000\"]", ["\u{0}"]),
     .init("y_string_uEscape", "[\"\\u0061\\u30af\\u30EA\\u30b9\"]", ["a\u{30AF}\u{30EA}\u{30B9}"]),
-    .init("y_string_long_ascii_past_word_boundaries", "[\"abcdefghijklmnopqrstuvwxyz0123456789\"]",
-          ["abcdefghijklmnopqrstuvwxyz0123456789"]),
+    .init(
+        "y_string_long_ascii_past_word_boundaries", "[\"abcdefghijklmnopqrstuvwxyz0123456789\"]",
+        ["abcdefghijklmnopqrstuvwxyz0123456789"]),
     .init("y_string_escape_after_long_run", "[\"abcdefghijklmnop\\nqrstuvwxyz\"]", ["abcdefghijklmnop\nqrstuvwxyz"]),
-    .init("y_string_utf8_boundaries",
-          [0x22, 0xC2, 0x80, 0xDF, 0xBF, 0xE0, 0xA0, 0x80, 0xED, 0x9F, 0xBF, 0xEE, 0x80, 0x80, 0xF0, 0x90, 0x80, 0x80,
-           0xF4, 0x8F, 0xBF, 0xBF, 0x22],
-          .string("\u{80}\u{7FF}\u{800}\u{D7FF}\u{E000}\u{10000}\u{10FFFF}")),
+    .init(
+        "y_string_utf8_boundaries",
+        [
+            0x22, 0xC2, 0x80, 0xDF, 0xBF, 0xE0, 0xA0, 0x80, 0xED, 0x9F, 0xBF, 0xEE, 0x80, 0x80, 0xF0, 0x90, 0x80, 0x80,
+            0xF4, 0x8F, 0xBF, 0xBF, 0x22,
+        ],
+        .string("\u{80}\u{7FF}\u{800}\u{D7FF}\u{E000}\u{10000}\u{10FFFF}")),
 ]
 
 @Suite("Accepting valid documents")

@@ -25,8 +25,9 @@ struct JSONBytesEncoderTests {
     private func expectSame<T: Encodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) {
         let expected = try? Array(Self.foundation.encode(value))
         let actual = try? Self.ours.encode(value)
-        #expect(actual.map { String(decoding: $0, as: UTF8.self) } == expected.map { String(decoding: $0, as: UTF8.self) },
-                sourceLocation: sourceLocation)
+        #expect(
+            actual.map { String(decoding: $0, as: UTF8.self) } == expected.map { String(decoding: $0, as: UTF8.self) },
+            sourceLocation: sourceLocation)
         #expect(actual == expected, sourceLocation: sourceLocation)
     }
 
@@ -51,8 +52,10 @@ struct JSONBytesEncoderTests {
     }
 
     @Test func floatingPoint() {
-        expectSame([3.0, 0.1, 1e-7, 1e21, -0.0, 0.0, 1e16, 1e15, 123456789012345678, 5e-324, 1.7976931348623157e308,
-                    0.5, 100, 1e-5, 1e-4, 0.30000000000000004, -2.5, 9007199254740992, 2.2250738585072014e-308])
+        expectSame([
+            3.0, 0.1, 1e-7, 1e21, -0.0, 0.0, 1e16, 1e15, 123456789012345678, 5e-324, 1.7976931348623157e308,
+            0.5, 100, 1e-5, 1e-4, 0.30000000000000004, -2.5, 9007199254740992, 2.2250738585072014e-308,
+        ])
         expectSame([Float(0.1), 3, 1e-7, 16777216, 1e21, -0.0, .greatestFiniteMagnitude, .leastNonzeroMagnitude])
         expectSame(3.0)
         expectSame(Float(0.1))
@@ -75,7 +78,9 @@ struct JSONBytesEncoderTests {
             #expect(throws: EncodingError.self) { try Self.ours.encode([value]) }
             #expect(throws: EncodingError.self) { try Self.ours.encode(Floats(d: value, f: 1, od: nil, of: nil)) }
             #expect(throws: EncodingError.self) { try Self.ours.encode(Floats(d: 1, f: 1, od: value, of: nil)) }
-            #expect(throws: EncodingError.self) { try Self.ours.encode(Floats(d: 1, f: Float(value), od: nil, of: nil)) }
+            #expect(throws: EncodingError.self) {
+                try Self.ours.encode(Floats(d: 1, f: Float(value), od: nil, of: nil))
+            }
             #expect(throws: EncodingError.self) { try Self.ours.encode(["k": value]) }
         }
     }
@@ -90,8 +95,10 @@ struct JSONBytesEncoderTests {
         var all = ""
         for code in UInt32(0)..<0x80 { all.unicodeScalars.append(Unicode.Scalar(code)!) }
         expectSame(all)
-        expectSame(["", "plain", "a\"b\\c", "a/b", "http://x/y", "\u{7F}", "caf\u{E9}", "\u{1F600}", "\u{2028}\u{2029}",
-                    "e\u{301}", "\u{FEFF}", "\u{10FFFF}", String(repeating: "long text ", count: 40)])
+        expectSame([
+            "", "plain", "a\"b\\c", "a/b", "http://x/y", "\u{7F}", "caf\u{E9}", "\u{1F600}", "\u{2028}\u{2029}",
+            "e\u{301}", "\u{FEFF}", "\u{10FFFF}", String(repeating: "long text ", count: 40),
+        ])
     }
 
     @Test func boolsAndNulls() {
@@ -111,9 +118,11 @@ struct JSONBytesEncoderTests {
         expectSame(try #require(URL(string: "https://example.com/a b?q=1&r=/x#frag")))
         expectSame(try #require(URL(string: "b/c", relativeTo: URL(string: "https://x.com/a/"))))
         expectSame(["u": try #require(URL(string: "file:///tmp/x"))])
-        expectSame([Decimal(0), Decimal(-1.5), try #require(Decimal(string: "3.14159")),
-                    try #require(Decimal(string: "12345678901234567890.123")), try #require(Decimal(string: "1e-10")),
-                    Decimal(string: "-0.000")!, Decimal.greatestFiniteMagnitude])
+        expectSame([
+            Decimal(0), Decimal(-1.5), try #require(Decimal(string: "3.14159")),
+            try #require(Decimal(string: "12345678901234567890.123")), try #require(Decimal(string: "1e-10")),
+            Decimal(string: "-0.000")!, Decimal.greatestFiniteMagnitude,
+        ])
         expectSame(Date(timeIntervalSince1970: 1_700_000_000.123))
         expectSame([Date(timeIntervalSince1970: 0), Date(timeIntervalSinceReferenceDate: -5)])
         expectSame(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)
@@ -130,8 +139,10 @@ struct JSONBytesEncoderTests {
     // MARK: Keys
 
     @Test func keyOrderIsUTF8ByteOrder() {
-        let keys = ["a10", "a2", "B", "a", "_x", "é", "Z1", "z", "A", "b", "aa", "a1", "10", "9", "ä", "Ω", "😀", "~", "",
-                    "a-b", "a_b", "ab", "aB", "Ab", "AB", "f", "ﬀ", "\u{7F}", "\u{1}", "\"", "\\", "a\u{0}"]
+        let keys = [
+            "a10", "a2", "B", "a", "_x", "é", "Z1", "z", "A", "b", "aa", "a1", "10", "9", "ä", "Ω", "😀", "~", "",
+            "a-b", "a_b", "ab", "aB", "Ab", "AB", "f", "ﬀ", "\u{7F}", "\u{1}", "\"", "\\", "a\u{0}",
+        ]
         var dictionary: [String: Int] = [:]
         for (index, key) in keys.enumerated() { dictionary[key] = index }
         expectSame(dictionary)
@@ -185,7 +196,10 @@ struct JSONBytesEncoderTests {
     @Test func enums() {
         expectSame([Suit.hearts, .spades])
         expectSame([Level.low, .high])
-        expectSame([Shape.circle(radius: 2), .rect(w: 1, h: 2), .point, .labeled("x", 3), .nested(Inner(values: [1], flag: true))])
+        expectSame([
+            Shape.circle(radius: 2), .rect(w: 1, h: 2), .point, .labeled("x", 3),
+            .nested(Inner(values: [1], flag: true)),
+        ])
     }
 
     @Test func classInheritance() {
@@ -203,7 +217,8 @@ struct JSONBytesEncoderTests {
     /// The one departure from Foundation: a `JSONValue` is written as it is kept (`write(to:)`), members in their
     /// order and numbers as their text, wherever it sits in a model.
     @Test func jsonValuesAreWrittenAsKept() throws {
-        let content = try JSONValue.parse(#"{"z":1.50,"a":[12345678901234567890123,1e2,-0.0],"m":{"y":null,"b":"\u00e9/"}}"#)
+        let content = try JSONValue.parse(
+            #"{"z":1.50,"a":[12345678901234567890123,1e2,-0.0],"m":{"y":null,"b":"\u00e9/"}}"#)
         let kept = String(decoding: content.serialized(), as: UTF8.self)
         #expect(kept == #"{"z":1.50,"a":[12345678901234567890123,1e2,-0.0],"m":{"y":null,"b":"é/"}}"#)
         struct Holder: Encodable {
@@ -221,8 +236,10 @@ struct JSONBytesEncoderTests {
     /// Where the kept form is already what Foundation writes (members sorted, numbers in Swift's spelling), the
     /// two still agree byte for byte.
     @Test func canonicalJSONValuesMatchFoundation() throws {
-        for text in [#"{"a":1,"b":[true,false,null],"c":{"d":"x","e":-2.5}}"#, #"[1,"two",3.25,{"k":[]}]"#, #""s""#, "null",
-                     #"{"big":9223372036854775807,"f":0.1,"neg":-9223372036854775808}"#] {
+        for text in [
+            #"{"a":1,"b":[true,false,null],"c":{"d":"x","e":-2.5}}"#, #"[1,"two",3.25,{"k":[]}]"#, #""s""#, "null",
+            #"{"big":9223372036854775807,"f":0.1,"neg":-9223372036854775808}"#,
+        ] {
             expectSame(try JSONValue.parse(text))
         }
     }
@@ -302,8 +319,9 @@ private struct Outer: Encodable {
     var tags: [String: String]
     var when: Date?
 
-    static let sample = Outer(id: 1, name: "n/a \"q\"", inner: Inner(values: [1, 2, 3], flag: true),
-                              tags: ["z": "last", "a": "first"], when: Date(timeIntervalSince1970: 1_000))
+    static let sample = Outer(
+        id: 1, name: "n/a \"q\"", inner: Inner(values: [1, 2, 3], flag: true),
+        tags: ["z": "last", "a": "first"], when: Date(timeIntervalSince1970: 1_000))
 }
 
 private struct EncodesNothing: Encodable {
@@ -421,8 +439,9 @@ private struct CodingPathRecorder: Encodable {
     struct Leaf: Encodable {
         func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
-            try container.encode(encoder.codingPath.map { "\($0.stringValue)/\($0.intValue.map(String.init) ?? "-")" }
-                .joined(separator: ","))
+            try container.encode(
+                encoder.codingPath.map { "\($0.stringValue)/\($0.intValue.map(String.init) ?? "-")" }
+                    .joined(separator: ","))
         }
     }
     enum Keys: String, CodingKey { case a, b }
@@ -494,12 +513,14 @@ private struct MessageLike: Encodable {
     var attachments: [[String: String]]
 
     static func sample(_ index: Int) -> MessageLike {
-        MessageLike(id: 1_000 + Int64(index), conversationId: "c_\(index % 3)", seq: Int64(index),
-                    sender: Sender(userId: Int64(index * 7), nickname: "user \(index) é", avatarKey: index % 2 == 0 ? "a/\(index)" : nil),
-                    type: "text", content: "hello \"\(index)\"\nline", mentions: index % 4 == 0 ? [1, 2] : [],
-                    replyTo: index % 5 == 0 ? 3 : nil, createdAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
-                    editedAt: index % 3 == 0 ? Date(timeIntervalSince1970: 1_700_000_100.5) : nil, recalled: index == 7,
-                    attachments: index % 6 == 0 ? [["key": "k\(index)", "mime": "image/png"]] : [])
+        MessageLike(
+            id: 1_000 + Int64(index), conversationId: "c_\(index % 3)", seq: Int64(index),
+            sender: Sender(
+                userId: Int64(index * 7), nickname: "user \(index) é", avatarKey: index % 2 == 0 ? "a/\(index)" : nil),
+            type: "text", content: "hello \"\(index)\"\nline", mentions: index % 4 == 0 ? [1, 2] : [],
+            replyTo: index % 5 == 0 ? 3 : nil, createdAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
+            editedAt: index % 3 == 0 ? Date(timeIntervalSince1970: 1_700_000_100.5) : nil, recalled: index == 7,
+            attachments: index % 6 == 0 ? [["key": "k\(index)", "mime": "image/png"]] : [])
     }
 }
 
@@ -539,8 +560,10 @@ private indirect enum Random: Encodable {
         }
     }
 
-    static let alphabet: [String] = ["a", "b", "Z", "_", "0", "9", "é", "\u{1F600}", "\"", "\\", "/", "\n", "\u{1}", " ",
-                                     "\u{7F}", "\u{2028}", "ab", "A"]
+    static let alphabet: [String] = [
+        "a", "b", "Z", "_", "0", "9", "é", "\u{1F600}", "\"", "\\", "/", "\n", "\u{1}", " ",
+        "\u{7F}", "\u{2028}", "ab", "A",
+    ]
 
     static func string<G: RandomNumberGenerator>(using rng: inout G) -> String {
         (0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
@@ -559,10 +582,13 @@ private indirect enum Random: Encodable {
         case 5: return .bool(Bool.random(using: &rng))
         case 6: return .null
         case 7: return .date(Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &rng))))
-        case 8: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) })
+        case 8:
+            return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) })
         case 9:
             var object: [String: Random] = [:]
-            for _ in 0..<Int.random(in: 0...5, using: &rng) { object[string(using: &rng)] = value(depth: depth + 1, using: &rng) }
+            for _ in 0..<Int.random(in: 0...5, using: &rng) {
+                object[string(using: &rng)] = value(depth: depth + 1, using: &rng)
+            }
             return .object(object)
         case 10:
             var object: [Int: Random] = [:]
@@ -571,9 +597,12 @@ private indirect enum Random: Encodable {
             }
             return .intKeyed(object)
         default:
-            return .record(Record(name: string(using: &rng), count: Bool.random(using: &rng) ? Int.random(in: -9...9, using: &rng) : nil,
-                                  child: Bool.random(using: &rng) ? value(depth: depth + 1, using: &rng) : nil,
-                                  list: (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) }))
+            return .record(
+                Record(
+                    name: string(using: &rng),
+                    count: Bool.random(using: &rng) ? Int.random(in: -9...9, using: &rng) : nil,
+                    child: Bool.random(using: &rng) ? value(depth: depth + 1, using: &rng) : nil,
+                    list: (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) }))
         }
     }
 }

@@ -30,7 +30,8 @@ struct JSONCodableTests {
     }
 
     @Test func decodingPicksTheNarrowestKind() throws {
-        let data = Data("""
+        let data = Data(
+            """
             {"id":1,"kind":"k","payload":[null,true,false,1,-1,2.5,"s",[],{},9223372036854775807,1e300]}
             """.utf8)
         let payload = try JSONDecoder().decode(Envelope.self, from: data).payload

@@ -50,8 +50,12 @@ struct JSONDepthTests {
     }
 
     @Test func siblingsDoNotAddDepth() throws {
-        let wide = "[" + Array(repeating: String(repeating: "[", count: 63) + String(repeating: "]", count: 63),
-                               count: 100).joined(separator: ",") + "]"
+        let wide =
+            "["
+            + Array(
+                repeating: String(repeating: "[", count: 63) + String(repeating: "]", count: 63),
+                count: 100
+            ).joined(separator: ",") + "]"
         #expect(try JSONValue.parse(wide).arrayValue?.count == 100)
     }
 

@@ -1,11 +1,12 @@
-import ParleyTestSupport
 import ParleyJSON
+import ParleyTestSupport
 import Testing
 
 @Suite("Mutation fuzzing")
 struct JSONFuzzTests {
     /// Bytes that steer mutations towards the parser's decisions rather than plain text.
-    static let interestingBytes: [UInt8] = Array("{}[],:\"\\ \t\n0123456789-+.eEtfnulx/".utf8)
+    static let interestingBytes: [UInt8] =
+        Array("{}[],:\"\\ \t\n0123456789-+.eEtfnulx/".utf8)
         + [0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
 
     static var seeds: [[UInt8]] {
@@ -51,8 +52,9 @@ struct JSONFuzzTests {
         case 1 where !input.isEmpty:
             input[position] = Self.interestingBytes[Int(random.next() % UInt64(Self.interestingBytes.count))]
         case 2:
-            input.insert(Self.interestingBytes[Int(random.next() % UInt64(Self.interestingBytes.count))],
-                         at: input.isEmpty ? 0 : position)
+            input.insert(
+                Self.interestingBytes[Int(random.next() % UInt64(Self.interestingBytes.count))],
+                at: input.isEmpty ? 0 : position)
         case 3 where !input.isEmpty:
             input.remove(at: position)
         case 4 where !input.isEmpty:

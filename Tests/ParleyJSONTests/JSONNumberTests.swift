@@ -1,5 +1,5 @@
-import ParleyTestSupport
 import ParleyJSON
+import ParleyTestSupport
 import Testing
 
 @Suite("Numbers keep their text")
@@ -19,13 +19,14 @@ struct JSONNumberTests {
         }
     }
 
-    @Test(arguments: [
-        ("12", 12), ("-3", -3), ("0", 0), ("-0", 0), ("0.0", 0), ("-0.000e5", 0),
-        ("1.0", 1), ("1e2", 100), ("1e3", 1000), ("1E+3", 1000), ("150e-1", 15), ("0.1e1", 1), ("0.00001e5", 1),
-        ("100000000000000000000e-2", 1_000_000_000_000_000_000), ("1e18", 1_000_000_000_000_000_000),
-        ("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min),
-        ("9.223372036854775807e18", Int64.max), ("10203.0000", 10203), ("1020300e-2", 10203),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("12", 12), ("-3", -3), ("0", 0), ("-0", 0), ("0.0", 0), ("-0.000e5", 0),
+            ("1.0", 1), ("1e2", 100), ("1e3", 1000), ("1E+3", 1000), ("150e-1", 15), ("0.1e1", 1), ("0.00001e5", 1),
+            ("100000000000000000000e-2", 1_000_000_000_000_000_000), ("1e18", 1_000_000_000_000_000_000),
+            ("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min),
+            ("9.223372036854775807e18", Int64.max), ("10203.0000", 10203), ("1020300e-2", 10203),
+        ] as [(String, Int64)])
     func exactIntegers(_ text: String, _ expected: Int64) throws {
         let number = try #require(JSONNumber(text: text))
         #expect(number.int64Value == expected)
@@ -54,8 +55,10 @@ struct JSONNumberTests {
         for valid in ["0", "-0", "1", "-1", "10", "1.5", "0.5", "1e5", "1E5", "1e+5", "1e-5", "-1.5e-5", "0e0"] {
             #expect(JSONNumber(text: valid)?.text == valid, "\(valid) is valid")
         }
-        for invalid in ["", "-", "+1", "01", "-01", "1.", ".5", "1e", "1e+", "1.e3", "0x10", "NaN", "Infinity",
-                        " 1", "1 ", "1_000", "１", "1.5.5", "--1", "1e5e5"] {
+        for invalid in [
+            "", "-", "+1", "01", "-01", "1.", ".5", "1e", "1e+", "1.e3", "0x10", "NaN", "Infinity",
+            " 1", "1 ", "1_000", "１", "1.5.5", "--1", "1e5e5",
+        ] {
             #expect(JSONNumber(text: invalid) == nil, "\(invalid) is invalid")
         }
     }

@@ -72,8 +72,9 @@ let rejectCorpus: [RejectCase] = [
     .init("n_structure_capitalized_True", "[True]", unexpected, at: 1),
     .init("n_structure_single_star", "*", unexpected, at: 0),
     .init("n_structure_lone_quote", "\"", "unterminated string", at: 0),
-    .init("n_structure_nesting_65", String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
-          "nesting deeper than 64", at: 64),
+    .init(
+        "n_structure_nesting_65", String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+        "nesting deeper than 64", at: 64),
 
     // Arrays.
     .init("n_array_1_true_without_comma", "[1 true]", afterArrayItem, at: 3),
@@ -132,8 +133,9 @@ let rejectCorpus: [RejectCase] = [
     .init("n_object_duplicate_key", "{\"a\":1,\"a\":2}", "duplicate key `a`", at: 7),
     .init("n_object_duplicate_key_nested", "{\"x\":{\"a\":1,\"b\":2,\"a\":3}}", "duplicate key `a`", at: 18),
     .init("n_object_duplicate_key_after_escape", "{\"a\":1,\"\\u0061\":2}", "duplicate key `a`", at: 7),
-    .init("n_object_duplicate_key_large", duplicateInLargeObject(), "duplicate key `k7`",
-          at: duplicateOffsetInLargeObject()),
+    .init(
+        "n_object_duplicate_key_large", duplicateInLargeObject(), "duplicate key `k7`",
+        at: duplicateOffsetInLargeObject()),
 
     // Strings.
     .init("n_string_single_quote", "['single quote']", unexpected, at: 1),
@@ -142,8 +144,9 @@ let rejectCorpus: [RejectCase] = [
     .init("n_string_unescaped_newline", "[\"a\nb\"]", "unescaped control character in string", at: 3),
     .init("n_string_unescaped_tab", "[\"a\tb\"]", "unescaped control character in string", at: 3),
     .init("n_string_unescaped_nul", [0x5B, 0x22, 0x00, 0x22, 0x5D], "unescaped control character in string", at: 2),
-    .init("n_string_unescaped_control_after_escape", "[\"\\n\u{1F}\"]", "unescaped control character in string",
-          at: 4),
+    .init(
+        "n_string_unescaped_control_after_escape", "[\"\\n\u{1F}\"]", "unescaped control character in string",
+        at: 4),
     .init("n_string_invalid_escape", "[\"\\x\"]", "invalid escape", at: 2),
     .init("n_string_escaped_apostrophe", "[\"\\'\"]", "invalid escape", at: 2),
     .init("n_string_escaped_uppercase_U", "[\"\\U0041\"]", "invalid escape", at: 2),
@@ -168,8 +171,9 @@ let rejectCorpus: [RejectCase] = [
     .init("n_string_lone_continuation", stringWithBytes([0x80]), badUTF8, at: 2),
     .init("n_string_truncated_sequence", stringWithBytes([0xE2, 0x82]), badUTF8, at: 2),
     .init("n_string_truncated_at_end_of_input", [0x22, 0xF0, 0x9F, 0x98], badUTF8, at: 1),
-    .init("n_string_invalid_utf8_after_escape", Array("[\"\\n".utf8) + [0xC0, 0x80] + Array("\"]".utf8), badUTF8,
-          at: 4),
+    .init(
+        "n_string_invalid_utf8_after_escape", Array("[\"\\n".utf8) + [0xC0, 0x80] + Array("\"]".utf8), badUTF8,
+        at: 4),
     .init("n_object_key_invalid_utf8", Array("{\"".utf8) + [0xFE] + Array("\":1}".utf8), badUTF8, at: 2),
 ]
 

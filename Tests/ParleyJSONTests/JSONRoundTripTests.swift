@@ -52,7 +52,10 @@ struct JSONRoundTripTests {
 
     @Test func builtValuesSurviveParsing() throws {
         let values: [JSONValue] = [
-            ["text": "line\nbreak \u{1}\u{1F} \"q\" \\", "list": [1, 2.5, nil, true, [:]], "nested": ["deep": [[["x"]]]]],
+            [
+                "text": "line\nbreak \u{1}\u{1F} \"q\" \\", "list": [1, 2.5, nil, true, [:]],
+                "nested": ["deep": [[["x"]]]],
+            ],
             .string(String(repeating: "\u{E9}\u{1F600}a", count: 1000)),
             .array((0..<1000).map { .number(JSONNumber($0)) }),
         ]

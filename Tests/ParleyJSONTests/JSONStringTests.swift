@@ -3,25 +3,29 @@ import Testing
 
 @Suite("String escapes")
 struct JSONStringTests {
-    @Test(arguments: [
-        ("\"\\\"\"", "\""), ("\"\\\\\"", "\\"), ("\"\\/\"", "/"), ("\"\\b\"", "\u{8}"), ("\"\\f\"", "\u{C}"),
-        ("\"\\n\"", "\n"), ("\"\\r\"", "\r"), ("\"\\t\"", "\t"), ("\"\\u0041\"", "A"), ("\"\\u00e9\"", "\u{E9}"),
-        ("\"\\u00E9\"", "\u{E9}"), ("\"\\u20AC\"", "\u{20AC}"), ("\"\\uD83D\\uDE00\"", "\u{1F600}"),
-        ("\"\\ud834\\udd1e\"", "\u{1D11E}"), ("\"\\uDBFF\\uDFFF\"", "\u{10FFFF}"), ("\"\\uD800\\uDC00\"", "\u{10000}"),
-        ("\"a\\u0000b\"", "a\u{0}b"), ("\"x\\ty\\nz\"", "x\ty\nz"), ("\"\\u002F\"", "/"),
-    ] as [(String, String)])
+    @Test(
+        arguments: [
+            ("\"\\\"\"", "\""), ("\"\\\\\"", "\\"), ("\"\\/\"", "/"), ("\"\\b\"", "\u{8}"), ("\"\\f\"", "\u{C}"),
+            ("\"\\n\"", "\n"), ("\"\\r\"", "\r"), ("\"\\t\"", "\t"), ("\"\\u0041\"", "A"), ("\"\\u00e9\"", "\u{E9}"),
+            ("\"\\u00E9\"", "\u{E9}"), ("\"\\u20AC\"", "\u{20AC}"), ("\"\\uD83D\\uDE00\"", "\u{1F600}"),
+            ("\"\\ud834\\udd1e\"", "\u{1D11E}"), ("\"\\uDBFF\\uDFFF\"", "\u{10FFFF}"),
+            ("\"\\uD800\\uDC00\"", "\u{10000}"),
+            ("\"a\\u0000b\"", "a\u{0}b"), ("\"x\\ty\\nz\"", "x\ty\nz"), ("\"\\u002F\"", "/"),
+        ] as [(String, String)])
     func decodesEscapes(_ input: String, _ expected: String) throws {
         #expect(try JSONValue.parse(input) == .string(expected))
     }
 
-    @Test(arguments: [
-        ("\"\\uD800\"", "unpaired surrogate"), ("\"\\uDFFF\"", "unpaired surrogate"),
-        ("\"\\uDC00\\uD800\"", "unpaired surrogate"), ("\"\\uD800\\n\"", "unpaired surrogate"),
-        ("\"\\uD800\\uE000\"", "unpaired surrogate"), ("\"\\uD800\\u12\"", "invalid \\u escape"),
-        ("\"\\u12\"", "invalid \\u escape"), ("\"\\u+123\"", "invalid \\u escape"), ("\"\\u 123\"", "invalid \\u escape"),
-        ("\"\\a\"", "invalid escape"), ("\"\\0\"", "invalid escape"), ("\"\\ \"", "invalid escape"),
-        ("\"\\", "unterminated string"), ("\"abc\\\"", "unterminated string"),
-    ] as [(String, String)])
+    @Test(
+        arguments: [
+            ("\"\\uD800\"", "unpaired surrogate"), ("\"\\uDFFF\"", "unpaired surrogate"),
+            ("\"\\uDC00\\uD800\"", "unpaired surrogate"), ("\"\\uD800\\n\"", "unpaired surrogate"),
+            ("\"\\uD800\\uE000\"", "unpaired surrogate"), ("\"\\uD800\\u12\"", "invalid \\u escape"),
+            ("\"\\u12\"", "invalid \\u escape"), ("\"\\u+123\"", "invalid \\u escape"),
+            ("\"\\u 123\"", "invalid \\u escape"),
+            ("\"\\a\"", "invalid escape"), ("\"\\0\"", "invalid escape"), ("\"\\ \"", "invalid escape"),
+            ("\"\\", "unterminated string"), ("\"abc\\\"", "unterminated string"),
+        ] as [(String, String)])
     func rejectsBadEscapes(_ input: String, _ reason: String) {
         #expect(parseError(bytes(input))?.reason == reason)
     }

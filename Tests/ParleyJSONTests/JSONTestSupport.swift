@@ -20,4 +20,3 @@ func parseError(_ input: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) -> 
         return error
     }
 }
-

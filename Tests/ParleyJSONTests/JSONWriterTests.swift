@@ -44,7 +44,9 @@ struct JSONWriterTests {
 
     @Test func compactSerializationOfEveryKind() {
         let value: JSONValue = ["n": nil, "t": true, "f": false, "i": -5, "d": 0.5, "s": "x", "a": [], "o": [:]]
-        #expect(value.serializedString == "{\"n\":null,\"t\":true,\"f\":false,\"i\":-5,\"d\":0.5,\"s\":\"x\",\"a\":[],\"o\":{}}")
+        #expect(
+            value.serializedString
+                == "{\"n\":null,\"t\":true,\"f\":false,\"i\":-5,\"d\":0.5,\"s\":\"x\",\"a\":[],\"o\":{}}")
         #expect(value.description == value.serializedString)
         #expect(value.serialized() == Array(value.serializedString.utf8))
     }

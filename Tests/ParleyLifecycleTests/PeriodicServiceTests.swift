@@ -20,12 +20,18 @@ import Testing
         #expect(clock.sleeperCount == 1)
         #expect(runs.load(ordering: .relaxed) == 0)
         clock.advance(by: .seconds(1))
-        #expect(try await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) == 1 && clock.sleeperCount == 1 } != nil)
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                runs.load(ordering: .relaxed) == 1 && clock.sleeperCount == 1
+            } != nil)
         clock.advance(by: .seconds(9))
         #expect(clock.sleeperCount == 1)
         #expect(runs.load(ordering: .relaxed) == 1)
         clock.advance(by: .seconds(1))
-        #expect(try await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1 } != nil)
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                runs.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1
+            } != nil)
 
         task.cancel()
         #expect(try await eventually(timeout: .seconds(30)) { returned.load(ordering: .relaxed) } != nil)
@@ -41,9 +47,15 @@ import Testing
             runs.add(1, ordering: .relaxed)
         }
         let task = Task { await service.run() }
-        #expect(try await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) == 1 && clock.sleeperCount == 1 } != nil)
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                runs.load(ordering: .relaxed) == 1 && clock.sleeperCount == 1
+            } != nil)
         clock.advance(by: .seconds(5))
-        #expect(try await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1 } != nil)
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                runs.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1
+            } != nil)
         task.cancel()
         await task.value
     }

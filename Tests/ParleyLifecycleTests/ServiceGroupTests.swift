@@ -8,33 +8,44 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct ServiceGroupTests {
     @Test func preparesInOrderAndStopsInReverseWhenAskedTo() async throws {
         let journal = Journal()
-        let group = ServiceGroup(services: ["A", "B", "C"].map { RecordingService(name: $0, journal: journal) },
-                                 logger: Logger(sink: LogSink(capturingAt: .error)))
+        let group = ServiceGroup(
+            services: ["A", "B", "C"].map { RecordingService(name: $0, journal: journal) },
+            logger: Logger(sink: LogSink(capturingAt: .error)))
         let (stopRequests, stop) = AsyncStream.makeStream(of: Void.self)
         let running = Task { try await group.run(until: { for await _ in stopRequests {} }) }
         #expect(try await eventually(timeout: .seconds(30)) { journal.contains("run C") } != nil)
         // Each preparation ends before the next begins.
-        #expect(journal.entries(starting: "prepar") == ["prepare A", "prepared A", "prepare B", "prepared B",
-                                                        "prepare C", "prepared C"])
+        #expect(
+            journal.entries(starting: "prepar") == [
+                "prepare A", "prepared A", "prepare B", "prepared B",
+                "prepare C", "prepared C",
+            ])
         #expect(journal.entries(starting: "cancelled").isEmpty)
 
         stop.finish()
         try await running.value
         // Each service has finished stopping before the one started before it is asked to.
-        #expect(journal.entries(starting: "cancelled", "stopped") == ["cancelled C", "stopped C", "cancelled B",
-                                                                     "stopped B", "cancelled A", "stopped A"])
+        #expect(
+            journal.entries(starting: "cancelled", "stopped") == [
+                "cancelled C", "stopped C", "cancelled B",
+                "stopped B", "cancelled A", "stopped A",
+            ])
     }
 
     @Test func stopsInReverseWhenItsTaskIsCancelled() async throws {
         let journal = Journal()
-        let group = ServiceGroup(services: ["A", "B"].map { RecordingService(name: $0, journal: journal) },
-                                 logger: Logger(sink: LogSink(capturingAt: .error)))
+        let group = ServiceGroup(
+            services: ["A", "B"].map { RecordingService(name: $0, journal: journal) },
+            logger: Logger(sink: LogSink(capturingAt: .error)))
         let running = Task { try await group.run(until: { await Task.waitUntilCancelled() }) }
         #expect(try await eventually(timeout: .seconds(30)) { journal.contains("run B") } != nil)
         running.cancel()
         try await running.value
-        #expect(journal.entries(starting: "cancelled", "stopped") == ["cancelled B", "stopped B", "cancelled A",
-                                                                     "stopped A"])
+        #expect(
+            journal.entries(starting: "cancelled", "stopped") == [
+                "cancelled B", "stopped B", "cancelled A",
+                "stopped A",
+            ])
     }
 
     @Test func aFailingServiceIsLoggedAndStopsTheGroup() async throws {
@@ -42,14 +53,20 @@ import Testing
         let sink = LogSink(capturingAt: .debug)
         var failing = RecordingService(name: "B", journal: journal)
         failing.failure = .throwAfterRunOf("C")
-        let group = ServiceGroup(services: [RecordingService(name: "A", journal: journal), failing,
-                                            RecordingService(name: "C", journal: journal)],
-                                 logger: Logger(sink: sink))
+        let group = ServiceGroup(
+            services: [
+                RecordingService(name: "A", journal: journal), failing,
+                RecordingService(name: "C", journal: journal),
+            ],
+            logger: Logger(sink: sink))
         await #expect(throws: Breakdown.self) {
             try await group.run(until: { await Task.waitUntilCancelled() })
         }
-        #expect(journal.entries(starting: "cancelled", "stopped") == ["cancelled C", "stopped C", "cancelled A",
-                                                                     "stopped A"])
+        #expect(
+            journal.entries(starting: "cancelled", "stopped") == [
+                "cancelled C", "stopped C", "cancelled A",
+                "stopped A",
+            ])
         let failure = try #require(sink.capturedText.split(separator: "\n").first { $0.contains("service failed") })
         #expect(failure.contains(#""level":"error""#))
         #expect(failure.contains(#""service":"B""#))
@@ -60,9 +77,12 @@ import Testing
         let journal = Journal()
         var quitter = RecordingService(name: "B", journal: journal)
         quitter.failure = .returnAfterRunOf("C")
-        let group = ServiceGroup(services: [RecordingService(name: "A", journal: journal), quitter,
-                                            RecordingService(name: "C", journal: journal)],
-                                 logger: Logger(sink: LogSink(capturingAt: .error)))
+        let group = ServiceGroup(
+            services: [
+                RecordingService(name: "A", journal: journal), quitter,
+                RecordingService(name: "C", journal: journal),
+            ],
+            logger: Logger(sink: LogSink(capturingAt: .error)))
         do {
             try await group.run(until: { await Task.waitUntilCancelled() })
             Issue.record("the group went on after a service returned")
@@ -77,9 +97,12 @@ import Testing
         let sink = LogSink(capturingAt: .error)
         var broken = RecordingService(name: "B", journal: journal)
         broken.failure = .throwInPrepare
-        let group = ServiceGroup(services: [RecordingService(name: "A", journal: journal), broken,
-                                            RecordingService(name: "C", journal: journal)],
-                                 logger: Logger(sink: sink))
+        let group = ServiceGroup(
+            services: [
+                RecordingService(name: "A", journal: journal), broken,
+                RecordingService(name: "C", journal: journal),
+            ],
+            logger: Logger(sink: sink))
         await #expect(throws: Breakdown.self) {
             try await group.run(until: { await Task.waitUntilCancelled() })
         }
@@ -91,10 +114,12 @@ import Testing
 
     @Test func aResourceStopsOutsideTheCancellationThatStopsIt() async throws {
         let journal = Journal()
-        let resource = ResourceService("resource", start: { journal.add("start") }, stop: {
-            // A graceful stop sleeps while work drains: cancelled, its sleeps would end at once.
-            journal.add(Task.isCancelled ? "stop (cancelled)" : "stop")
-        })
+        let resource = ResourceService(
+            "resource", start: { journal.add("start") },
+            stop: {
+                // A graceful stop sleeps while work drains: cancelled, its sleeps would end at once.
+                journal.add(Task.isCancelled ? "stop (cancelled)" : "stop")
+            })
         let group = ServiceGroup(services: [resource], logger: Logger(sink: LogSink(capturingAt: .error)))
         let running = Task { try await group.run(until: { await Task.waitUntilCancelled() }) }
         #expect(try await eventually(timeout: .seconds(30)) { journal.contains("start") } != nil)

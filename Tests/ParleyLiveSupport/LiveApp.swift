@@ -1,8 +1,8 @@
 import Foundation
 import ParleyApp
-import ParleyFiles
 import ParleyAuth
 import ParleyCrypto
+import ParleyFiles
 import ParleyObservability
 import ParleyPostgres
 import ParleyTestSupport
@@ -25,7 +25,8 @@ public final class LiveApp: Sendable {
 
     /// Settings of every test server: few threads, cheap password hashing, generous rate limits.
     public static func configuration(databaseURL: String, masterKeyHex: String, environment: [String: String] = [:])
-        throws -> Configuration {
+        throws -> Configuration
+    {
         var env = [
             "DATABASE_URL": databaseURL,
             "PARLEY_HTTP_HOST": "127.0.0.1",
@@ -49,11 +50,14 @@ public final class LiveApp: Sendable {
         return configuration
     }
 
-    public init(databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
-         logLevel: LogLevel = .info) async throws {
+    public init(
+        databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
+        logLevel: LogLevel = .info
+    ) async throws {
         self.masterKeyHex = masterKeyHex
-        let configuration = try Self.configuration(databaseURL: databaseURL, masterKeyHex: masterKeyHex,
-                                                   environment: environment)
+        let configuration = try Self.configuration(
+            databaseURL: databaseURL, masterKeyHex: masterKeyHex,
+            environment: environment)
         sink = LogSink(capturingAt: logLevel)
         let app = try Application(configuration: configuration, logSink: sink)
         self.app = app
@@ -90,10 +94,13 @@ public final class LiveApp: Sendable {
     // MARK: Helpers
 
     /// Creates an app directly through the repository (as `parley app create` does).
-    public func createApp(name: String = "Test", privacyVersion: Int = 0, policy: SessionPolicy = .onePerPlatform) async throws
-        -> (app: AppSettings, secret: String) {
-        let created = try await auth.appRepository.create(name: name, privacyVersion: privacyVersion,
-                                                          sessionPolicy: policy, secrets: auth.secrets)
+    public func createApp(name: String = "Test", privacyVersion: Int = 0, policy: SessionPolicy = .onePerPlatform)
+        async throws
+        -> (app: AppSettings, secret: String)
+    {
+        let created = try await auth.appRepository.create(
+            name: name, privacyVersion: privacyVersion,
+            sessionPolicy: policy, secrets: auth.secrets)
         auth.directory.upsert(created.app)
         return created
     }
@@ -118,8 +125,10 @@ public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> 
 }
 
 /// A fresh database and a server on it, both gone afterwards.
-public func withLiveApp<T>(environment: [String: String] = [:], logLevel: LogLevel = .info,
-                    _ body: (LiveApp) async throws -> T) async throws -> T {
+public func withLiveApp<T>(
+    environment: [String: String] = [:], logLevel: LogLevel = .info,
+    _ body: (LiveApp) async throws -> T
+) async throws -> T {
     try await withDatabase { url in
         let live = try await LiveApp(databaseURL: url, environment: environment, logLevel: logLevel)
         do {
@@ -137,4 +146,3 @@ public struct TestFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
-

@@ -15,7 +15,9 @@ public struct MessagingFixture: Sendable {
         client = live.client()
     }
 
-    public static func run<T>(environment: [String: String] = [:], _ body: (MessagingFixture) async throws -> T) async throws -> T {
+    public static func run<T>(environment: [String: String] = [:], _ body: (MessagingFixture) async throws -> T)
+        async throws -> T
+    {
         try await withLiveApp(environment: environment) { live in
             let (app, _) = try await live.createApp(name: "Messaging")
             return try await body(MessagingFixture(live: live, appKey: app.appKey, appId: app.id))
@@ -37,9 +39,12 @@ public struct MessagingFixture: Sendable {
 
     /// Uploads a small file as `session` (`PUT /api/files`) and returns its object key, for messages that
     /// reference files (the server checks every key).
-    public func uploadKey(_ session: Session, bytes: [UInt8] = Array("attachment \(UUID().uuidString)".utf8)) async throws -> String {
-        let response = try await client.send("PUT", "/api/files", headers: ["Authorization": "Bearer \(session.accessToken)"],
-                                             body: bytes)
+    public func uploadKey(_ session: Session, bytes: [UInt8] = Array("attachment \(UUID().uuidString)".utf8))
+        async throws -> String
+    {
+        let response = try await client.send(
+            "PUT", "/api/files", headers: ["Authorization": "Bearer \(session.accessToken)"],
+            body: bytes)
         guard response.status == 201, let key = response.string("objectKey") else {
             throw TestFailure("upload failed: \(response.status) \(response.text)")
         }
@@ -48,20 +53,27 @@ public struct MessagingFixture: Sendable {
 
     // MARK: Messages
 
-    public func send(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
-              content: Any = "hello", extra: Any? = nil, clientMsgId: String = UUID().uuidString) async throws -> TestResponse {
-        var body: [String: Any] = ["toId": toId, "chatType": chatType, "msgType": msgType, "content": content,
-                                   "clientMsgId": clientMsgId]
+    public func send(
+        _ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
+        content: Any = "hello", extra: Any? = nil, clientMsgId: String = UUID().uuidString
+    ) async throws -> TestResponse {
+        var body: [String: Any] = [
+            "toId": toId, "chatType": chatType, "msgType": msgType, "content": content,
+            "clientMsgId": clientMsgId,
+        ]
         if let extra { body["extra"] = extra }
         return try await client.post("/api/im/messages", json: body, token: from.accessToken)
     }
 
     /// Sends and requires success; returns the stored message.
     @discardableResult
-    public func sendOK(_ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
-                content: Any = "hello", clientMsgId: String = UUID().uuidString) async throws -> [String: Any] {
-        let response = try await send(from, to: toId, chatType: chatType, msgType: msgType, content: content,
-                                      clientMsgId: clientMsgId)
+    public func sendOK(
+        _ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
+        content: Any = "hello", clientMsgId: String = UUID().uuidString
+    ) async throws -> [String: Any] {
+        let response = try await send(
+            from, to: toId, chatType: chatType, msgType: msgType, content: content,
+            clientMsgId: clientMsgId)
         guard response.status == 201 || response.status == 200 else {
             throw TestFailure("send failed: \(response.status) \(response.text)")
         }
@@ -88,18 +100,23 @@ public struct MessagingFixture: Sendable {
         try await conversations(session).first { $0["conversationId"] as? String == conversationId }
     }
 
-    public func createGroup(_ owner: Session, name: String = "Team", members: [Session]) async throws -> (groupId: String, conversationId: String) {
-        let response = try await client.post("/api/im/groups", json: ["name": name, "memberIds": members.map(\.userId)],
-                                             token: owner.accessToken)
+    public func createGroup(_ owner: Session, name: String = "Team", members: [Session]) async throws -> (
+        groupId: String, conversationId: String
+    ) {
+        let response = try await client.post(
+            "/api/im/groups", json: ["name": name, "memberIds": members.map(\.userId)],
+            token: owner.accessToken)
         guard response.status == 201, let groupId = response.string("groupId"),
-              let conversationId = response.string("conversationId") else {
+            let conversationId = response.string("conversationId")
+        else {
             throw TestFailure("create group failed: \(response.status) \(response.text)")
         }
         return (groupId, conversationId)
     }
 
     public static func singleID(_ a: Session, _ b: Session) -> String {
-        Array(a.userId.utf8).lexicographicallyPrecedes(Array(b.userId.utf8)) ? "si:\(a.userId):\(b.userId)"
+        Array(a.userId.utf8).lexicographicallyPrecedes(Array(b.userId.utf8))
+            ? "si:\(a.userId):\(b.userId)"
             : "si:\(b.userId):\(a.userId)"
     }
 
@@ -107,7 +124,9 @@ public struct MessagingFixture: Sendable {
         try await database.query("SELECT count(*) AS n FROM messages")[0].decode("n", as: Int.self)
     }
 
-    public func sync(_ session: Session, cursor: String?, limit: Int = 200) async throws -> (changes: [[String: Any]], cursor: String, hasMore: Bool) {
+    public func sync(_ session: Session, cursor: String?, limit: Int = 200) async throws -> (
+        changes: [[String: Any]], cursor: String, hasMore: Bool
+    ) {
         var target = "/api/im/sync?limit=\(limit)"
         if let cursor { target += "&cursor=\(cursor)" }
         let response = try await client.get(target, token: session.accessToken)
@@ -118,7 +137,9 @@ public struct MessagingFixture: Sendable {
     }
 
     /// Syncs page by page until `hasMore` is false.
-    public func syncAll(_ session: Session, from cursor: String, pageSize: Int = 200) async throws -> (changes: [[String: Any]], cursor: String) {
+    public func syncAll(_ session: Session, from cursor: String, pageSize: Int = 200) async throws -> (
+        changes: [[String: Any]], cursor: String
+    ) {
         var all: [[String: Any]] = []
         var cursor = cursor
         for _ in 0..<1000 {
@@ -132,8 +153,10 @@ public struct MessagingFixture: Sendable {
 
     /// Syncs until at least `count` changes arrived. A change becomes visible to sync once every transaction
     /// that started before it ended, anywhere on the cluster (other tests run alongside), hence the waiting.
-    public func syncUntil(_ session: Session, from cursor: String, count: Int, pageSize: Int = 200,
-                   timeout: Duration = .seconds(20)) async throws -> (changes: [[String: Any]], cursor: String) {
+    public func syncUntil(
+        _ session: Session, from cursor: String, count: Int, pageSize: Int = 200,
+        timeout: Duration = .seconds(20)
+    ) async throws -> (changes: [[String: Any]], cursor: String) {
         var all: [[String: Any]] = []
         var cursor = cursor
         let clock = ContinuousClock()
@@ -149,7 +172,8 @@ public struct MessagingFixture: Sendable {
 }
 
 /// Runs `count` async operations with at most `width` in flight.
-public func concurrently(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+public func concurrently(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws
+{
     try await withThrowingTaskGroup(of: Void.self) { group in
         var next = 0
         while next < min(width, count) {

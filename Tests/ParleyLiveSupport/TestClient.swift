@@ -30,7 +30,8 @@ public struct TestClient: Sendable {
     public let port: UInt16
 
     public func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [])
-        async throws -> TestResponse {
+        async throws -> TestResponse
+    {
         let port = self.port
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
@@ -43,8 +44,10 @@ public struct TestClient: Sendable {
                     }
                     try client.send(Array((head + "\r\n").utf8) + body)
                     let response = try client.readResponse(headRequest: method == "HEAD")
-                    continuation.resume(returning: TestResponse(status: response.status, headers: response.headers,
-                                                                body: response.body))
+                    continuation.resume(
+                        returning: TestResponse(
+                            status: response.status, headers: response.headers,
+                            body: response.body))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -52,14 +55,17 @@ public struct TestClient: Sendable {
         }
     }
 
-    public func get(_ target: String, token: String? = nil, headers: [String: String] = [:]) async throws -> TestResponse {
+    public func get(_ target: String, token: String? = nil, headers: [String: String] = [:]) async throws
+        -> TestResponse
+    {
         var headers = headers
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try await send("GET", target, headers: headers)
     }
 
     public func post(_ target: String, json: [String: Any] = [:], token: String? = nil, headers: [String: String] = [:])
-        async throws -> TestResponse {
+        async throws -> TestResponse
+    {
         var headers = headers
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let body = try JSONSerialization.data(withJSONObject: json)
@@ -77,22 +83,35 @@ public struct TestClient: Sendable {
 
     // MARK: Flows
 
-    public func register(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
-                  deviceModel: String = "iPhone 15") async throws -> TestResponse {
-        try await post("/api/auth/register", json: ["username": username, "password": password, "platform": platform,
-                                                    "deviceModel": deviceModel], headers: ["X-App-Key": appKey])
+    public func register(
+        appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
+        deviceModel: String = "iPhone 15"
+    ) async throws -> TestResponse {
+        try await post(
+            "/api/auth/register",
+            json: [
+                "username": username, "password": password, "platform": platform,
+                "deviceModel": deviceModel,
+            ], headers: ["X-App-Key": appKey])
     }
 
-    public func login(appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
-               deviceId: String = "", deviceModel: String = "Pixel 8") async throws -> TestResponse {
-        try await post("/api/auth/login", json: ["username": username, "password": password, "platform": platform,
-                                                 "deviceId": deviceId, "deviceModel": deviceModel],
-                       headers: ["X-App-Key": appKey])
+    public func login(
+        appKey: String, username: String, password: String = "correct horse", platform: String = "ios",
+        deviceId: String = "", deviceModel: String = "Pixel 8"
+    ) async throws -> TestResponse {
+        try await post(
+            "/api/auth/login",
+            json: [
+                "username": username, "password": password, "platform": platform,
+                "deviceId": deviceId, "deviceModel": deviceModel,
+            ],
+            headers: ["X-App-Key": appKey])
     }
 
     public func refresh(_ refreshToken: String, appKey: String? = nil) async throws -> TestResponse {
-        try await post("/api/auth/refresh", json: ["refreshToken": refreshToken],
-                       headers: appKey.map { ["X-App-Key": $0] } ?? [:])
+        try await post(
+            "/api/auth/refresh", json: ["refreshToken": refreshToken],
+            headers: appKey.map { ["X-App-Key": $0] } ?? [:])
     }
 }
 
@@ -107,9 +126,10 @@ public struct Session: Sendable {
     public init(_ response: TestResponse) throws {
         let data = response.data
         guard response.status == 200, let access = data["accessToken"] as? String,
-              let refresh = data["refreshToken"] as? String, let im = data["imToken"] as? String,
-              let sid = data["sessionId"] as? String, let user = data["user"] as? [String: Any],
-              let uid = user["id"] as? String else {
+            let refresh = data["refreshToken"] as? String, let im = data["imToken"] as? String,
+            let sid = data["sessionId"] as? String, let user = data["user"] as? [String: Any],
+            let uid = user["id"] as? String
+        else {
             throw TestFailure("not a session answer: \(response.status) \(response.text)")
         }
         userId = uid

@@ -18,24 +18,41 @@ struct BadInputTests {
                 ("empty text", ["content": ""]),
                 ("oversized text", ["content": String(repeating: "a", count: 51)]),
                 ("image without objectKey", ["msgType": "image", "content": ["width": 1, "height": 1]]),
-                ("image with a string width", ["msgType": "image", "content": ["objectKey": "k", "width": "1", "height": 1]]),
-                ("image with zero height", ["msgType": "image", "content": ["objectKey": "k", "width": 1, "height": 0]]),
+                (
+                    "image with a string width",
+                    ["msgType": "image", "content": ["objectKey": "k", "width": "1", "height": 1]]
+                ),
+                (
+                    "image with zero height",
+                    ["msgType": "image", "content": ["objectKey": "k", "width": 1, "height": 0]]
+                ),
                 ("video without duration", ["msgType": "video", "content": ["objectKey": "k"]]),
                 ("audio negative duration", ["msgType": "audio", "content": ["objectKey": "k", "durationSec": -1]]),
                 ("file without size", ["msgType": "file", "content": ["objectKey": "k", "name": "a"]]),
                 ("location out of range", ["msgType": "location", "content": ["lat": 91, "lng": 0]]),
                 ("forward empty", ["msgType": "forward", "content": ["messages": []]]),
-                ("forward of forward", ["msgType": "forward", "content": ["messages": [["msgType": "forward", "content": [:]]]]]),
-                ("forward with bad inner", ["msgType": "forward", "content": ["messages": [["msgType": "image", "content": [:]]]]]),
-                ("custom too large", ["msgType": "custom", "content": ["blob": String(repeating: "x", count: 17_000)]]),
+                (
+                    "forward of forward",
+                    ["msgType": "forward", "content": ["messages": [["msgType": "forward", "content": [:]]]]]
+                ),
+                (
+                    "forward with bad inner",
+                    ["msgType": "forward", "content": ["messages": [["msgType": "image", "content": [:]]]]]
+                ),
+                (
+                    "custom too large",
+                    ["msgType": "custom", "content": ["blob": String(repeating: "x", count: 17_000)]]
+                ),
                 ("extra too large", ["extra": String(repeating: "x", count: 5000)]),
                 ("bad toId", ["toId": "has space"]),
                 ("empty clientMsgId", ["clientMsgId": ""]),
                 ("missing content", ["content": NSNull()]),
             ]
             for (name, overrides) in cases {
-                var body: [String: Any] = ["toId": bob.userId, "chatType": "single", "msgType": "text", "content": "ok",
-                                           "clientMsgId": UUID().uuidString]
+                var body: [String: Any] = [
+                    "toId": bob.userId, "chatType": "single", "msgType": "text", "content": "ok",
+                    "clientMsgId": UUID().uuidString,
+                ]
                 for (key, value) in overrides { body[key] = value }
                 if overrides["content"] is NSNull { body.removeValue(forKey: "content") }
                 let response = try await fx.client.post("/api/im/messages", json: body, token: alice.accessToken)
@@ -44,9 +61,10 @@ struct BadInputTests {
                 #expect(response.json["data"] is NSNull, "\(name)")
             }
             // Not JSON at all.
-            let garbage = try await fx.client.send("POST", "/api/im/messages",
-                                                   headers: ["Authorization": "Bearer \(alice.accessToken)"],
-                                                   body: Array("{nope".utf8))
+            let garbage = try await fx.client.send(
+                "POST", "/api/im/messages",
+                headers: ["Authorization": "Bearer \(alice.accessToken)"],
+                body: Array("{nope".utf8))
             #expect(garbage.status == 400)
             #expect(garbage.code == 1001)
             #expect(try await fx.messageCount() == before)
@@ -83,8 +101,12 @@ struct BadInputTests {
             // No token: 401.
             #expect(try await fx.client.get("/api/im/conversations").status == 401)
             // Bad group bodies.
-            #expect(try await fx.client.post("/api/im/groups", json: ["name": "  ", "memberIds": []], token: token).code == 1002)
-            #expect(try await fx.client.post("/api/im/groups", json: ["name": "x", "memberIds": ["bad id"]], token: token).code == 1002)
+            #expect(
+                try await fx.client.post("/api/im/groups", json: ["name": "  ", "memberIds": []], token: token).code
+                    == 1002)
+            #expect(
+                try await fx.client.post("/api/im/groups", json: ["name": "x", "memberIds": ["bad id"]], token: token)
+                    .code == 1002)
             #expect(try await fx.client.post("/api/im/groups", json: ["name": "x"], token: token).code == 1002)
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
-@testable import ParleyMessaging
 import Testing
+
+@testable import ParleyMessaging
 
 /// The content rules of every message type, without a server.
 struct ContentValidatorTests {
@@ -16,7 +17,10 @@ struct ContentValidatorTests {
         #expect(accepts(.text, "hi"))
         #expect(accepts(.richText, ["text": "hi", "spans": [["bold": true]]]))
         #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 480]))
-        #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 480, "thumbnailObjectKey": "t.jpg", "size": 1]))
+        #expect(
+            accepts(
+                .image, ["objectKey": "a/b.jpg", "width": 640, "height": 480, "thumbnailObjectKey": "t.jpg", "size": 1])
+        )
         #expect(accepts(.video, ["objectKey": "v.mp4", "durationSec": 12.5, "coverObjectKey": "c.jpg"]))
         #expect(accepts(.audio, ["objectKey": "a.m4a", "durationSec": 3]))
         #expect(accepts(.file, ["objectKey": "f", "name": "report.pdf", "size": 0]))
@@ -25,8 +29,15 @@ struct ContentValidatorTests {
         #expect(accepts(.custom, "a bare string"))
         #expect(accepts(.callAudio, ["durationSec": 60, "status": "ended"]))
         #expect(accepts(.callVideo, [:]))
-        #expect(accepts(.forward, ["messages": [["msgType": "text", "content": "a"],
-                                                ["msgType": "image", "content": ["objectKey": "k", "width": 1, "height": 1]]]]))
+        #expect(
+            accepts(
+                .forward,
+                [
+                    "messages": [
+                        ["msgType": "text", "content": "a"],
+                        ["msgType": "image", "content": ["objectKey": "k", "width": 1, "height": 1]],
+                    ]
+                ]))
     }
 
     @Test func refusesMalformedContent() {
@@ -48,7 +59,8 @@ struct ContentValidatorTests {
         #expect(!accepts(.location, ["lat": 0, "lng": 0, "name": 7]))
         #expect(!accepts(.callAudio, ["status": ""]))
         #expect(!accepts(.forward, ["messages": "no"]))
-        #expect(!accepts(.forward, ["messages": .array(Array(repeating: ["msgType": "text", "content": "a"], count: 51))]))
+        #expect(
+            !accepts(.forward, ["messages": .array(Array(repeating: ["msgType": "text", "content": "a"], count: 51))]))
         #expect(!accepts(.forward, ["messages": [["msgType": "notify", "content": [:]]]]))
         #expect(!accepts(.notify, ["event": "x"]))
         #expect(!accepts(.custom, .string(String(repeating: "x", count: 16 * 1024))))
@@ -68,7 +80,8 @@ struct ContentValidatorTests {
         #expect(MessagePreview.text(type: .audio, content: [:], revoked: false) == "[voice]")
         #expect(MessagePreview.text(type: .file, content: [:], revoked: false) == "[file]")
         #expect(MessagePreview.text(type: .richText, content: ["text": "rich"], revoked: false) == "rich")
-        let long = MessagePreview.text(type: .text, content: .string(String(repeating: "a", count: 500)), revoked: false)
+        let long = MessagePreview.text(
+            type: .text, content: .string(String(repeating: "a", count: 500)), revoked: false)
         #expect(long.count == 101 && long.hasSuffix("…"))
     }
 
@@ -87,8 +100,10 @@ struct ContentValidatorTests {
         #expect(ConversationID.singleMembers("si:alice:alice") == ["alice"])
         #expect(ConversationID.singleMembers("si:alice:bob") == ["alice", "bob"])
         #expect(ConversationID.singleMembers("sg:g_1") == nil)
-        for bad in ["", "si", "si:", "si::", "si:a:", "si::b", "si:a b:c", "si:a:b c", "Si:a:b", "sx:a:b", "sg:a:b",
-                    "sg:a b", "si:\(String(repeating: "a", count: 65)):b", "si:A:a:", "si:b:a"] {
+        for bad in [
+            "", "si", "si:", "si::", "si:a:", "si::b", "si:a b:c", "si:a:b c", "Si:a:b", "sx:a:b", "sg:a:b",
+            "sg:a b", "si:\(String(repeating: "a", count: 65)):b", "si:A:a:", "si:b:a",
+        ] {
             #expect(ConversationID.parse(bad) == nil, "\(bad)")
         }
         #expect(ConversationID.parse("si:A:a")?.parts == ["A", "a"]) // byte order: uppercase sorts first
@@ -99,40 +114,48 @@ struct ContentValidatorTests {
     @Test func cursorsRoundTripAndRejectGarbage() {
         #expect(SyncCursor("123-45") == SyncCursor(xid: 123, position: 45))
         #expect(SyncCursor(xid: 7, position: 0).description == "7-0")
-        for bad in ["", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1",
-                    "1234567890123456789-1", "1-1234567890123456789"] {
+        for bad in [
+            "", "1", "a-1", "1-b", "1-2-3", "+1-2", "1--2", "99999999999999999999-1",
+            "1234567890123456789-1", "1-1234567890123456789",
+        ] {
             #expect(SyncCursor(bad) == nil, "\(bad)")
         }
         // openapi.yaml's pattern: 1-18 digits each, leading zeros allowed.
-        #expect(SyncCursor("999999999999999999-000000000000000001") == SyncCursor(xid: 999_999_999_999_999_999, position: 1))
+        #expect(
+            SyncCursor("999999999999999999-000000000000000001") == SyncCursor(xid: 999_999_999_999_999_999, position: 1)
+        )
     }
 }
 
 /// What clients see of a message, byte for byte (the send answer, the realtime frame, history and sync alike).
 struct MessageJSONTests {
     @Test func messageJSONIsWhatClientsSee() throws {
-        let base = IMMessage(id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
-                             msgType: .image, content: try JSONValue.parse(#"{"width":10,"objectKey":"k","ratio":1.50}"#),
-                             extra: ["k": [1, 2.5, nil], "b": "hi \"there\"\n"], clientMsgId: "c-1", revoked: false, revokedBy: nil,
-                             createdAt: Date(timeIntervalSince1970: 1_764_000_000.125), editedAt: nil)
-        #expect(String(decoding: base.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
-            + #""content":{"width":10,"objectKey":"k","ratio":1.50},"conversationId":"si:a:b","#
-            + #""createdAt":"2025-11-24T16:00:00.125Z","editedAt":null,"extra":{"k":[1,2.5,null],"b":"hi \"there\"\n"},"#
-            + #""fromId":"a","id":"42","msgType":"image","revoked":false,"revokedBy":null,"seq":7,"toId":"b"}"#)
+        let base = IMMessage(
+            id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
+            msgType: .image, content: try JSONValue.parse(#"{"width":10,"objectKey":"k","ratio":1.50}"#),
+            extra: ["k": [1, 2.5, nil], "b": "hi \"there\"\n"], clientMsgId: "c-1", revoked: false, revokedBy: nil,
+            createdAt: Date(timeIntervalSince1970: 1_764_000_000.125), editedAt: nil)
+        #expect(
+            String(decoding: base.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
+                + #""content":{"width":10,"objectKey":"k","ratio":1.50},"conversationId":"si:a:b","#
+                + #""createdAt":"2025-11-24T16:00:00.125Z","editedAt":null,"extra":{"k":[1,2.5,null],"b":"hi \"there\"\n"},"#
+                + #""fromId":"a","id":"42","msgType":"image","revoked":false,"revokedBy":null,"seq":7,"toId":"b"}"#)
         var revoked = base
         revoked.revoked = true
         revoked.revokedBy = "a"
         revoked.content = .null
         revoked.extra = nil
         revoked.editedAt = Date(timeIntervalSince1970: 1_764_000_100)
-        #expect(String(decoding: revoked.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
-            + #""content":null,"conversationId":"si:a:b","createdAt":"2025-11-24T16:00:00.125Z","#
-            + #""editedAt":"2025-11-24T16:01:40.000Z","extra":null,"fromId":"a","id":"42","msgType":"image","#
-            + #""revoked":true,"revokedBy":"a","seq":7,"toId":"b"}"#)
+        #expect(
+            String(decoding: revoked.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
+                + #""content":null,"conversationId":"si:a:b","createdAt":"2025-11-24T16:00:00.125Z","#
+                + #""editedAt":"2025-11-24T16:01:40.000Z","extra":null,"fromId":"a","id":"42","msgType":"image","#
+                + #""revoked":true,"revokedBy":"a","seq":7,"toId":"b"}"#)
     }
 
     @Test func sendRequestParsingNamesTheField() throws {
-        let ok = try MessageService.SendRequest.parse(Array(#"{"toId":"b","chatType":"single","msgType":"text","content":"x","clientMsgId":"c"}"#.utf8))
+        let ok = try MessageService.SendRequest.parse(
+            Array(#"{"toId":"b","chatType":"single","msgType":"text","content":"x","clientMsgId":"c"}"#.utf8))
         #expect(ok.toId == "b" && ok.content == "x" && ok.extra == nil)
         #expect(throws: APIError.invalidJSON) { try MessageService.SendRequest.parse(Array("{".utf8)) }
         do {

@@ -24,33 +24,45 @@ struct ConversationStateTests {
             #expect(try await fx.conversation(alice, id)?["unreadCount"] as? Int == 0)
 
             // Read up to seq 2: one left.
-            let read = try await fx.client.post("/api/im/conversations/\(id)/read", json: ["seq": 2], token: bob.accessToken)
+            let read = try await fx.client.post(
+                "/api/im/conversations/\(id)/read", json: ["seq": 2], token: bob.accessToken)
             #expect(read.status == 200)
             #expect(read.data["unreadCount"] as? Int == 1)
             #expect(read.data["readSeq"] as? Int == 2)
             // Reading backwards does not move the read point.
-            #expect(try await fx.client.post("/api/im/conversations/\(id)/read", json: ["seq": 1],
-                                             token: bob.accessToken).data["readSeq"] as? Int == 2)
+            #expect(
+                try await fx.client.post(
+                    "/api/im/conversations/\(id)/read", json: ["seq": 1],
+                    token: bob.accessToken
+                ).data["readSeq"] as? Int == 2)
 
             // Revoking the unread last message: nothing unread, preview says so.
-            #expect(try await fx.client.post("/api/im/messages/\(ids[2])/revoke", token: alice.accessToken).status == 200)
+            #expect(
+                try await fx.client.post("/api/im/messages/\(ids[2])/revoke", token: alice.accessToken).status == 200)
             bobView = try #require(try await fx.conversation(bob, id))
             #expect(bobView["unreadCount"] as? Int == 0)
             #expect(bobView["lastMessagePreview"] as? String == "message revoked")
 
             // Typed previews.
-            try await fx.sendOK(alice, to: bob.userId, msgType: "image", content: ["objectKey": try await fx.uploadKey(alice), "width": 1, "height": 1])
+            try await fx.sendOK(
+                alice, to: bob.userId, msgType: "image",
+                content: ["objectKey": try await fx.uploadKey(alice), "width": 1, "height": 1])
             #expect(try await fx.conversation(bob, id)?["lastMessagePreview"] as? String == "[image]")
-            try await fx.sendOK(alice, to: bob.userId, msgType: "audio", content: ["objectKey": try await fx.uploadKey(alice), "durationSec": 3])
+            try await fx.sendOK(
+                alice, to: bob.userId, msgType: "audio",
+                content: ["objectKey": try await fx.uploadKey(alice), "durationSec": 3])
             bobView = try #require(try await fx.conversation(bob, id))
             #expect(bobView["lastMessagePreview"] as? String == "[voice]")
             #expect(bobView["unreadCount"] as? Int == 2)
             // Revoking an already-read message does not change the count.
-            #expect(try await fx.client.post("/api/im/messages/\(ids[0])/revoke", token: alice.accessToken).status == 200)
+            #expect(
+                try await fx.client.post("/api/im/messages/\(ids[0])/revoke", token: alice.accessToken).status == 200)
             #expect(try await fx.conversation(bob, id)?["unreadCount"] as? Int == 2)
 
             // Bob replies: sending reads everything before it.
-            try await fx.sendOK(bob, to: alice.userId, msgType: "file", content: ["objectKey": try await fx.uploadKey(bob), "name": "a.pdf", "size": 10])
+            try await fx.sendOK(
+                bob, to: alice.userId, msgType: "file",
+                content: ["objectKey": try await fx.uploadKey(bob), "name": "a.pdf", "size": 10])
             bobView = try #require(try await fx.conversation(bob, id))
             #expect(bobView["unreadCount"] as? Int == 0)
             #expect(bobView["lastMessagePreview"] as? String == "[file]")
@@ -79,8 +91,11 @@ struct ConversationStateTests {
             let id = MessagingFixture.singleID(alice, bob)
             try await fx.sendOK(alice, to: bob.userId, content: "hi")
             try await fx.sendOK(bob, to: alice.userId, content: "hey")
-            #expect(try await fx.client.patch("/api/im/conversations/\(id)", json: ["isPinned": true, "draftText": "dr"],
-                                              token: bob.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/\(id)", json: ["isPinned": true, "draftText": "dr"],
+                    token: bob.accessToken
+                ).status == 200)
             let deleted = try await fx.client.delete("/api/im/conversations/\(id)", token: bob.accessToken)
             #expect(deleted.status == 200)
             #expect(try await fx.conversation(bob, id) == nil)
@@ -105,18 +120,21 @@ struct ConversationStateTests {
             for peer in users[1...] { try await fx.sendOK(peer, to: me.userId, content: "from \(peer.userId)") }
             // Last activity first.
             var list = try await fx.conversations(me)
-            #expect(list.compactMap { $0["peerUserId"] as? String } == [users[3].userId, users[2].userId, users[1].userId])
+            #expect(
+                list.compactMap { $0["peerUserId"] as? String } == [users[3].userId, users[2].userId, users[1].userId])
             // Pinned first.
             let oldest = MessagingFixture.singleID(me, users[1])
-            let patched = try await fx.client.patch("/api/im/conversations/\(oldest)",
-                                                    json: ["isPinned": true, "draftText": "half a thought", "muted": true],
-                                                    token: me.accessToken)
+            let patched = try await fx.client.patch(
+                "/api/im/conversations/\(oldest)",
+                json: ["isPinned": true, "draftText": "half a thought", "muted": true],
+                token: me.accessToken)
             #expect(patched.status == 200)
             #expect(patched.data["isPinned"] as? Bool == true)
             #expect(patched.data["draftText"] as? String == "half a thought")
             #expect(patched.data["muted"] as? Bool == true)
             list = try await fx.conversations(me)
-            #expect(list.compactMap { $0["peerUserId"] as? String } == [users[1].userId, users[3].userId, users[2].userId])
+            #expect(
+                list.compactMap { $0["peerUserId"] as? String } == [users[1].userId, users[3].userId, users[2].userId])
             // Paging.
             let page = try await fx.client.get("/api/im/conversations?limit=2&offset=2", token: me.accessToken)
             #expect((page.data["conversations"] as? [[String: Any]])?.count == 1)
@@ -128,11 +146,19 @@ struct ConversationStateTests {
             // Someone else's conversation: 403; unknown: 404; empty patch: 400.
             let others = MessagingFixture.singleID(users[1], users[2])
             try await fx.sendOK(users[1], to: users[2].userId)
-            #expect(try await fx.client.patch("/api/im/conversations/\(others)", json: ["isPinned": true],
-                                              token: me.accessToken).code == 1100)
-            #expect(try await fx.client.patch("/api/im/conversations/si:a:b", json: ["isPinned": true],
-                                              token: me.accessToken).code == 1101)
-            #expect(try await fx.client.patch("/api/im/conversations/\(oldest)", json: [:], token: me.accessToken).code == 1002)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/\(others)", json: ["isPinned": true],
+                    token: me.accessToken
+                ).code == 1100)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/si:a:b", json: ["isPinned": true],
+                    token: me.accessToken
+                ).code == 1101)
+            #expect(
+                try await fx.client.patch("/api/im/conversations/\(oldest)", json: [:], token: me.accessToken).code
+                    == 1002)
         }
     }
 }

@@ -4,11 +4,12 @@ import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
 import ParleyLiveSupport
-@testable import ParleyMessaging
 import ParleyObservability
 import ParleyPostgres
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyMessaging
 
 /// openapi.yaml describes every messaging code (WholeAPIDocumentationTests checks the routes); the README lists every setting.
 @Suite("Messaging documentation")
@@ -25,7 +26,8 @@ struct DocumentationTests {
     @Test func readmeListsEverySetting() throws {
         let readme = try RepositoryDocuments.text("README.md")
         for setting in Configuration.settings {
-            #expect(readme.contains("| `\(setting.name)` |"), "\(setting.name) missing from the README's settings table")
+            #expect(
+                readme.contains("| `\(setting.name)` |"), "\(setting.name) missing from the README's settings table")
         }
     }
 }

@@ -26,10 +26,14 @@ struct GroupTests {
 
             try await fx.sendOK(a, to: group.groupId, chatType: "group", content: "before c")
             // Members add: only owners and admins.
-            #expect(try await fx.client.post("/api/im/groups/\(group.groupId)/members", json: ["userIds": [c.userId]],
-                                             token: a.accessToken).code == 1112)
-            let added = try await fx.client.post("/api/im/groups/\(group.groupId)/members", json: ["userIds": [c.userId]],
-                                                 token: owner.accessToken)
+            #expect(
+                try await fx.client.post(
+                    "/api/im/groups/\(group.groupId)/members", json: ["userIds": [c.userId]],
+                    token: a.accessToken
+                ).code == 1112)
+            let added = try await fx.client.post(
+                "/api/im/groups/\(group.groupId)/members", json: ["userIds": [c.userId]],
+                token: owner.accessToken)
             #expect(added.status == 200)
             #expect(added.data["memberCount"] as? Int == 4)
             // A new member sees history from the join on: the member_added notice, not what came before.
@@ -40,18 +44,31 @@ struct GroupTests {
             #expect(try await fx.conversation(c, group.conversationId)?["showName"] as? String == "Crew")
 
             // Roles: the owner makes a an admin; an admin removes a plain member, but not another admin.
-            #expect(try await fx.client.patch("/api/im/groups/\(group.groupId)/members/\(a.userId)", json: ["role": "admin"],
-                                              token: owner.accessToken).status == 200)
-            #expect(try await fx.client.patch("/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["role": "admin"],
-                                              token: a.accessToken).code == 1112)
-            #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(c.userId)",
-                                               token: a.accessToken).status == 200)
-            #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(owner.userId)",
-                                               token: a.accessToken).code == 1112)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(group.groupId)/members/\(a.userId)", json: ["role": "admin"],
+                    token: owner.accessToken
+                ).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["role": "admin"],
+                    token: a.accessToken
+                ).code == 1112)
+            #expect(
+                try await fx.client.delete(
+                    "/api/im/groups/\(group.groupId)/members/\(c.userId)",
+                    token: a.accessToken
+                ).status == 200)
+            #expect(
+                try await fx.client.delete(
+                    "/api/im/groups/\(group.groupId)/members/\(owner.userId)",
+                    token: a.accessToken
+                ).code == 1112)
             // Removing yourself is leaving, which has its own route: 403 with 1117, for owners and admins alike.
             for member in [a, owner] {
-                let removal = try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(member.userId)",
-                                                         token: member.accessToken)
+                let removal = try await fx.client.delete(
+                    "/api/im/groups/\(group.groupId)/members/\(member.userId)",
+                    token: member.accessToken)
                 #expect(removal.status == 403)
                 #expect(removal.code == 1117)
             }
@@ -61,34 +78,48 @@ struct GroupTests {
             #expect(try await fx.conversation(c, group.conversationId) == nil)
 
             // Blocked members cannot post; unblocked they can.
-            #expect(try await fx.client.patch("/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["blocked": true],
-                                              token: a.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["blocked": true],
+                    token: a.accessToken
+                ).status == 200)
             #expect(try await fx.send(b, to: group.groupId, chatType: "group").code == 1109)
-            #expect(try await fx.client.patch("/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["blocked": false],
-                                              token: owner.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(group.groupId)/members/\(b.userId)", json: ["blocked": false],
+                    token: owner.accessToken
+                ).status == 200)
             #expect(try await fx.send(b, to: group.groupId, chatType: "group").status == 201)
 
             // Leave; the owner must transfer first.
-            #expect(try await fx.client.post("/api/im/groups/\(group.groupId)/leave", token: owner.accessToken).code == 1113)
-            #expect(try await fx.client.post("/api/im/groups/\(group.groupId)/leave", token: b.accessToken).status == 200)
+            #expect(
+                try await fx.client.post("/api/im/groups/\(group.groupId)/leave", token: owner.accessToken).code == 1113
+            )
+            #expect(
+                try await fx.client.post("/api/im/groups/\(group.groupId)/leave", token: b.accessToken).status == 200)
             #expect(try await fx.send(b, to: group.groupId, chatType: "group").code == 1100)
-            let transferred = try await fx.client.post("/api/im/groups/\(group.groupId)/transfer", json: ["userId": a.userId],
-                                                       token: owner.accessToken)
+            let transferred = try await fx.client.post(
+                "/api/im/groups/\(group.groupId)/transfer", json: ["userId": a.userId],
+                token: owner.accessToken)
             #expect(transferred.data["ownerId"] as? String == a.userId)
             let members = try await fx.client.get("/api/im/groups/\(group.groupId)/members", token: owner.accessToken)
-            let roles = Dictionary(uniqueKeysWithValues: (members.data["members"] as? [[String: Any]] ?? []).map {
-                ($0["userId"] as! String, $0["role"] as! String)
-            })
+            let roles = Dictionary(
+                uniqueKeysWithValues: (members.data["members"] as? [[String: Any]] ?? []).map {
+                    ($0["userId"] as! String, $0["role"] as! String)
+                })
             #expect(roles == [a.userId: "owner", owner.userId: "admin"])
 
             // Dissolve: only the owner; afterwards nobody posts, history stays.
-            #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)", token: owner.accessToken).code == 1112)
+            #expect(
+                try await fx.client.delete("/api/im/groups/\(group.groupId)", token: owner.accessToken).code == 1112)
             #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)", token: a.accessToken).status == 200)
             #expect(try await fx.send(a, to: group.groupId, chatType: "group").code == 1110)
-            #expect(try await notifyEvents(fx, a, group.conversationId) == [
-                "group_created", "member_added", "role_changed", "member_removed", "member_blocked", "member_unblocked",
-                "member_left", "owner_transferred", "group_dissolved",
-            ])
+            #expect(
+                try await notifyEvents(fx, a, group.conversationId) == [
+                    "group_created", "member_added", "role_changed", "member_removed", "member_blocked",
+                    "member_unblocked",
+                    "member_left", "owner_transferred", "group_dissolved",
+                ])
             // A stranger sees nothing of it.
             #expect(try await fx.client.get("/api/im/groups/\(group.groupId)", token: d.accessToken).code == 1100)
             #expect(try await fx.history(d, group.conversationId).code == 1100)
@@ -105,8 +136,11 @@ struct GroupTests {
             #expect(post.status == 403)
             #expect(post.code == 1100)
             #expect(try await fx.history(users[2], group.conversationId).status == 403)
-            #expect(try await fx.client.post("/api/im/conversations/\(group.conversationId)/read", json: ["seq": 1],
-                                             token: users[2].accessToken).status == 403)
+            #expect(
+                try await fx.client.post(
+                    "/api/im/conversations/\(group.conversationId)/read", json: ["seq": 1],
+                    token: users[2].accessToken
+                ).status == 403)
             let synced = try await fx.syncAll(users[2], from: "0-0").changes
             #expect(synced.isEmpty)
             // Unknown group: 403 as well for posting (no conversation to be a member of), 404 for reading.
@@ -122,19 +156,23 @@ struct GroupTests {
     @Test func memberLimitIsEnforced() async throws {
         try await MessagingFixture.run(environment: ["PARLEY_IM_GROUP_MEMBER_LIMIT": "3"]) { fx in
             let users = try await fx.users(5)
-            let tooMany = try await fx.client.post("/api/im/groups", json: ["name": "Big", "memberIds": users[1...].map(\.userId)],
-                                                   token: users[0].accessToken)
+            let tooMany = try await fx.client.post(
+                "/api/im/groups", json: ["name": "Big", "memberIds": users[1...].map(\.userId)],
+                token: users[0].accessToken)
             #expect(tooMany.code == 1111)
             let group = try await fx.createGroup(users[0], members: [users[1], users[2]])
-            let more = try await fx.client.post("/api/im/groups/\(group.groupId)/members", json: ["userIds": [users[3].userId]],
-                                                token: users[0].accessToken)
+            let more = try await fx.client.post(
+                "/api/im/groups/\(group.groupId)/members", json: ["userIds": [users[3].userId]],
+                token: users[0].accessToken)
             #expect(more.status == 409)
             #expect(more.code == 1111)
-            #expect(try await fx.client.get("/api/im/groups/\(group.groupId)", token: users[0].accessToken)
-                .data["memberCount"] as? Int == 3)
+            #expect(
+                try await fx.client.get("/api/im/groups/\(group.groupId)", token: users[0].accessToken)
+                    .data["memberCount"] as? Int == 3)
             // Unknown users are refused, nothing created.
-            let unknown = try await fx.client.post("/api/im/groups", json: ["name": "X", "memberIds": ["ghost"]],
-                                                   token: users[0].accessToken)
+            let unknown = try await fx.client.post(
+                "/api/im/groups", json: ["name": "X", "memberIds": ["ghost"]],
+                token: users[0].accessToken)
             #expect(unknown.code == 1103)
         }
     }

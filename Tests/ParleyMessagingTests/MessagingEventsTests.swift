@@ -1,14 +1,16 @@
 import Foundation
 import Glibc
-@testable import ParleyMessaging
 import Synchronization
 import Testing
+
+@testable import ParleyMessaging
 
 /// The event bus: observers run inline, in publish order, on the publisher's thread; streams still get every event.
 struct MessagingEventsTests {
     private func read(_ seq: Int64) -> MessagingEvent {
-        MessagingEvent(appId: 1, conversationId: "si:a:b", audience: .conversationMembers, originSessionId: nil,
-                       payload: .read(conversationId: "si:a:b", userId: "a", seq: seq))
+        MessagingEvent(
+            appId: 1, conversationId: "si:a:b", audience: .conversationMembers, originSessionId: nil,
+            payload: .read(conversationId: "si:a:b", userId: "a", seq: seq))
     }
 
     private func seq(of event: MessagingEvent) -> Int64 {

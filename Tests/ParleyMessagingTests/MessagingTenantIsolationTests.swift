@@ -21,13 +21,22 @@ struct MessagingTenantIsolationTests {
             #expect(try await fx.send(mallory, to: group.groupId, chatType: "group").code == 1100)
             #expect(try await fx.history(mallory, dm).code == 1101)
             #expect(try await fx.history(mallory, group.conversationId).code == 1101)
-            #expect(try await fx.client.post("/api/im/messages/\(message["id"] as! String)/revoke",
-                                             token: mallory.accessToken).code == 1102)
-            #expect(try await fx.client.patch("/api/im/messages/\(message["id"] as! String)", json: ["content": "x"],
-                                              token: mallory.accessToken).code == 1102)
+            #expect(
+                try await fx.client.post(
+                    "/api/im/messages/\(message["id"] as! String)/revoke",
+                    token: mallory.accessToken
+                ).code == 1102)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/messages/\(message["id"] as! String)", json: ["content": "x"],
+                    token: mallory.accessToken
+                ).code == 1102)
             #expect(try await fx.client.get("/api/im/groups/\(group.groupId)", token: mallory.accessToken).code == 1104)
-            #expect(try await fx.client.post("/api/im/groups/\(group.groupId)/members", json: ["userIds": [mallory.userId]],
-                                             token: mallory.accessToken).code == 1104)
+            #expect(
+                try await fx.client.post(
+                    "/api/im/groups/\(group.groupId)/members", json: ["userIds": [mallory.userId]],
+                    token: mallory.accessToken
+                ).code == 1104)
             #expect(try await fx.conversations(mallory).isEmpty)
             #expect(try await fx.syncAll(mallory, from: "0-0").changes.isEmpty)
             // Alice's content is intact.

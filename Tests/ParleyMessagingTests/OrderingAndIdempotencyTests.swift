@@ -18,11 +18,13 @@ struct OrderingAndIdempotencyTests {
             try await concurrently(senders.count, width: senders.count) { index in
                 let sender = senders[index]
                 for n in 0..<perSender {
-                    try await fx.sendOK(sender, to: group.groupId, chatType: "group", content: "m\(index)-\(n)",
-                                        clientMsgId: "c\(index)-\(n)")
+                    try await fx.sendOK(
+                        sender, to: group.groupId, chatType: "group", content: "m\(index)-\(n)",
+                        clientMsgId: "c\(index)-\(n)")
                 }
             }
-            let rows = try await fx.database.query("""
+            let rows = try await fx.database.query(
+                """
                 SELECT seq, msg_type, from_id, content FROM messages WHERE conversation_id = \(group.conversationId) ORDER BY seq
                 """)
             let seqs = try rows.map { try $0.decode("seq", as: Int.self) }
@@ -57,7 +59,8 @@ struct OrderingAndIdempotencyTests {
             let results = Mutex<[(Int, String)]>([])
             try await concurrently(16, width: 16) { _ in
                 let response = try await fx.send(alice, to: bob.userId, content: "once", clientMsgId: "dup-1")
-                let id = response.data["id"] as? String ?? "code \(response.code ?? -1): \(response.json["message"] ?? "")"
+                let id =
+                    response.data["id"] as? String ?? "code \(response.code ?? -1): \(response.json["message"] ?? "")"
                 results.withLock { $0.append((response.status, id)) }
             }
             let answers = results.withLock { $0 }
@@ -107,4 +110,3 @@ struct OrderingAndIdempotencyTests {
         }
     }
 }
-

@@ -7,7 +7,8 @@ import Testing
 @Suite("Revoke and edit", .serialized)
 struct RevokeAndEditTests {
     func age(_ fx: MessagingFixture, _ id: String, minutes: Int) async throws {
-        _ = try await fx.database.query("""
+        _ = try await fx.database.query(
+            """
             UPDATE messages SET created_at = now() - \(minutes) * interval '1 minute' WHERE id = \(Int64(id)!)
             """)
     }
@@ -21,19 +22,24 @@ struct RevokeAndEditTests {
             let users = try await fx.users(4)
             let (owner, admin, member, stranger) = (users[0], users[1], users[2], users[3])
             let group = try await fx.createGroup(owner, members: [admin, member])
-            #expect(try await fx.client.patch("/api/im/groups/\(group.groupId)/members/\(admin.userId)",
-                                              json: ["role": "admin"], token: owner.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(group.groupId)/members/\(admin.userId)",
+                    json: ["role": "admin"], token: owner.accessToken
+                ).status == 200)
 
             // The sender, within the window: content and extra wiped in the row itself.
-            let fresh = try await fx.send(member, to: group.groupId, chatType: "group", content: "secret plan",
-                                          extra: ["k": "v"])
+            let fresh = try await fx.send(
+                member, to: group.groupId, chatType: "group", content: "secret plan",
+                extra: ["k": "v"])
             let freshID = try #require(fresh.data["id"] as? String)
             let revoked = try await revoke(fx, member, freshID)
             #expect(revoked.status == 200)
             #expect(revoked.data["revoked"] as? Bool == true)
             #expect(revoked.data["content"] is NSNull)
             #expect(revoked.data["revokedBy"] as? String == member.userId)
-            let row = try await fx.database.query("""
+            let row = try await fx.database.query(
+                """
                 SELECT content, extra, revoked_at IS NOT NULL AS revoked, seq, from_id FROM messages WHERE id = \(Int64(freshID)!)
                 """)[0]
             #expect(row.isNull("content") && row.isNull("extra"))
@@ -47,7 +53,8 @@ struct RevokeAndEditTests {
 
             // Revoking twice: success again, and no second revoke change.
             #expect(try await revoke(fx, member, freshID).status == 200)
-            let changes = try await fx.database.query("""
+            let changes = try await fx.database.query(
+                """
                 SELECT count(*) AS n FROM changes WHERE kind = 'revoke' AND message_id = \(Int64(freshID)!)
                 """)[0].decode("n", as: Int.self)
             #expect(changes == 1)
@@ -73,7 +80,8 @@ struct RevokeAndEditTests {
             #expect(byStranger.status == 404)
             #expect(byStranger.code == 1102)
             // Notify messages cannot be revoked.
-            let notify = try await fx.database.query("""
+            let notify = try await fx.database.query(
+                """
                 SELECT id FROM messages WHERE msg_type = 'notify' LIMIT 1
                 """)[0].decode("id", as: Int64.self)
             #expect(try await revoke(fx, owner, String(notify)).code == 1105)
@@ -105,31 +113,44 @@ struct RevokeAndEditTests {
             let (alice, bob) = (users[0], users[1])
             let text = try await fx.sendOK(alice, to: bob.userId, content: "helo")
             let id = text["id"] as! String
-            let edited = try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "hello"], token: alice.accessToken)
+            let edited = try await fx.client.patch(
+                "/api/im/messages/\(id)", json: ["content": "hello"], token: alice.accessToken)
             #expect(edited.status == 200)
             #expect(edited.data["content"] as? String == "hello")
             #expect(edited.data["editedAt"] is String)
             #expect(edited.data["seq"] as? Int == text["seq"] as? Int)
             // Not the sender.
-            #expect(try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "x"], token: bob.accessToken).code == 1107)
+            #expect(
+                try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "x"], token: bob.accessToken).code
+                    == 1107)
             // Not text.
-            let image = try await fx.sendOK(alice, to: bob.userId, msgType: "image",
-                                            content: ["objectKey": try await fx.uploadKey(alice), "width": 10, "height": 10])
-            #expect(try await fx.client.patch("/api/im/messages/\(image["id"] as! String)", json: ["content": "x"],
-                                              token: alice.accessToken).code == 1107)
+            let image = try await fx.sendOK(
+                alice, to: bob.userId, msgType: "image",
+                content: ["objectKey": try await fx.uploadKey(alice), "width": 10, "height": 10])
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/messages/\(image["id"] as! String)", json: ["content": "x"],
+                    token: alice.accessToken
+                ).code == 1107)
             // Invalid new content: 1002, nothing changed.
-            let empty = try await fx.client.patch("/api/im/messages/\(id)", json: ["content": ""], token: alice.accessToken)
+            let empty = try await fx.client.patch(
+                "/api/im/messages/\(id)", json: ["content": ""], token: alice.accessToken)
             #expect(empty.code == 1002)
             // Out of the window (24 h).
             try await age(fx, id, minutes: 25 * 60)
-            #expect(try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "late"], token: alice.accessToken).code == 1108)
+            #expect(
+                try await fx.client.patch("/api/im/messages/\(id)", json: ["content": "late"], token: alice.accessToken)
+                    .code == 1108)
             let stored = try await fx.database.query("SELECT content FROM messages WHERE id = \(Int64(id)!)")[0]
             #expect(try stored.decode("content", as: String.self) == "\"hello\"")
             // Revoked messages cannot be edited.
             let gone = try await fx.sendOK(alice, to: bob.userId, content: "oops")
             #expect(try await revoke(fx, alice, gone["id"] as! String).status == 200)
-            #expect(try await fx.client.patch("/api/im/messages/\(gone["id"] as! String)", json: ["content": "x"],
-                                              token: alice.accessToken).code == 1115)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/messages/\(gone["id"] as! String)", json: ["content": "x"],
+                    token: alice.accessToken
+                ).code == 1115)
         }
     }
 }

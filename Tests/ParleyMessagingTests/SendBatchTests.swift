@@ -1,8 +1,9 @@
 import Foundation
 import ParleyLiveSupport
-@testable import ParleyMessaging
 import ParleyPostgres
 import Testing
+
+@testable import ParleyMessaging
 
 /// `parley_send_messages`: many sends in one statement, each with its own outcome, seqs without gaps.
 @Suite("Send batches", .serialized)
@@ -13,7 +14,9 @@ struct SendBatchTests {
             let (alice, bob, carol) = (users[0], users[1], users[2])
             let group = try await fx.createGroup(alice, members: [bob])
             let repository = MessageRepository(database: fx.database)
-            func message(_ from: Session, to: String, chat: ChatType = .single, client: String) -> MessageRepository.NewMessage {
+            func message(_ from: Session, to: String, chat: ChatType = .single, client: String)
+                -> MessageRepository.NewMessage
+            {
                 MessageRepository.NewMessage(
                     appId: fx.appId,
                     conversationId: chat == .single ? ConversationID.single(from.userId, to) : ConversationID.group(to),
@@ -24,7 +27,7 @@ struct SendBatchTests {
             let outcomes = try await repository.send(batch: [
                 message(alice, to: bob.userId, client: "a1"),
                 message(carol, to: group.groupId, chat: .group, client: "c1"), // not a member
-                message(bob, to: "ghost", client: "b0"),                // no such user
+                message(bob, to: "ghost", client: "b0"), // no such user
                 message(bob, to: alice.userId, client: "b1"),
                 message(bob, to: group.groupId, chat: .group, client: "b2"),
                 message(alice, to: bob.userId, client: "a2"),
@@ -51,7 +54,8 @@ struct SendBatchTests {
             guard case .success(.duplicate(let thirdAgain)) = retried[2] else { Issue.record("\(retried[2])"); return }
             #expect(third.seq == 4 && thirdAgain.id == third.id)
             // Refused sends gave their seq back: no gaps anywhere.
-            let gaps = try await fx.database.query("""
+            let gaps = try await fx.database.query(
+                """
                 SELECT count(*) AS n FROM conversations c
                 WHERE c.last_seq <> (SELECT count(*) FROM messages m WHERE m.app_id = c.app_id AND m.conversation_id = c.id)
                 """)[0].decode("n", as: Int.self)
@@ -68,12 +72,19 @@ struct SendBatchTests {
             let (alice, bob, carol, dave) = (users[0], users[1], users[2], users[3])
             let open = try await fx.createGroup(alice, members: [bob, dave])
             let dissolved = try await fx.createGroup(alice, members: [bob])
-            #expect(try await fx.client.patch("/api/im/groups/\(open.groupId)/members/\(dave.userId)", json: ["blocked": true],
-                                              token: alice.accessToken).status == 200)
-            #expect(try await fx.client.delete("/api/im/groups/\(dissolved.groupId)", token: alice.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/groups/\(open.groupId)/members/\(dave.userId)", json: ["blocked": true],
+                    token: alice.accessToken
+                ).status == 200)
+            #expect(
+                try await fx.client.delete("/api/im/groups/\(dissolved.groupId)", token: alice.accessToken).status
+                    == 200)
             let repository = MessageRepository(database: fx.database)
             var serial = 0
-            func message(_ from: Session, to: String, chat: ChatType, system: Bool = false) -> MessageRepository.NewMessage {
+            func message(_ from: Session, to: String, chat: ChatType, system: Bool = false)
+                -> MessageRepository.NewMessage
+            {
                 serial += 1
                 var message = MessageRepository.NewMessage(
                     appId: fx.appId,
@@ -105,19 +116,25 @@ struct SendBatchTests {
                 (bob, open.groupId, .group, "stored"),
             ]
             for entry in cases {
-                let alone = kind(await Result { try await repository.send(message(entry.from, to: entry.to, chat: entry.chat)) })
+                let alone = kind(
+                    await Result { try await repository.send(message(entry.from, to: entry.to, chat: entry.chat)) })
                 // With a second message, so that the batch statement runs (a batch of one is sent alone).
-                let batch = try await repository.send(batch: [message(entry.from, to: entry.to, chat: entry.chat),
-                                                              message(alice, to: bob.userId, chat: .single)])
+                let batch = try await repository.send(batch: [
+                    message(entry.from, to: entry.to, chat: entry.chat),
+                    message(alice, to: bob.userId, chat: .single),
+                ])
                 #expect(alone == entry.expected, "\(entry.from.userId) -> \(entry.to)")
                 #expect(kind(batch[0]) == entry.expected, "\(entry.from.userId) -> \(entry.to) in a batch")
                 #expect(kind(batch[1]) == "stored")
             }
             // A server-written notify skips the membership checks (single statement only: batches carry none).
-            let notify = kind(await Result { try await repository.send(message(carol, to: open.groupId, chat: .group, system: true)) })
+            let notify = kind(
+                await Result { try await repository.send(message(carol, to: open.groupId, chat: .group, system: true)) }
+            )
             #expect(notify == "stored")
             // Refusals gave their seq back: no gaps anywhere.
-            let gaps = try await fx.database.query("""
+            let gaps = try await fx.database.query(
+                """
                 SELECT count(*) AS n FROM conversations c
                 WHERE c.last_seq <> (SELECT count(*) FROM messages m WHERE m.app_id = c.app_id AND m.conversation_id = c.id)
                 """)[0].decode("n", as: Int.self)

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ParleyMessaging
 import ParleyLiveSupport
 import Synchronization
 import Testing
+
+@testable import ParleyMessaging
 
 /// `GET /api/im/sync`: every change since a cursor exactly once, in order, across pages.
 @Suite("Sync", .serialized)
@@ -16,12 +17,23 @@ struct SyncTests {
             let dm = MessagingFixture.singleID(alice, bob)
 
             var sent: [String] = []
-            for n in 0..<5 { sent.append(try await fx.sendOK(alice, to: bob.userId, content: "m\(n)")["id"] as! String) }
-            #expect(try await fx.client.post("/api/im/messages/\(sent[1])/revoke", token: alice.accessToken).status == 200)
-            #expect(try await fx.client.patch("/api/im/messages/\(sent[2])", json: ["content": "m2 edited"],
-                                              token: alice.accessToken).status == 200)
-            #expect(try await fx.client.post("/api/im/conversations/\(dm)/read", json: ["seq": 4], token: bob.accessToken).status == 200)
-            #expect(try await fx.client.patch("/api/im/conversations/\(dm)", json: ["isPinned": true], token: bob.accessToken).status == 200)
+            for n in 0..<5 {
+                sent.append(try await fx.sendOK(alice, to: bob.userId, content: "m\(n)")["id"] as! String)
+            }
+            #expect(
+                try await fx.client.post("/api/im/messages/\(sent[1])/revoke", token: alice.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/messages/\(sent[2])", json: ["content": "m2 edited"],
+                    token: alice.accessToken
+                ).status == 200)
+            #expect(
+                try await fx.client.post("/api/im/conversations/\(dm)/read", json: ["seq": 4], token: bob.accessToken)
+                    .status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/\(dm)", json: ["isPinned": true], token: bob.accessToken
+                ).status == 200)
             let group = try await fx.createGroup(carol, members: [bob])
             try await fx.sendOK(carol, to: group.groupId, chatType: "group", content: "group hi")
             // Not Bob's: a conversation between Alice and Carol.
@@ -30,8 +42,11 @@ struct SyncTests {
             // Small pages, so the cursor is exercised at every boundary.
             let all = try await fx.syncUntil(bob, from: start.cursor, count: 11, pageSize: 2)
             let types = all.changes.compactMap { $0["type"] as? String }
-            #expect(types == ["message", "message", "message", "message", "message", "revoke", "edit", "read",
-                              "conversation", "message", "message"])
+            #expect(
+                types == [
+                    "message", "message", "message", "message", "message", "revoke", "edit", "read",
+                    "conversation", "message", "message",
+                ])
             let messageIDs = all.changes.compactMap { ($0["message"] as? [String: Any])?["id"] as? String }
             // Message entries carry the message as it is now: the revoked one without content.
             let firstFive = all.changes.prefix(5).compactMap { $0["message"] as? [String: Any] }
@@ -85,7 +100,8 @@ struct SyncTests {
                 if done.load(ordering: .acquiring) && !page.hasMore { break }
             }
             try await sending.value
-            received += try await fx.syncUntil(reader, from: cursor, count: senders.count * perSender - received.count).changes
+            received += try await fx.syncUntil(reader, from: cursor, count: senders.count * perSender - received.count)
+                .changes
                 .compactMap { ($0["message"] as? [String: Any])?["id"] as? String }
             #expect(received.count == senders.count * perSender)
             #expect(Set(received) == sentIDs.withLock { $0 })
@@ -99,7 +115,9 @@ struct SyncTests {
             let old = try await fx.sync(bob, cursor: nil).cursor
             try await fx.sendOK(alice, to: bob.userId, content: "one")
             let dm = MessagingFixture.singleID(alice, bob)
-            #expect(try await fx.client.post("/api/im/conversations/\(dm)/read", json: ["seq": 1], token: bob.accessToken).status == 200)
+            #expect(
+                try await fx.client.post("/api/im/conversations/\(dm)/read", json: ["seq": 1], token: bob.accessToken)
+                    .status == 200)
             // Nothing is old enough yet: nothing pruned, the old cursor still works.
             let module = fx.live.app.messaging
             #expect(try await module.syncRepository.prune(olderThanDays: 30) == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import ParleyNet
 
 @Suite struct LoopLocalTests {
@@ -25,7 +26,9 @@ import Testing
         #expect(Set(seen).count == 3)
         var count = 0
         var total = 0
-        local.forEach { count += 1; total += $0.hits.load(ordering: .relaxed) }
+        local.forEach {
+            count += 1; total += $0.hits.load(ordering: .relaxed)
+        }
         #expect(count == 3 && total == 6)
     }
 
@@ -65,7 +68,8 @@ import Testing
     @Test func theLoopsInstanceIsNotTheRunningThreads() async throws {
         let local = LoopLocal { Counter() }
         let loop = try EventLoop(index: 0)
-        let seen = Mutex<(before: ObjectIdentifier?, during: ObjectIdentifier?, after: ObjectIdentifier?)>((nil, nil, nil))
+        let seen = Mutex<(before: ObjectIdentifier?, during: ObjectIdentifier?, after: ObjectIdentifier?)>(
+            (nil, nil, nil))
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 let before = ObjectIdentifier(local.value)
@@ -76,7 +80,9 @@ import Testing
                 }
                 loop.run()
                 let after = ObjectIdentifier(local.value)
-                seen.withLock { $0.before = before; $0.after = after }
+                seen.withLock {
+                    $0.before = before; $0.after = after
+                }
                 done.resume()
             }
         }

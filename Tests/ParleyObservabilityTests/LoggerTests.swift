@@ -56,7 +56,8 @@ import Testing
             line.field("negative", int: -12)
             line.field("max", int: Int.max)
         }
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(sink.capturedText.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(sink.capturedText.utf8)) as? [String: Any])
         #expect(object["msg"] as? String == "request")
         #expect(object["path"] as? String == "/a\"b")
         #expect(object["status"] as? Int == 200)

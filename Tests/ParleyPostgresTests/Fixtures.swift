@@ -3,6 +3,7 @@ import ParleyObservability
 import ParleyTestSupport
 import Synchronization
 import Testing
+
 @testable import ParleyPostgres
 
 /// A client on a fresh database that is dropped afterwards.
@@ -15,10 +16,12 @@ func withTestClient<T: Sendable>(
 ) async throws -> T {
     let database = try await TestDatabase.create()
     let url = database.url + (database.url.contains("?") ? "&" : "?") + "application_name=\(applicationName)"
-    let configuration = PostgresConfiguration(conninfo: url, poolSize: poolSize, acquireTimeout: acquireTimeout,
-                                              statementCacheCapacity: statementCacheCapacity)
-    let client = PostgresClient(configuration: configuration, group: TestEnvironment.eventLoopGroup,
-                                logger: TestEnvironment.capturingLogger().logger)
+    let configuration = PostgresConfiguration(
+        conninfo: url, poolSize: poolSize, acquireTimeout: acquireTimeout,
+        statementCacheCapacity: statementCacheCapacity)
+    let client = PostgresClient(
+        configuration: configuration, group: TestEnvironment.eventLoopGroup,
+        logger: TestEnvironment.capturingLogger().logger)
     do {
         let result = try await body(client, url)
         await client.shutdown()
@@ -34,8 +37,9 @@ func withTestClient<T: Sendable>(
 /// A second client on the same database, for administrative statements (terminating backends...).
 func withAdminClient<T: Sendable>(url: String, _ body: (PostgresClient) async throws -> T) async throws -> T {
     let configuration = PostgresConfiguration(conninfo: url.replacingApplicationName("parley_admin"), poolSize: 2)
-    let client = PostgresClient(configuration: configuration,
-                                group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
+    let client = PostgresClient(
+        configuration: configuration,
+        group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
     do {
         let result = try await body(client)
         await client.shutdown()
@@ -55,7 +59,8 @@ extension String {
 
 /// Backends of the test client (by application name) in the current database.
 func backendPIDs(of applicationName: String, using admin: PostgresClient) async throws -> [Int] {
-    let rows = try await admin.query("""
+    let rows = try await admin.query(
+        """
         SELECT pid FROM pg_stat_activity
         WHERE datname = current_database() AND application_name = \(applicationName) AND pid <> pg_backend_pid()
         """)

@@ -1,5 +1,6 @@
 import ParleyTestSupport
 import Testing
+
 @testable import ParleyPostgres
 
 @Suite struct ListenTests {

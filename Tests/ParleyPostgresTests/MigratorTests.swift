@@ -2,6 +2,7 @@ import Foundation
 import ParleyObservability
 import ParleyTestSupport
 import Testing
+
 @testable import ParleyPostgres
 
 /// A temporary directory of migration files.
@@ -46,7 +47,8 @@ final class MigrationDirectory: Sendable {
             #expect(after.applied == ["0001_counter.sql", "0002_bump.sql", "0010_items.sql"] && after.pending.isEmpty)
             let rows = try await client.query("SELECT n FROM counter")
             #expect(try rows.first?.decode(0, as: Int.self) == 1)
-            let recorded = try await client.query("SELECT version, name, length(checksum) FROM schema_migrations ORDER BY version")
+            let recorded = try await client.query(
+                "SELECT version, name, length(checksum) FROM schema_migrations ORDER BY version")
             #expect(try recorded.map { row throws(PostgresError) in try row.decode(0, as: Int.self) } == [1, 2, 10])
             #expect(try recorded[0].decode(2, as: Int.self) == 64)
 
@@ -61,13 +63,18 @@ final class MigrationDirectory: Sendable {
             // A second client too, as a second replica would have. Both pools have a connection per migrator on
             // every loop: a migrator waits on the others' advisory lock while holding its connection, so a smaller
             // pool would make the test about acquire timeouts on a slow machine instead of about migrations.
-            let other = PostgresClient(configuration: PostgresConfiguration(conninfo: url, poolSize: 8),
-                                       group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
+            let other = PostgresClient(
+                configuration: PostgresConfiguration(conninfo: url, poolSize: 8),
+                group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
             let results = try await withThrowingTaskGroup(of: [String].self) { group in
                 for i in 0..<4 {
                     let target = i % 2 == 0 ? client : other
-                    group.addTask { try await Migrator(client: target, directory: directory.path,
-                                                       logger: TestEnvironment.capturingLogger().logger).migrate() }
+                    group.addTask {
+                        try await Migrator(
+                            client: target, directory: directory.path,
+                            logger: TestEnvironment.capturingLogger().logger
+                        ).migrate()
+                    }
                 }
                 return try await group.reduce(into: [[String]]()) { $0.append($1) }
             }
@@ -118,7 +125,9 @@ final class MigrationDirectory: Sendable {
         }
     }
 
-    @Test(arguments: ["1_short.sql", "0003-dash.sql", "0003_.sql", "abcd_name.sql", "0003_has space.sql", "0000_zero.sql"])
+    @Test(arguments: [
+        "1_short.sql", "0003-dash.sql", "0003_.sql", "abcd_name.sql", "0003_has space.sql", "0000_zero.sql",
+    ])
     func malformedFileNameIsRejected(name: String) async throws {
         let directory = try MigrationDirectory(["0001_ok.sql": "SELECT 1;", name: "SELECT 1;"])
         #expect(throws: MigrationError.invalidFileName(name)) { try MigrationFile.load(directory: directory.path) }
@@ -157,7 +166,8 @@ final class MigrationDirectory: Sendable {
             #expect(sqlState == "42601")
             #expect(error?.description.contains("0002_broken.sql") == true)
             #expect(error?.description.contains("syntax error") == true)
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT (SELECT count(*) FROM schema_migrations), to_regclass('half') IS NULL, to_regclass('later') IS NULL,
                        (SELECT count(*) FROM ok)
                 """)
@@ -173,10 +183,12 @@ final class MigrationDirectory: Sendable {
     }
 
     @Test func repositoryMigrationsApply() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         try await withTestClient { client, _ in
-            let migrator = Migrator(client: client, directory: root.path + "/migrations",
-                                    logger: TestEnvironment.capturingLogger().logger)
+            let migrator = Migrator(
+                client: client, directory: root.path + "/migrations",
+                logger: TestEnvironment.capturingLogger().logger)
             let applied = try await migrator.migrate()
             #expect(applied.first == "0001_init.sql")
             let rows = try await client.query("SELECT count(*) FROM parley_meta WHERE key = 'installed_at'")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ParleyPostgres
 
 /// "May this interrupted operation be sent again on another connection?" as pure event sequences, without a server.

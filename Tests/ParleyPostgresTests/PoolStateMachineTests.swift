@@ -1,5 +1,6 @@
 import ParleyNet
 import Testing
+
 @testable import ParleyPostgres
 
 /// The pool's bookkeeping as event -> action sequences, with a hand-driven clock.
@@ -42,7 +43,9 @@ import Testing
         var machine = Machine(maxConnections: 2, acquireTimeout: .seconds(1))
         var connects = 0
         for (i, name) in ["a", "b", "c", "d"].enumerated() {
-            if case .wait(let startConnect, _) = machine.requestArrived(name, now: at(i)), startConnect { connects += 1 }
+            if case .wait(let startConnect, _) = machine.requestArrived(name, now: at(i)), startConnect {
+                connects += 1
+            }
         }
         #expect(connects == 2)
         #expect(machine.total == 2 && machine.waiting == 4)

@@ -2,6 +2,7 @@ import ParleyNet
 import ParleyObservability
 import ParleyTestSupport
 import Testing
+
 @testable import ParleyPostgres
 
 @Suite struct PoolTests {
@@ -11,7 +12,8 @@ import Testing
                 for i in 0..<200 {
                     group.addTask {
                         // Each query counts the pool's backends while it runs.
-                        let rows = try await client.query("""
+                        let rows = try await client.query(
+                            """
                             SELECT count(*), \(i)::int FROM pg_stat_activity
                             WHERE datname = current_database() AND application_name = 'pool_burst'
                             """)
@@ -54,9 +56,10 @@ import Testing
             let loop = TestEnvironment.eventLoopGroup.loops[0]
             // Open loop 0's connection first: under a loaded test run connecting can take longer than 200 ms
             // (a waiter that times out does not stop the connect; the connection then waits idle).
-            #expect(try await eventually {
-                await Task(executorPreference: loop) { (try? await client.query("SELECT 1")) != nil }.value
-            } != nil)
+            #expect(
+                try await eventually {
+                    await Task(executorPreference: loop) { (try? await client.query("SELECT 1")) != nil }.value
+                } != nil)
             let holding = SharedCounter()
             let released = SharedCounter()
             // Holds the only connection until the test says so (bounded at 30 s), whatever the machine's load.
@@ -105,7 +108,9 @@ import Testing
         let concurrent = await withTaskGroup(of: PostgresError.Kind?.self) { group in
             for _ in 0..<20 {
                 group.addTask { () async -> PostgresError.Kind? in
-                    do throws(PostgresError) { _ = try await client.query("SELECT 1"); return nil } catch { return error.kind }
+                    do throws(PostgresError) { _ = try await client.query("SELECT 1"); return nil } catch {
+                        return error.kind
+                    }
                 }
             }
             return await group.reduce(into: [PostgresError.Kind?]()) { $0.append($1) }
@@ -131,7 +136,8 @@ import Testing
                     let before = Set(try await backendPIDs(of: "pool_recovery", using: admin))
                     #expect(!before.isEmpty && before.count <= 4)
                     #expect(before.isDisjoint(with: previous), "round \(round): the pool kept terminated backends")
-                    _ = try await admin.query("""
+                    _ = try await admin.query(
+                        """
                         SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                         WHERE datname = current_database() AND application_name = 'pool_recovery'
                         """)
@@ -150,15 +156,18 @@ import Testing
         try await withTestClient(poolSize: 2, applicationName: "pool_kill") { client, url in
             try await withAdminClient(url: url) { admin in
                 let victim = Task { try await client.query("SELECT pg_sleep(60)") }
-                #expect(try await eventually {
-                    let rows = try await admin.query("""
-                        SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pool_kill' AND query LIKE '%pg_sleep(60)%'
-                          AND state = 'active'
-                        """)
-                    return try rows.first?.decode(0, as: Int.self) == 1
-                } != nil)
+                #expect(
+                    try await eventually {
+                        let rows = try await admin.query(
+                            """
+                            SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pool_kill' AND query LIKE '%pg_sleep(60)%'
+                              AND state = 'active'
+                            """)
+                        return try rows.first?.decode(0, as: Int.self) == 1
+                    } != nil)
                 let started = ContinuousClock.now
-                _ = try await admin.query("""
+                _ = try await admin.query(
+                    """
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE application_name = 'pool_kill' AND query LIKE '%pg_sleep(60)%'
                     """)
@@ -180,8 +189,9 @@ import Testing
     @Test func shutdownClosesEveryConnectionAndFailsLaterQueriesWithClosed() async throws {
         let database = try await TestDatabase.create()
         let url = database.url + "?application_name=pool_shutdown"
-        let client = PostgresClient(configuration: PostgresConfiguration(conninfo: url, poolSize: 4),
-                                    group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
+        let client = PostgresClient(
+            configuration: PostgresConfiguration(conninfo: url, poolSize: 4),
+            group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 { group.addTask { _ = try await client.query("SELECT pg_sleep(0.01)") } }
             try await group.waitForAll()
@@ -206,9 +216,10 @@ import Testing
     @Test func metricsExposePoolGauges() async throws {
         let database = try await TestDatabase.create()
         let metrics = MetricsRegistry()
-        let client = PostgresClient(configuration: PostgresConfiguration(conninfo: database.url, poolSize: 2),
-                                    group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger,
-                                    metrics: metrics)
+        let client = PostgresClient(
+            configuration: PostgresConfiguration(conninfo: database.url, poolSize: 2),
+            group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger,
+            metrics: metrics)
         _ = try await client.query("SELECT 1")
         let text = metrics.render()
         #expect(text.contains("parley_db_pool_connections{state=\"idle\"} 1"))

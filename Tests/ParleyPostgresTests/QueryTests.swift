@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ParleyPostgres
 
 @Suite struct QueryBuildingTests {
@@ -48,12 +49,14 @@ import Testing
     }
 
     @Test func errorDescriptionWithholdsDetailAndQuotedInput() {
-        var error = PostgresError(kind: .server, message: "duplicate key value violates unique constraint \"users_email_key\"",
-                                  sqlState: "23505", detail: "Key (email)=(secret@example.com) already exists.",
-                                  constraint: "users_email_key")
+        var error = PostgresError(
+            kind: .server, message: "duplicate key value violates unique constraint \"users_email_key\"",
+            sqlState: "23505", detail: "Key (email)=(secret@example.com) already exists.",
+            constraint: "users_email_key")
         #expect(!error.description.contains("secret@example.com"))
         #expect(error.description.contains("users_email_key"))
-        error = PostgresError(kind: .server, message: "invalid input syntax for type integer: \"hunter2\"", sqlState: "22P02")
+        error = PostgresError(
+            kind: .server, message: "invalid input syntax for type integer: \"hunter2\"", sqlState: "22P02")
         #expect(!error.description.contains("hunter2"))
     }
 }
@@ -88,7 +91,9 @@ import Testing
     }
 
     @Test func roundTripsAcrossCenturies() {
-        for micros: Int64 in [-62_135_596_800_000_000, -1, 0, 951_782_400_000_001, 4_102_444_800_000_000, 253_402_300_799_999_999] {
+        for micros: Int64 in [
+            -62_135_596_800_000_000, -1, 0, 951_782_400_000_001, 4_102_444_800_000_000, 253_402_300_799_999_999,
+        ] {
             let text = PostgresTimestamp.format(microseconds: micros)
             let parsed = Array(text.utf8).withUnsafeBufferPointer { PostgresTimestamp.parse($0) }
             #expect(parsed == micros, "\(text)")
@@ -129,7 +134,8 @@ import Testing
         try await withTestClient { client, _ in
             let date = Date(timeIntervalSince1970: 1_700_000_000.123456)
             let bytes: [UInt8] = [0, 1, 2, 0xFE, 0xFF, 0x5C, 0x27]
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT \(Int(-9_000_000_000_000_000_000)), \(Int32.max), \(Int64.min), \("héllo ✓"), \(true), \(false),
                        \(3.25), \(bytes), \(date), 12::smallint, 1.5::numeric, 'NaN'::float8, '-Infinity'::float8,
                        '2024-01-02'::date, NULL::int, NULL::text
@@ -164,8 +170,10 @@ import Testing
 
     @Test func bindsNullsOfEveryTypeAndDecodesByColumnName() async throws {
         try await withTestClient { client, _ in
-            let noInt: Int? = nil, noText: String? = nil, noBool: Bool? = nil, noBytes: [UInt8]? = nil, noDate: Date? = nil
-            let rows = try await client.query("""
+            let noInt: Int? = nil, noText: String? = nil, noBool: Bool? = nil, noBytes: [UInt8]? = nil,
+                noDate: Date? = nil
+            let rows = try await client.query(
+                """
                 SELECT \(noInt) IS NULL AS a, \(noText)::text IS NULL AS b, \(noBool) IS NULL AS c, \(noBytes) IS NULL AS d,
                        \(noDate) IS NULL AS e, \(Optional(7)) AS seven
                 """)
@@ -179,12 +187,14 @@ import Testing
 
     @Test func roundTripsValuesThroughATable() async throws {
         try await withTestClient { client, _ in
-            _ = try await client.query("""
+            _ = try await client.query(
+                """
                 CREATE TABLE things (id bigserial PRIMARY KEY, name text NOT NULL, data bytea, at timestamptz, score float8)
                 """)
             let payload = [UInt8](0...255)
             let date = Date(timeIntervalSince1970: 1_234_567_890.5)
-            let inserted = try await client.query("""
+            let inserted = try await client.query(
+                """
                 INSERT INTO things (name, data, at, score)
                 VALUES (\("a"), \(payload), \(date), \(0.1)), (\("b"), \(nil as [UInt8]?), \(nil as Date?), \(nil as Double?))
                 """)
@@ -203,7 +213,9 @@ import Testing
 
     @Test func doublesAndIntegersRoundTripAtTheirLimits() async throws {
         try await withTestClient { client, _ in
-            for value in [0.1, -2.5, 1e-300, 5e-324, .greatestFiniteMagnitude, .infinity, -.infinity, 9_007_199_254_740_993] {
+            for value in [
+                0.1, -2.5, 1e-300, 5e-324, .greatestFiniteMagnitude, .infinity, -.infinity, 9_007_199_254_740_993,
+            ] {
                 let rows = try await client.query("SELECT \(value)")
                 #expect(try rows.first?.decode(0, as: Double.self) == value)
             }
@@ -270,7 +282,8 @@ import Testing
                     let rows = try await connection.query("SELECT \(i) + 1")
                     #expect(try rows.first?.decode(0, as: Int.self) == i + 1)
                 }
-                let prepared = try await connection.query("""
+                let prepared = try await connection.query(
+                    """
                     SELECT count(*) FROM pg_prepared_statements WHERE statement = 'SELECT $1 + 1'
                     """)
                 #expect(try prepared.first?.decode(0, as: Int.self) == 1)
@@ -294,11 +307,13 @@ import Testing
     @Test func executeRunsSeveralStatements() async throws {
         try await withTestClient { client, _ in
             try await client.withConnection { connection in
-                try await connection.execute(unsafeSQL: """
-                    CREATE TABLE t (n int); INSERT INTO t VALUES (1), (2); INSERT INTO t VALUES (3)
-                    """)
+                try await connection.execute(
+                    unsafeSQL: """
+                        CREATE TABLE t (n int); INSERT INTO t VALUES (1), (2); INSERT INTO t VALUES (3)
+                        """)
                 let error = await #expect(throws: PostgresError.self) {
-                    try await connection.execute(unsafeSQL: "INSERT INTO t VALUES (4); SELECT 1/0; INSERT INTO t VALUES (5)")
+                    try await connection.execute(
+                        unsafeSQL: "INSERT INTO t VALUES (4); SELECT 1/0; INSERT INTO t VALUES (5)")
                 }
                 #expect(error?.sqlState == "22012")
             }

@@ -28,7 +28,8 @@ struct CrashRecoveryTests {
             try await messaging.sendOK(users[0], to: other.userId, content: "leased before the crash")
             #expect(try await fixture.jobCount() == 2)
             // The second job was taken by a worker that then died mid-delivery: leased, one attempt spent.
-            _ = try await first.app.database.query("""
+            _ = try await first.app.database.query(
+                """
                 UPDATE push_jobs SET leased_until = now() + interval '2 seconds', attempts = 1
                 WHERE message_id = (SELECT max(id) FROM messages)
                 """)
@@ -37,11 +38,13 @@ struct CrashRecoveryTests {
             #expect(mock.requests().isEmpty)
 
             // Second server on the same database and master key, worker polling.
-            let second = try await LiveApp(databaseURL: url, masterKeyHex: masterKey,
-                                           environment: PushFixture.fastPolling)
+            let second = try await LiveApp(
+                databaseURL: url, masterKeyHex: masterKey,
+                environment: PushFixture.fastPolling)
             do {
-                let restarted = PushFixture(messaging: MessagingFixture(live: second, appKey: app.appKey, appId: app.id),
-                                            mock: mock, provider: provider)
+                let restarted = PushFixture(
+                    messaging: MessagingFixture(live: second, appKey: app.appKey, appId: app.id),
+                    mock: mock, provider: provider)
                 try await restarted.drained(timeout: .seconds(15))
                 #expect(mock.requests(token: waiting).map(\.status) == [200])
                 #expect(mock.requests(token: waiting).first?.alert["body"] as? String == "queued before the crash")

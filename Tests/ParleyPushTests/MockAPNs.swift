@@ -32,19 +32,25 @@ final class MockAPNs: Sendable {
     }
 
     static let python: String? = {
-        let candidates: [String?] = [ProcessInfo.processInfo.environment["PARLEY_TEST_PUSH_PYTHON"],
-                          RepositoryDocuments.root.appendingPathComponent(".parley/venv/bin/python").path]
+        let candidates: [String?] = [
+            ProcessInfo.processInfo.environment["PARLEY_TEST_PUSH_PYTHON"],
+            RepositoryDocuments.root.appendingPathComponent(".parley/venv/bin/python").path,
+        ]
         for case let path? in candidates where FileManager.default.isExecutableFile(atPath: path) {
             let output = NSTemporaryDirectory() + "parley-mock-apns-check-\(UUID().uuidString)"
             defer { unlink(output) }
-            guard let child = try? ChildProcess(executable: path, arguments: ["-c", "import h2, cryptography"],
-                                                outputPath: output) else { continue }
+            guard
+                let child = try? ChildProcess(
+                    executable: path, arguments: ["-c", "import h2, cryptography"],
+                    outputPath: output)
+            else { continue }
             if child.waitForExitBlocking() == 0 { return path }
         }
         return nil
     }()
 
-    static let unavailable = "the mock APNs needs a Python with h2 and cryptography (.parley/venv or "
+    static let unavailable =
+        "the mock APNs needs a Python with h2 and cryptography (.parley/venv or "
         + "PARLEY_TEST_PUSH_PYTHON); scripts/test installs them"
 
     let process: ChildProcess
@@ -56,8 +62,10 @@ final class MockAPNs: Sendable {
         guard let python = Self.python else { throw TestFailure(Self.unavailable) }
         directory = NSTemporaryDirectory() + "parley-mock-apns-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var arguments = [RepositoryDocuments.root.appendingPathComponent("scripts/lib/mock_apns.py").path,
-                         "--port-file", "\(directory)/port", "--record", "\(directory)/requests.jsonl"]
+        var arguments = [
+            RepositoryDocuments.root.appendingPathComponent("scripts/lib/mock_apns.py").path,
+            "--port-file", "\(directory)/port", "--record", "\(directory)/requests.jsonl",
+        ]
         for (index, provider) in providers.enumerated() {
             let path = "\(directory)/key\(index).pem"
             try provider.key.verifyingKey.pem.write(toFile: path, atomically: true, encoding: .utf8)
@@ -87,11 +95,14 @@ final class MockAPNs: Sendable {
     func requests() -> [Request] {
         guard let text = try? String(contentsOfFile: "\(directory)/requests.jsonl", encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
-            return Request(token: object["token"] as? String ?? "", headers: object["headers"] as? [String: String] ?? [:],
-                           payload: object["payload"] as? [String: Any] ?? [:], status: object["status"] as? Int ?? 0,
-                           reason: object["reason"] as? String, keyId: object["kid"] as? String,
-                           teamId: object["iss"] as? String)
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                return nil
+            }
+            return Request(
+                token: object["token"] as? String ?? "", headers: object["headers"] as? [String: String] ?? [:],
+                payload: object["payload"] as? [String: Any] ?? [:], status: object["status"] as? Int ?? 0,
+                reason: object["reason"] as? String, keyId: object["kid"] as? String,
+                teamId: object["iss"] as? String)
         }
     }
 

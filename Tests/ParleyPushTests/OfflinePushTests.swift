@@ -19,7 +19,9 @@ struct OfflinePushTests {
             try await fixture.bind(alice, token: aliceToken)
             var ids: [String] = []
             for text in ["hello", "second", "third"] {
-                ids.append(try #require(try await fixture.messaging.sendOK(alice, to: bob.userId, content: text)["id"] as? String))
+                ids.append(
+                    try #require(
+                        try await fixture.messaging.sendOK(alice, to: bob.userId, content: text)["id"] as? String))
             }
             try await fixture.drained()
             let pushes = fixture.mock.requests(token: token)
@@ -28,8 +30,9 @@ struct OfflinePushTests {
             #expect(Set(pushes.compactMap { $0.ext["msg_id"] as? String }) == Set(ids))
             let first = try #require(pushes.first { $0.ext["msg_id"] as? String == ids[0] })
             #expect(first.status == 200, "\(first.reason ?? "")")
-            #expect(first.keyId == fixture.provider.keyId && first.teamId == fixture.provider.teamId,
-                    "the mock verified the ES256 provider token with the app's public key")
+            #expect(
+                first.keyId == fixture.provider.keyId && first.teamId == fixture.provider.teamId,
+                "the mock verified the ES256 provider token with the app's public key")
             #expect(first.topic == PushFixture.bundleId)
             #expect(first.pushType == "alert")
             #expect(first.headers["apns-priority"] == "10")
@@ -98,12 +101,15 @@ struct OfflinePushTests {
             let onlyAlert = PushFixture.token()
             try await fixture.bind(withoutVoIP, token: onlyAlert)
 
-            let call = try await fixture.messaging.sendOK(caller, to: withVoIP.userId, msgType: "callVideo",
-                                                          content: ["status": "calling"])
-            try await fixture.messaging.sendOK(caller, to: withoutVoIP.userId, msgType: "callAudio",
-                                               content: ["status": "calling"])
+            let call = try await fixture.messaging.sendOK(
+                caller, to: withVoIP.userId, msgType: "callVideo",
+                content: ["status": "calling"])
+            try await fixture.messaging.sendOK(
+                caller, to: withoutVoIP.userId, msgType: "callAudio",
+                content: ["status": "calling"])
             try await fixture.drained()
-            #expect(fixture.mock.requests(token: alertToken).isEmpty, "a user with a VoIP token gets no alert for a call")
+            #expect(
+                fixture.mock.requests(token: alertToken).isEmpty, "a user with a VoIP token gets no alert for a call")
             let voip = try #require(fixture.mock.requests(token: voipToken).first)
             #expect(fixture.mock.requests(token: voipToken).count == 1)
             #expect(voip.status == 200, "\(voip.reason ?? "")")
@@ -164,8 +170,12 @@ struct OfflinePushTests {
             for (index, token) in [bad, gone, flaky, healthy].enumerated() {
                 // One session per device: log in four times on distinct platforms.
                 let platform = ["ios", "android", "web", "desktop"][index]
-                let session = index == 0 ? bob : try Session(try await fixture.client.login(
-                    appKey: fixture.messaging.appKey, username: "user1", platform: platform))
+                let session =
+                    index == 0
+                    ? bob
+                    : try Session(
+                        try await fixture.client.login(
+                            appKey: fixture.messaging.appKey, username: "user1", platform: platform))
                 try await fixture.bind(session, token: token)
             }
             try await fixture.messaging.sendOK(users[0], to: bob.userId, content: "ping")
@@ -193,8 +203,9 @@ struct OfflinePushTests {
             #expect(fixture.mock.requests(token: token).isEmpty)
 
             await socket.close()
-            #expect(try await eventually { try await fixture.presenceCount(users[1].userId) == 0 } != nil,
-                    "a closed connection leaves the presence table")
+            #expect(
+                try await eventually { try await fixture.presenceCount(users[1].userId) == 0 } != nil,
+                "a closed connection leaves the presence table")
             try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "you left")
             try await fixture.drained()
             #expect(fixture.mock.requests(token: token).count == 1)
@@ -207,10 +218,12 @@ struct OfflinePushTests {
             let token = PushFixture.token()
             try await fixture.bind(users[1], token: token)
             // A crashed instance left a presence row: it counts only while the instance heartbeats.
-            _ = try await fixture.database.query("""
+            _ = try await fixture.database.query(
+                """
                 INSERT INTO realtime_instances (id, last_seen) VALUES ('crashed', now() - interval '1 minute');
                 """)
-            _ = try await fixture.database.query("""
+            _ = try await fixture.database.query(
+                """
                 INSERT INTO realtime_presence (instance_id, connection_id, app_id, user_id, session_id)
                 VALUES ('crashed', 1, \(fixture.appId), \(users[1].userId), \(users[1].sessionId))
                 """)
@@ -279,8 +292,9 @@ final class OnlineDevice: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    let client = try WebSocketClient(port: port, path: "/ws", headers: [("Authorization", "Bearer \(imToken)")],
-                                                     timeout: .seconds(10))
+                    let client = try WebSocketClient(
+                        port: port, path: "/ws", headers: [("Authorization", "Bearer \(imToken)")],
+                        timeout: .seconds(10))
                     _ = try client.receiveMessage(timeout: .seconds(10)) // hello
                     continuation.resume(returning: OnlineDevice(client: client))
                 } catch {
@@ -303,7 +317,8 @@ final class OnlineDevice: @unchecked Sendable {
 
 extension PushFixture {
     func presenceCount(_ userId: String) async throws -> Int {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT count(*) AS n FROM realtime_presence WHERE app_id = \(appId) AND user_id = \(userId)
             """)[0].decode("n", as: Int.self)
     }

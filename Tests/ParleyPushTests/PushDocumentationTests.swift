@@ -17,8 +17,11 @@ struct PushDocumentationTests {
         let yaml = try RepositoryDocuments.text("openapi.yaml")
         let architecture = try RepositoryDocuments.text("docs/ARCHITECTURE.md")
         for error in [APIError.pushTokenNotFound, .pushUserMismatch] {
-            #expect(yaml.contains("| \(error.code) | \(error.status) |"), "code \(error.code) missing from openapi.yaml")
-            #expect(architecture.contains("| \(error.code) | \(error.status) |"), "code \(error.code) missing from ARCHITECTURE")
+            #expect(
+                yaml.contains("| \(error.code) | \(error.status) |"), "code \(error.code) missing from openapi.yaml")
+            #expect(
+                architecture.contains("| \(error.code) | \(error.status) |"),
+                "code \(error.code) missing from ARCHITECTURE")
             #expect((1450...1499).contains(error.code))
         }
     }
@@ -26,7 +29,8 @@ struct PushDocumentationTests {
     @Test func readmeListsThePushSettingsAndTheCommand() throws {
         let readme = try RepositoryDocuments.text("README.md")
         for setting in Configuration.settings where setting.name.hasPrefix("PARLEY_PUSH_") {
-            #expect(readme.contains("| `\(setting.name)` |"), "\(setting.name) missing from the README's settings table")
+            #expect(
+                readme.contains("| `\(setting.name)` |"), "\(setting.name) missing from the README's settings table")
         }
         #expect(readme.contains("parley app push"))
         #expect(AppCommand.usage.contains("parley app push"))

@@ -21,8 +21,10 @@ struct PushFixture: Sendable {
     /// Workers poll every 50 ms, so a push arrives within a fraction of a second.
     static let fastPolling = ["PARLEY_PUSH_POLL_MS": "50"]
 
-    static func run<T>(environment: [String: String] = fastPolling, preview: PushPreview = .full,
-                       _ body: (PushFixture) async throws -> T) async throws -> T {
+    static func run<T>(
+        environment: [String: String] = fastPolling, preview: PushPreview = .full,
+        _ body: (PushFixture) async throws -> T
+    ) async throws -> T {
         let provider = MockAPNs.Provider(keyId: "KEY0000001", teamId: "TEAM000001", key: try P256.SigningKey.generate())
         let mock = try await MockAPNs(providers: [provider])
         defer { mock.stop() }
@@ -34,8 +36,10 @@ struct PushFixture: Sendable {
     }
 
     /// Stores the app's push settings as `parley app push` does (the key sealed under the server's master key).
-    func configure(appId: Int64, provider: MockAPNs.Provider, preview: PushPreview = .full, enabled: Bool = true,
-                   on live: LiveApp? = nil) async throws {
+    func configure(
+        appId: Int64, provider: MockAPNs.Provider, preview: PushPreview = .full, enabled: Bool = true,
+        on live: LiveApp? = nil
+    ) async throws {
         let live = live ?? self.live
         var update = PushSettingsRepository.Update()
         update.enabled = enabled
@@ -55,10 +59,14 @@ struct PushFixture: Sendable {
     }
 
     @discardableResult
-    func bind(_ session: Session, token: String, vendor: String = "apns", environment: String = "sandbox",
-              bundleId: String? = nil) async throws -> TestResponse {
-        var body: [String: Any] = ["token": token, "vendor": vendor, "deviceId": "device-\(session.sessionId)",
-                                   "environment": environment]
+    func bind(
+        _ session: Session, token: String, vendor: String = "apns", environment: String = "sandbox",
+        bundleId: String? = nil
+    ) async throws -> TestResponse {
+        var body: [String: Any] = [
+            "token": token, "vendor": vendor, "deviceId": "device-\(session.sessionId)",
+            "environment": environment,
+        ]
         if let bundleId { body["bundleId"] = bundleId }
         let response = try await client.post("/api/push/tokens", json: body, token: session.accessToken)
         guard response.status == 201 else { throw TestFailure("bind failed: \(response.status) \(response.text)") }

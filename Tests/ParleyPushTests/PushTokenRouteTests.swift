@@ -6,23 +6,32 @@ import Testing
 /// `POST /api/push/tokens`, `DELETE /api/push/tokens/{token}` and the OpenIM-style aliases, against a live server.
 @Suite("Push tokens: bind, move, unbind", .serialized)
 struct PushTokenRouteTests {
-    static func bind(_ fixture: MessagingFixture, _ session: Session, _ body: [String: Any]) async throws -> TestResponse {
+    static func bind(_ fixture: MessagingFixture, _ session: Session, _ body: [String: Any]) async throws
+        -> TestResponse
+    {
         try await fixture.client.post("/api/push/tokens", json: body, token: session.accessToken)
     }
 
-    static func owner(_ fixture: MessagingFixture, _ token: String) async throws -> (userId: String, sessionId: String, vendor: String)? {
-        try await fixture.database.query("SELECT user_id, session_id, vendor FROM push_tokens WHERE token = \(token)").first.map {
-            (try $0.decode("user_id"), try $0.decode("session_id"), try $0.decode("vendor"))
-        }
+    static func owner(_ fixture: MessagingFixture, _ token: String) async throws -> (
+        userId: String, sessionId: String, vendor: String
+    )? {
+        try await fixture.database.query("SELECT user_id, session_id, vendor FROM push_tokens WHERE token = \(token)")
+            .first.map {
+                (try $0.decode("user_id"), try $0.decode("session_id"), try $0.decode("vendor"))
+            }
     }
 
     @Test func bindsATokenToTheCallersSession() async throws {
         try await MessagingFixture.run { fixture in
             let users = try await fixture.users(1)
             let token = PushFixture.token()
-            let response = try await Self.bind(fixture, users[0], ["token": token.uppercased(), "vendor": "apns",
-                                                                  "deviceId": "iPhone-1", "bundleId": "com.example.chat",
-                                                                  "environment": "sandbox"])
+            let response = try await Self.bind(
+                fixture, users[0],
+                [
+                    "token": token.uppercased(), "vendor": "apns",
+                    "deviceId": "iPhone-1", "bundleId": "com.example.chat",
+                    "environment": "sandbox",
+                ])
             #expect(response.status == 201, "\(response.text)")
             #expect(response.string("token") == token, "APNs tokens are stored lower-cased")
             #expect(response.string("environment") == "sandbox")
@@ -31,7 +40,8 @@ struct PushTokenRouteTests {
             #expect(owner.sessionId == users[0].sessionId)
             // Binding again is fine (201, one row).
             #expect(try await Self.bind(fixture, users[0], ["token": token, "vendor": "apns"]).status == 201)
-            let count = try await fixture.database.query("SELECT count(*) AS n FROM push_tokens")[0].decode("n", as: Int.self)
+            let count = try await fixture.database.query("SELECT count(*) AS n FROM push_tokens")[0].decode(
+                "n", as: Int.self)
             #expect(count == 1)
         }
     }
@@ -42,9 +52,9 @@ struct PushTokenRouteTests {
             let good = PushFixture.token()
             let cases: [[String: Any]] = [
                 ["token": good, "vendor": "carrier-pigeon"],
-                ["token": "xyz" + good.dropFirst(3), "vendor": "apns"],     // not hex
-                ["token": String(good.prefix(62)), "vendor": "apns"],        // too short
-                ["token": good + "a", "vendor": "apns"],                     // odd length
+                ["token": "xyz" + good.dropFirst(3), "vendor": "apns"], // not hex
+                ["token": String(good.prefix(62)), "vendor": "apns"], // too short
+                ["token": good + "a", "vendor": "apns"], // odd length
                 ["token": good, "vendor": "apns", "environment": "staging"],
                 ["token": good, "vendor": "apns", "bundleId": "com example"],
                 ["token": good, "vendor": "apns", "deviceId": String(repeating: "d", count: 129)],
@@ -95,7 +105,8 @@ struct PushTokenRouteTests {
             let stranger = try await fixture.client.delete("/api/push/tokens/\(token)", token: users[1].accessToken)
             #expect(stranger.status == 404 && stranger.code == 1450)
             #expect(try await Self.owner(fixture, token) != nil)
-            let mine = try await fixture.client.delete("/api/push/tokens/\(token.uppercased())", token: users[0].accessToken)
+            let mine = try await fixture.client.delete(
+                "/api/push/tokens/\(token.uppercased())", token: users[0].accessToken)
             #expect(mine.status == 200, "\(mine.text)")
             #expect(mine.data["removed"] as? Int == 1)
             #expect(try await Self.owner(fixture, token) == nil)
@@ -108,30 +119,36 @@ struct PushTokenRouteTests {
         try await MessagingFixture.run { fixture in
             let users = try await fixture.users(2)
             let token = PushFixture.token()
-            let mismatch = try await fixture.client.post("/user/device/push-token",
-                                                         json: ["uid": users[1].userId, "token": token, "type": "apns"],
-                                                         token: users[0].accessToken)
+            let mismatch = try await fixture.client.post(
+                "/user/device/push-token",
+                json: ["uid": users[1].userId, "token": token, "type": "apns"],
+                token: users[0].accessToken)
             #expect(mismatch.status == 403 && mismatch.code == 1451)
-            let bound = try await fixture.client.post("/user/device/push-token",
-                                                      json: ["uid": users[0].userId, "token": token, "type": "apns"],
-                                                      token: users[0].accessToken)
+            let bound = try await fixture.client.post(
+                "/user/device/push-token",
+                json: ["uid": users[0].userId, "token": token, "type": "apns"],
+                token: users[0].accessToken)
             #expect(bound.status == 201, "\(bound.text)")
             #expect(try await Self.owner(fixture, token)?.vendor == "apns")
             let voip = PushFixture.token()
-            _ = try await fixture.client.post("/user/device/push-token",
-                                              json: ["uid": users[0].userId, "token": voip, "type": "voip"],
-                                              token: users[0].accessToken)
+            _ = try await fixture.client.post(
+                "/user/device/push-token",
+                json: ["uid": users[0].userId, "token": voip, "type": "voip"],
+                token: users[0].accessToken)
             #expect(try await Self.owner(fixture, voip)?.vendor == "apns_voip")
             // Unbind one token, then (no token) everything the session bound.
-            let one = try await fixture.client.post("/user/device/push-token/unbind",
-                                                    json: ["uid": users[0].userId, "token": token],
-                                                    token: users[0].accessToken)
+            let one = try await fixture.client.post(
+                "/user/device/push-token/unbind",
+                json: ["uid": users[0].userId, "token": token],
+                token: users[0].accessToken)
             #expect(one.status == 200 && one.data["removed"] as? Int == 1, "\(one.text)")
-            let rest = try await fixture.client.post("/user/device/push-token/unbind", json: ["uid": users[0].userId],
-                                                     token: users[0].accessToken)
+            let rest = try await fixture.client.post(
+                "/user/device/push-token/unbind", json: ["uid": users[0].userId],
+                token: users[0].accessToken)
             #expect(rest.status == 200 && rest.data["removed"] as? Int == 1, "\(rest.text)")
-            let nothing = try await fixture.client.post("/user/device/push-token/unbind", json: [:],
-                                                        token: users[0].accessToken)
+            let nothing = try await fixture.client.post(
+                "/user/device/push-token/unbind", json: [:],
+                token: users[0].accessToken)
             #expect(nothing.status == 200 && nothing.data["removed"] as? Int == 0)
             #expect(try await fixture.database.query("SELECT 1 FROM push_tokens").isEmpty)
         }
@@ -144,17 +161,21 @@ struct PushTokenRouteTests {
             _ = try await Self.bind(fixture, users[0], ["token": token, "vendor": "apns"])
             let logout = try await fixture.client.post("/api/auth/logout", token: users[0].accessToken)
             #expect(logout.status == 200, "\(logout.text)")
-            #expect(try await eventually { try await Self.owner(fixture, token) == nil } != nil,
-                    "the token of a logged-out session is unbound")
+            #expect(
+                try await eventually { try await Self.owner(fixture, token) == nil } != nil,
+                "the token of a logged-out session is unbound")
 
             // One session per platform: a second iOS login displaces the first, whose token goes.
             let other = PushFixture.token()
             _ = try await Self.bind(fixture, users[1], ["token": other, "vendor": "apns"])
-            let relogin = try Session(try await fixture.client.login(appKey: fixture.appKey, username: "user1",
-                                                                     platform: "ios", deviceId: "another-phone"))
+            let relogin = try Session(
+                try await fixture.client.login(
+                    appKey: fixture.appKey, username: "user1",
+                    platform: "ios", deviceId: "another-phone"))
             #expect(relogin.sessionId != users[1].sessionId)
-            #expect(try await eventually { try await Self.owner(fixture, other) == nil } != nil,
-                    "the token of a displaced session is unbound")
+            #expect(
+                try await eventually { try await Self.owner(fixture, other) == nil } != nil,
+                "the token of a displaced session is unbound")
         }
     }
 }

@@ -2,14 +2,18 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyJSON
-@testable import ParleyPush
 import Testing
+
+@testable import ParleyPush
 
 @Suite("Push: payloads, APNs answers, backoff, tokens (pure)")
 struct PushUnitTests {
-    static func message(_ type: String = "text", content: String? = "\"hi there\"", revoked: Bool = false) -> PushMessage {
-        PushMessage(id: 42, appId: 1, conversationId: "si:a:b", fromId: "a", chatType: "single", msgType: type,
-                    content: content, revoked: revoked, senderName: "Alice")
+    static func message(_ type: String = "text", content: String? = "\"hi there\"", revoked: Bool = false)
+        -> PushMessage
+    {
+        PushMessage(
+            id: 42, appId: 1, conversationId: "si:a:b", fromId: "a", chatType: "single", msgType: type,
+            content: content, revoked: revoked, senderName: "Alice")
     }
 
     static func json(_ bytes: [UInt8]) throws -> [String: Any] {
@@ -23,11 +27,13 @@ struct PushUnitTests {
         #expect(aps["sound"] as? String == "default")
         #expect(aps["mutable-content"] as? Int == 1)
         #expect(full["ext"] as? [String: String] == ["type": "chat", "conversation_id": "si:a:b", "msg_id": "42"])
-        let image = try Self.json(PushPayload.alert(for: Self.message("image", content: #"{"objectKey":"k"}"#), preview: .full))
+        let image = try Self.json(
+            PushPayload.alert(for: Self.message("image", content: #"{"objectKey":"k"}"#), preview: .full))
         #expect(((image["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"] == "[image]")
         let sender = try Self.json(PushPayload.alert(for: Self.message(), preview: .sender))
-        #expect((sender["aps"] as? [String: Any])?["alert"] as? [String: String]
-            == ["title": "Alice", "body": "Alice sent you a message"])
+        #expect(
+            (sender["aps"] as? [String: Any])?["alert"] as? [String: String]
+                == ["title": "Alice", "body": "Alice sent you a message"])
         let none = try Self.json(PushPayload.alert(for: Self.message(), preview: .none))
         #expect((none["aps"] as? [String: Any])?["alert"] as? [String: String] == ["body": "You have a new message"])
         // A long text is cut as conversation lists cut it; names and texts are JSON-escaped.
@@ -54,8 +60,9 @@ struct PushUnitTests {
 
     @Test func callsGoToVoIPTokensAndOtherwiseToAlertTokens() {
         func target(_ user: String, _ vendor: PushVendor) -> PushTarget {
-            PushTarget(userId: user, vendor: vendor, token: "\(user)-\(vendor.rawValue)", environment: .production,
-                       bundleId: "")
+            PushTarget(
+                userId: user, vendor: vendor, token: "\(user)-\(vendor.rawValue)", environment: .production,
+                bundleId: "")
         }
         let tokens = [target("u1", .apns), target("u1", .apnsVoip), target("u2", .apns)]
         let chat = PushPayload.plan(for: Self.message(), tokens: tokens)
@@ -69,21 +76,26 @@ struct PushUnitTests {
         func body(_ reason: String) -> [UInt8] { Array(#"{"reason":"\#(reason)"}"#.utf8) }
         #expect(APNsSender.outcome(status: 200, body: []) == .delivered)
         #expect(APNsSender.outcome(status: 410, body: body("Unregistered")) == .invalidToken(reason: "Unregistered"))
-        #expect(APNsSender.outcome(status: 400, body: body("BadDeviceToken")) == .invalidToken(reason: "BadDeviceToken"))
-        #expect(APNsSender.outcome(status: 400, body: body("DeviceTokenNotForTopic"))
-            == .invalidToken(reason: "DeviceTokenNotForTopic"))
+        #expect(
+            APNsSender.outcome(status: 400, body: body("BadDeviceToken")) == .invalidToken(reason: "BadDeviceToken"))
+        #expect(
+            APNsSender.outcome(status: 400, body: body("DeviceTokenNotForTopic"))
+                == .invalidToken(reason: "DeviceTokenNotForTopic"))
         #expect(APNsSender.outcome(status: 400, body: body("PayloadEmpty")) == .rejected(reason: "PayloadEmpty"))
         #expect(APNsSender.outcome(status: 413, body: body("PayloadTooLarge")) == .rejected(reason: "PayloadTooLarge"))
         #expect(APNsSender.outcome(status: 429, body: body("TooManyRequests")) == .retry(reason: "TooManyRequests"))
-        #expect(APNsSender.outcome(status: 403, body: body("ExpiredProviderToken")) == .retry(reason: "ExpiredProviderToken"))
+        #expect(
+            APNsSender.outcome(status: 403, body: body("ExpiredProviderToken"))
+                == .retry(reason: "ExpiredProviderToken"))
         #expect(APNsSender.outcome(status: 503, body: []) == .retry(reason: "HTTP 503"))
         #expect(APNsSender.outcome(status: 500, body: Array("not json".utf8)) == .retry(reason: "HTTP 500"))
     }
 
     @Test func backoffDoublesUpToTheCap() {
         let configuration = PushConfiguration()
-        #expect((1...6).map { configuration.backoff(afterAttempts: $0) }
-            == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32)])
+        #expect(
+            (1...6).map { configuration.backoff(afterAttempts: $0) }
+                == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32)])
         #expect(configuration.backoff(afterAttempts: 9) == .seconds(256))
         #expect(configuration.backoff(afterAttempts: 10) == .seconds(300))
         #expect(configuration.backoff(afterAttempts: 1000) == .seconds(300))
@@ -109,8 +121,9 @@ struct PushUnitTests {
         let clock = ManualClock(1_700_000_000)
         let tokens = APNsProviderTokens(now: { clock.value })
         let key = try P256.SigningKey.generate()
-        let credentials = APNsCredentials(appId: 1, teamId: "TEAM000001", keyId: "KEY0000001", key: key,
-                                          bundleId: "com.example", endpoint: nil)
+        let credentials = APNsCredentials(
+            appId: 1, teamId: "TEAM000001", keyId: "KEY0000001", key: key,
+            bundleId: "com.example", endpoint: nil)
         let first = try tokens.token(for: credentials)
         clock.value += 49 * 60
         #expect(try tokens.token(for: credentials) == first)

@@ -15,17 +15,24 @@ struct GatewayTests {
     }
 
     static func device(_ fx: MessagingFixture, username: String, platform: String = "ios", register: Bool = true)
-        async throws -> Device {
-        let response = register
+        async throws -> Device
+    {
+        let response =
+            register
             ? try await fx.client.register(appKey: fx.appKey, username: username, platform: platform)
             : try await fx.client.login(appKey: fx.appKey, username: username, platform: platform)
         let session = try Session(response)
-        return Device(session: session, socket: try await IMTestClient.connect(port: fx.live.port, token: session.imToken))
+        return Device(
+            session: session, socket: try await IMTestClient.connect(port: fx.live.port, token: session.imToken))
     }
 
-    static func upgrade(_ fx: MessagingFixture, headers: [String: String], target: String = "/ws") async throws -> TestResponse {
-        var all = ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-                   "Sec-WebSocket-Version": "13"]
+    static func upgrade(_ fx: MessagingFixture, headers: [String: String], target: String = "/ws") async throws
+        -> TestResponse
+    {
+        var all = [
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version": "13",
+        ]
         all.merge(headers) { _, new in new }
         return try await fx.client.send("GET", target, headers: all)
     }
@@ -66,15 +73,23 @@ struct GatewayTests {
             #expect((noType["data"] as? [String: Any])?["code"] as? Int == 1202)
             await #expect(throws: IMTestError.self) { try await alice.socket.request("fly") }
             do {
-                try await alice.socket.request("send", ["toId": "nobody", "chatType": "single", "msgType": "text",
-                                                        "content": "hi", "clientMsgId": "c1"])
+                try await alice.socket.request(
+                    "send",
+                    [
+                        "toId": "nobody", "chatType": "single", "msgType": "text",
+                        "content": "hi", "clientMsgId": "c1",
+                    ])
                 Issue.record("sending to an unknown user succeeded")
             } catch let error as IMTestError {
                 #expect(error.code == 1103)
             }
             do {
-                try await alice.socket.request("send", ["toId": "bob", "chatType": "single", "msgType": "sticker",
-                                                        "content": "hi", "clientMsgId": "c2"])
+                try await alice.socket.request(
+                    "send",
+                    [
+                        "toId": "bob", "chatType": "single", "msgType": "sticker",
+                        "content": "hi", "clientMsgId": "c2",
+                    ])
                 Issue.record("an unknown msgType was accepted")
             } catch let error as IMTestError {
                 #expect(error.code == 1002)
@@ -89,10 +104,12 @@ struct GatewayTests {
             let alicePhone = try await Self.device(fx, username: "alice", platform: "ios")
             let aliceWeb = try await Self.device(fx, username: "alice", platform: "web", register: false)
             let bob = try await Self.device(fx, username: "bob")
-            let sent = try await alicePhone.socket.request("send", [
-                "toId": bob.session.userId, "chatType": "single", "msgType": "text", "content": "hi bob",
-                "clientMsgId": "m1",
-            ])
+            let sent = try await alicePhone.socket.request(
+                "send",
+                [
+                    "toId": bob.session.userId, "chatType": "single", "msgType": "text", "content": "hi bob",
+                    "clientMsgId": "m1",
+                ])
             #expect(sent["seq"] as? Int == 1)
             let id = try #require(sent["id"] as? String)
             let atBob = try await bob.socket.next("message")
@@ -110,10 +127,12 @@ struct GatewayTests {
             _ = try await aliceWeb.socket.next("message")
 
             // A repeated clientMsgId is answered with the original and announced to nobody.
-            let again = try await alicePhone.socket.request("send", [
-                "toId": bob.session.userId, "chatType": "single", "msgType": "text", "content": "hi bob",
-                "clientMsgId": "m1",
-            ])
+            let again = try await alicePhone.socket.request(
+                "send",
+                [
+                    "toId": bob.session.userId, "chatType": "single", "msgType": "text", "content": "hi bob",
+                    "clientMsgId": "m1",
+                ])
             #expect(again["id"] as? String == id)
             #expect(try await bob.socket.collect("message", for: .milliseconds(300)).isEmpty)
         }
@@ -128,9 +147,12 @@ struct GatewayTests {
             // Everyone (but the creator's own device, which made the REST call... it has no origin session on WS)
             // sees the group_created notice.
             for device in devices { _ = try await device.socket.next("message") }
-            let sent = try await devices[2].socket.request("send", [
-                "toId": group.groupId, "chatType": "group", "msgType": "text", "content": "hello all", "clientMsgId": "g1",
-            ])
+            let sent = try await devices[2].socket.request(
+                "send",
+                [
+                    "toId": group.groupId, "chatType": "group", "msgType": "text", "content": "hello all",
+                    "clientMsgId": "g1",
+                ])
             for (index, device) in devices.enumerated() where index != 2 {
                 let frame = try await device.socket.next("message")
                 #expect((frame["data"] as? [String: Any])?["id"] as? String == sent["id"] as? String)
@@ -147,10 +169,14 @@ struct GatewayTests {
                 #expect(error.code == 1100)
             }
             // A removed member gets the notice, then nothing more.
-            #expect(try await fx.client.delete("/api/im/groups/\(group.groupId)/members/\(devices[4].session.userId)",
-                                               token: devices[0].session.accessToken).status == 200)
+            #expect(
+                try await fx.client.delete(
+                    "/api/im/groups/\(group.groupId)/members/\(devices[4].session.userId)",
+                    token: devices[0].session.accessToken
+                ).status == 200)
             let removal = try await devices[4].socket.next("message") { frame in
-                ((frame["data"] as? [String: Any])?["content"] as? [String: Any])?["event"] as? String == "member_removed"
+                ((frame["data"] as? [String: Any])?["content"] as? [String: Any])?["event"] as? String
+                    == "member_removed"
             }
             #expect(removal["type"] as? String == "message")
             _ = try await devices[4].socket.next("conversation")
@@ -158,9 +184,10 @@ struct GatewayTests {
             _ = try await devices[3].socket.next("message") { frame in
                 (frame["data"] as? [String: Any])?["content"] as? String == "after removal"
             }
-            #expect(try await devices[4].socket.collect("message", for: .milliseconds(300)).filter {
-                ($0["data"] as? [String: Any])?["content"] as? String == "after removal"
-            }.isEmpty)
+            #expect(
+                try await devices[4].socket.collect("message", for: .milliseconds(300)).filter {
+                    ($0["data"] as? [String: Any])?["content"] as? String == "after removal"
+                }.isEmpty)
         }
     }
 
@@ -168,8 +195,12 @@ struct GatewayTests {
         try await MessagingFixture.run { fx in
             let alice = try await Self.device(fx, username: "alice")
             let bob = try await Self.device(fx, username: "bob")
-            let sent = try await alice.socket.request("send", ["toId": bob.session.userId, "chatType": "single",
-                                                               "msgType": "text", "content": "tpyo", "clientMsgId": "e1"])
+            let sent = try await alice.socket.request(
+                "send",
+                [
+                    "toId": bob.session.userId, "chatType": "single",
+                    "msgType": "text", "content": "tpyo", "clientMsgId": "e1",
+                ])
             let id = try #require(sent["id"] as? String)
             let conversationId = try #require(sent["conversationId"] as? String)
             _ = try await bob.socket.next("message")
@@ -198,8 +229,11 @@ struct GatewayTests {
 
             // Conversation changes go to the user's other devices.
             let bobTablet = try await Self.device(fx, username: "bob", platform: "android", register: false)
-            #expect(try await fx.client.patch("/api/im/conversations/\(conversationId)", json: ["isPinned": true],
-                                              token: bob.session.accessToken).status == 200)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/\(conversationId)", json: ["isPinned": true],
+                    token: bob.session.accessToken
+                ).status == 200)
             let change = try await bobTablet.socket.next("conversation")
             #expect((change["data"] as? [String: Any])?["isPinned"] as? Bool == true)
         }
@@ -208,7 +242,8 @@ struct GatewayTests {
     @Test func secondLoginOnTheSamePlatformGetsAccountConflict() async throws {
         try await MessagingFixture.run { fx in
             let first = try await Self.device(fx, username: "carol", platform: "ios")
-            _ = try await fx.client.login(appKey: fx.appKey, username: "carol", platform: "ios", deviceModel: "iPhone 16")
+            _ = try await fx.client.login(
+                appKey: fx.appKey, username: "carol", platform: "ios", deviceModel: "iPhone 16")
             let notice = try await first.socket.next("account_conflict")
             #expect(((notice["data"] as? [String: Any])?["text"] as? String)?.contains("another device") == true)
             #expect(try await first.socket.waitForClose()?.rawValue == 4500)
@@ -227,8 +262,9 @@ struct GatewayTests {
 
     @Test func expiredIMTokenIsToldAndClosed() async throws {
         try await MessagingFixture.run { fx in
-            let updated = try await fx.live.auth.appRepository.update(appKey: fx.appKey,
-                                                                      lifetimes: TokenLifetimeOverrides(im: 2))
+            let updated = try await fx.live.auth.appRepository.update(
+                appKey: fx.appKey,
+                lifetimes: TokenLifetimeOverrides(im: 2))
             fx.live.auth.directory.upsert(try #require(updated))
             let device = try await Self.device(fx, username: "erin")
             let expiry = try await device.socket.next("token_expired", timeout: .seconds(10))

@@ -20,7 +20,8 @@ final class IMTestClient: @unchecked Sendable {
             let headers = tokenInQuery ? [] : [("Authorization", "Bearer \(token)")]
             let socket = try WebSocketClient(port: port, path: path, headers: headers, timeout: .seconds(10))
             guard case .text(let text) = try socket.receiveMessage(timeout: .seconds(10)),
-                  let hello = Self.decode(text), hello["type"] as? String == "hello" else {
+                let hello = Self.decode(text), hello["type"] as? String == "hello"
+            else {
                 throw IMTestFailure("no hello frame")
             }
             return IMTestClient(socket: socket, hello: hello)
@@ -38,14 +39,17 @@ final class IMTestClient: @unchecked Sendable {
 
     /// Sends a request and waits for its `ack` (returned) or `error` (thrown as `IMTestError`).
     @discardableResult
-    func request(_ type: String, _ data: [String: Any] = [:], timeout: Duration = .seconds(10)) async throws -> [String: Any] {
+    func request(_ type: String, _ data: [String: Any] = [:], timeout: Duration = .seconds(10)) async throws -> [String:
+        Any]
+    {
         let reqId = lock.withLock { () -> String in
             counter += 1
             return "r\(counter)"
         }
         try await sendRaw(["type": type, "reqId": reqId, "data": data])
         let answer = try await next(timeout: timeout) { frame in
-            (frame["type"] as? String == "ack" || frame["type"] as? String == "error") && frame["reqId"] as? String == reqId
+            (frame["type"] as? String == "ack" || frame["type"] as? String == "error")
+                && frame["reqId"] as? String == reqId
         }
         if answer["type"] as? String == "error" {
             let error = answer["data"] as? [String: Any] ?? [:]
@@ -66,8 +70,10 @@ final class IMTestClient: @unchecked Sendable {
     }
 
     /// The first frame (buffered or new) of `type` that satisfies `predicate`.
-    func next(_ type: String, timeout: Duration = .seconds(10),
-              where predicate: @escaping @Sendable ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {
+    func next(
+        _ type: String, timeout: Duration = .seconds(10),
+        where predicate: @escaping @Sendable ([String: Any]) -> Bool = { _ in true }
+    ) async throws -> [String: Any] {
         try await next(timeout: timeout) { $0["type"] as? String == type && predicate($0) }
     }
 

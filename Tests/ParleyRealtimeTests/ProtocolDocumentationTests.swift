@@ -1,19 +1,24 @@
 import Foundation
 import ParleyLiveSupport
-@testable import ParleyRealtime
 import ParleyWebSocket
 import Testing
+
+@testable import ParleyRealtime
 
 /// docs/protocol.md and openapi.yaml name every frame, close code and error the gateway uses.
 struct ProtocolDocumentationTests {
     @Test func protocolDocumentNamesEveryFrameAndCloseCode() throws {
         let text = try RepositoryDocuments.text("docs/protocol.md")
-        for type in ["hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
-                     "conversation", "account_conflict", "session_ended", "token_expired"] {
+        for type in [
+            "hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
+            "conversation", "account_conflict", "session_ended", "token_expired",
+        ] {
             #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
         }
-        let codes: [WebSocketCloseCode] = [.slowConsumer, .heartbeatTimeout, .tokenExpired, .resyncRequired,
-                                           .accountConflict, .sessionEnded]
+        let codes: [WebSocketCloseCode] = [
+            .slowConsumer, .heartbeatTimeout, .tokenExpired, .resyncRequired,
+            .accountConflict, .sessionEnded,
+        ]
         for code in codes {
             #expect(text.contains("| \(code.rawValue) |"), "close code \(code.rawValue) missing from docs/protocol.md")
         }

@@ -18,7 +18,8 @@ struct RecoveryAndClusterTests {
             reader.socket.drop()
             var sent: [String] = []
             for n in 0..<500 {
-                sent.append(try await fx.sendOK(sender, to: reader.session.userId, content: "missed \(n)")["id"] as! String)
+                sent.append(
+                    try await fx.sendOK(sender, to: reader.session.userId, content: "missed \(n)")["id"] as! String)
             }
             let back = try await IMTestClient.connect(port: fx.live.port, token: reader.session.imToken)
             var received: [String] = []
@@ -47,8 +48,9 @@ struct RecoveryAndClusterTests {
     @Test func twoInstancesOnOneDatabaseDeliverToEachOther() async throws {
         try await MessagingFixture.run { fx in
             // A second server on the same database: its own loops, pools and listener.
-            let other = try await LiveApp(databaseURL: fx.live.app.configuration.databaseURL,
-                                          masterKeyHex: fx.live.masterKeyHex)
+            let other = try await LiveApp(
+                databaseURL: fx.live.app.configuration.databaseURL,
+                masterKeyHex: fx.live.masterKeyHex)
             do {
                 let second = MessagingFixture(live: other, appKey: fx.appKey, appId: fx.appId)
                 let alice = try await GatewayTests.device(fx, username: "alice")
@@ -56,12 +58,19 @@ struct RecoveryAndClusterTests {
                 let bob = try await IMTestClient.connect(port: other.port, token: bobSession.imToken)
                 let aliceWeb = try await IMTestClient.connect(
                     port: other.port,
-                    token: try Session(try await second.client.login(appKey: fx.appKey, username: "alice",
-                                                                     platform: "web")).imToken)
+                    token: try Session(
+                        try await second.client.login(
+                            appKey: fx.appKey, username: "alice",
+                            platform: "web")
+                    ).imToken)
 
-                let sent = try await alice.socket.request("send", ["toId": bobSession.userId, "chatType": "single",
-                                                                   "msgType": "text", "content": "across",
-                                                                   "clientMsgId": "x1"])
+                let sent = try await alice.socket.request(
+                    "send",
+                    [
+                        "toId": bobSession.userId, "chatType": "single",
+                        "msgType": "text", "content": "across",
+                        "clientMsgId": "x1",
+                    ])
                 let atBob = try await bob.next("message")
                 #expect((atBob["data"] as? [String: Any])?["id"] as? String == sent["id"] as? String)
                 let atAliceWeb = try await aliceWeb.next("message")
@@ -71,8 +80,12 @@ struct RecoveryAndClusterTests {
                 try await bob.request("read", ["conversationId": sent["conversationId"] as! String, "seq": 1])
                 let read = try await alice.socket.next("read")
                 #expect((read["data"] as? [String: Any])?["seq"] as? Int == 1)
-                let reply = try await bob.request("send", ["toId": alice.session.userId, "chatType": "single",
-                                                           "msgType": "text", "content": "back", "clientMsgId": "x2"])
+                let reply = try await bob.request(
+                    "send",
+                    [
+                        "toId": alice.session.userId, "chatType": "single",
+                        "msgType": "text", "content": "back", "clientMsgId": "x2",
+                    ])
                 _ = try await alice.socket.next("message")
                 try await bob.request("revoke", ["msgId": reply["id"] as! String])
                 let revoke = try await alice.socket.next("revoke")
@@ -81,19 +94,27 @@ struct RecoveryAndClusterTests {
                 // Groups across instances, membership changes included.
                 let group = try await fx.createGroup(alice.session, members: [bobSession])
                 _ = try await bob.next("message")
-                try await alice.socket.request("send", ["toId": group.groupId, "chatType": "group", "msgType": "text",
-                                                        "content": "group across", "clientMsgId": "x3"])
+                try await alice.socket.request(
+                    "send",
+                    [
+                        "toId": group.groupId, "chatType": "group", "msgType": "text",
+                        "content": "group across", "clientMsgId": "x3",
+                    ])
                 let groupMessage = try await bob.next("message")
                 #expect((groupMessage["data"] as? [String: Any])?["content"] as? String == "group across")
                 await other.stop()
             } catch {
                 let metricsB = try? await other.client().get("/metrics").text
-                Issue.record("metrics B: \(metricsB?.split(separator: "\n").filter { $0.contains("realtime") && !$0.hasPrefix("#") } ?? [])")
+                Issue.record(
+                    "metrics B: \(metricsB?.split(separator: "\n").filter { $0.contains("realtime") && !$0.hasPrefix("#") } ?? [])"
+                )
                 await other.stop()
                 let logs = (fx.live.sink.capturedText + other.sink.capturedText).split(separator: "\n")
                     .filter { $0.contains("\"warning\"") || $0.contains("\"error\"") }
                 let metricsA = try? await fx.client.get("/metrics").text
-                Issue.record("instance logs:\n\(logs.joined(separator: "\n"))\nmetrics A: \(metricsA?.split(separator: "\n").filter { $0.contains("realtime") || $0.contains("websocket") } ?? [])")
+                Issue.record(
+                    "instance logs:\n\(logs.joined(separator: "\n"))\nmetrics A: \(metricsA?.split(separator: "\n").filter { $0.contains("realtime") || $0.contains("websocket") } ?? [])"
+                )
                 throw error
             }
         }
@@ -114,7 +135,8 @@ struct RecoveryAndClusterTests {
                 let socket = try await IMTestClient.connect(port: second.port, token: session.imToken)
                 #expect(socket.hello["type"] as? String == "hello")
                 second.auth.directory.remove(id: app.id)
-                let byQuery = try await IMTestClient.connect(port: second.port, token: session.imToken, tokenInQuery: true)
+                let byQuery = try await IMTestClient.connect(
+                    port: second.port, token: session.imToken, tokenInQuery: true)
                 #expect(byQuery.hello["type"] as? String == "hello")
                 second.auth.directory.remove(id: app.id)
                 #expect(try await second.client().get("/api/users/me", token: session.accessToken).status == 200)
@@ -131,8 +153,10 @@ struct RecoveryAndClusterTests {
     }
 
     @Test func aClientThatStopsReadingIsCutOffWhileOthersKeepTheirLatency() async throws {
-        try await MessagingFixture.run(environment: ["PARLEY_WS_MAX_QUEUED_BYTES": "262144",
-                                                     "PARLEY_IM_MAX_TEXT_CHARS": "100000"]) { fx in
+        try await MessagingFixture.run(environment: [
+            "PARLEY_WS_MAX_QUEUED_BYTES": "262144",
+            "PARLEY_IM_MAX_TEXT_CHARS": "100000",
+        ]) { fx in
             let sender = try Session(try await fx.client.register(appKey: fx.appKey, username: "sender"))
             let stalled = try await GatewayTests.device(fx, username: "stalled")
             let healthy = try await GatewayTests.device(fx, username: "healthy")
@@ -160,14 +184,17 @@ struct RecoveryAndClusterTests {
             }
             #expect(gone != nil)
             let metrics = try await fx.client.get("/metrics").text
-            #expect(metrics.contains(#"parley_websocket_closes_total{code="4000"} 1"#),
-                    "\(metrics.split(separator: "\n").filter { $0.contains("closes") })")
+            #expect(
+                metrics.contains(#"parley_websocket_closes_total{code="4000"} 1"#),
+                "\(metrics.split(separator: "\n").filter { $0.contains("closes") })")
             // Reading at last, it finds far fewer messages than were sent before the connection ends.
             let received = (try? await stalled.socket.collect("message", for: .seconds(3)).count) ?? 0
             #expect(received < rounds)
             // The healthy client still works.
             try await fx.sendOK(sender, to: healthy.session.userId, content: "still here")
-            _ = try await healthy.socket.next("message") { ($0["data"] as? [String: Any])?["content"] as? String == "still here" }
+            _ = try await healthy.socket.next("message") {
+                ($0["data"] as? [String: Any])?["content"] as? String == "still here"
+            }
         }
     }
 }

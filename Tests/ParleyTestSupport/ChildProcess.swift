@@ -12,8 +12,10 @@ public final class ChildProcess: Sendable {
     public let outputPath: String
 
     /// Starts `executable` with `arguments`; `environment` entries are added to (or replace) the test's own.
-    public init(executable: String, arguments: [String], environment: [String: String] = [:],
-                outputPath: String) throws(ChildProcessError) {
+    public init(
+        executable: String, arguments: [String], environment: [String: String] = [:],
+        outputPath: String
+    ) throws(ChildProcessError) {
         self.outputPath = outputPath
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -151,21 +153,25 @@ public final class ChildProcess: Sendable {
 
     private static func canBind(port: Int, family: Int32) -> Bool {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return family == AF_INET6 }  // no IPv6 on this machine: nothing to collide with
+        guard fd >= 0 else { return family == AF_INET6 } // no IPv6 on this machine: nothing to collide with
         defer { close(fd) }
         if family == AF_INET {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = UInt16(port).bigEndian
             return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             } == 0
         }
         var address = sockaddr_in6()
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         } == 0
     }
 

@@ -50,8 +50,9 @@ public enum DecoderVerifier {
         for feeding in feedings(count: input.count, exhaustiveLimit: exhaustiveLimit, randomTrials: randomTrials) {
             let outcome = decode(feeding.cuts)
             if outcome != reference {
-                Issue.record("feeding \(feeding) gave \(outcome), whole input gave \(reference)",
-                             sourceLocation: sourceLocation)
+                Issue.record(
+                    "feeding \(feeding) gave \(outcome), whole input gave \(reference)",
+                    sourceLocation: sourceLocation)
                 break
             }
         }

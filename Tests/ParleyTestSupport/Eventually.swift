@@ -6,8 +6,10 @@
 /// #expect(try await eventually { cache.count == 2 } != nil)
 /// ```
 @discardableResult
-public func eventually(timeout: Duration = .seconds(10), interval: Duration = .milliseconds(10),
-                       _ condition: () async throws -> Bool) async throws -> Duration? {
+public func eventually(
+    timeout: Duration = .seconds(10), interval: Duration = .milliseconds(10),
+    _ condition: () async throws -> Bool
+) async throws -> Duration? {
     let clock = ContinuousClock()
     let start = clock.now
     while clock.now - start < timeout {

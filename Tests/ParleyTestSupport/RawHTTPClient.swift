@@ -32,7 +32,9 @@ public final class RawHTTPClient: @unchecked Sendable {
         addr.sin_port = port.bigEndian
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else {
             let code = errno
@@ -52,7 +54,9 @@ public final class RawHTTPClient: @unchecked Sendable {
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             guard n > 0 else { throw Failure(description: "send failed: errno \(errno)") }
             offset += n
         }
@@ -89,7 +93,8 @@ public final class RawHTTPClient: @unchecked Sendable {
         var headers: [(String, String)] = []
         for line in lines.dropFirst() where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         buffer.removeFirst(headEnd! + 4)
         var response = Response(status: status, headers: headers, body: [])
@@ -111,7 +116,9 @@ public final class RawHTTPClient: @unchecked Sendable {
     /// Reads exactly `count` raw bytes (those already buffered first), e.g. after a protocol upgrade.
     public func readBytes(_ count: Int) throws -> [UInt8] {
         while buffer.count < count {
-            guard try fill() else { throw Failure(description: "connection closed after \(buffer.count) of \(count) bytes") }
+            guard try fill() else {
+                throw Failure(description: "connection closed after \(buffer.count) of \(count) bytes")
+            }
         }
         let out = Array(buffer[0..<count])
         buffer.removeFirst(count)

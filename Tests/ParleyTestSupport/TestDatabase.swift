@@ -18,11 +18,12 @@ public enum TestDatabase {
     /// The admin URL, or an error that says how to get one.
     public static func adminURL() throws -> String {
         guard let raw = getenv(environmentVariable), case let url = String(cString: raw), !url.isEmpty else {
-            throw SetupError(description: """
-                \(environmentVariable) is not set. Run the tests through scripts/test, which starts a throwaway \
-                PostgreSQL cluster and sets it (e.g. `scripts/test --filter ParleyPostgresTests`), or export an admin \
-                URL such as postgresql://parley@127.0.0.1:5432/postgres for a cluster you run yourself.
-                """)
+            throw SetupError(
+                description: """
+                    \(environmentVariable) is not set. Run the tests through scripts/test, which starts a throwaway \
+                    PostgreSQL cluster and sets it (e.g. `scripts/test --filter ParleyPostgresTests`), or export an admin \
+                    URL such as postgresql://parley@127.0.0.1:5432/postgres for a cluster you run yourself.
+                    """)
         }
         return url
     }
@@ -33,7 +34,8 @@ public enum TestDatabase {
     /// connections still open are terminated).
     public static func create() async throws -> (url: String, drop: @Sendable () async -> Void) {
         let admin = try adminURL()
-        let name = "parley_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)_\(UInt32.random(in: 0...UInt32.max))"
+        let name =
+            "parley_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)_\(UInt32.random(in: 0...UInt32.max))"
         try await withAdminClient(admin) { client in
             try await client.withConnection { connection in
                 try await connection.execute(unsafeSQL: "CREATE DATABASE \(name)")
@@ -64,9 +66,10 @@ public enum TestDatabase {
     }
 
     private static func withAdminClient(_ url: String, _ body: (PostgresClient) async throws -> Void) async throws {
-        let client = PostgresClient(configuration: PostgresConfiguration(conninfo: url, poolSize: 1),
-                                    group: TestEnvironment.eventLoopGroup,
-                                    logger: Logger(sink: LogSink(capturingAt: .error)))
+        let client = PostgresClient(
+            configuration: PostgresConfiguration(conninfo: url, poolSize: 1),
+            group: TestEnvironment.eventLoopGroup,
+            logger: Logger(sink: LogSink(capturingAt: .error)))
         do {
             try await body(client)
         } catch {

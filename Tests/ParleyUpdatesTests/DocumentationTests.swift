@@ -6,8 +6,9 @@ import ParleyLiveSupport
 import ParleyObservability
 import ParleyPostgres
 import ParleyTestSupport
-@testable import ParleyUpdates
 import Testing
+
+@testable import ParleyUpdates
 
 /// openapi.yaml describes every code of this feature (WholeAPIDocumentationTests checks the routes); the README and ARCHITECTURE mention them.
 @Suite("Updates documentation")
@@ -16,9 +17,11 @@ struct DocumentationTests {
         let yaml = try RepositoryDocuments.text("openapi.yaml")
         let architecture = try RepositoryDocuments.text("docs/ARCHITECTURE.md")
         for error in [APIError.releaseNotFound, .versionCodeNotIncreasing, .releaseWithdrawn] {
-            #expect(yaml.contains("| \(error.code) | \(error.status) |"), "code \(error.code) missing from openapi.yaml")
-            #expect(architecture.contains("| \(error.code) | \(error.status) |"),
-                    "code \(error.code) missing from docs/ARCHITECTURE.md")
+            #expect(
+                yaml.contains("| \(error.code) | \(error.status) |"), "code \(error.code) missing from openapi.yaml")
+            #expect(
+                architecture.contains("| \(error.code) | \(error.status) |"),
+                "code \(error.code) missing from docs/ARCHITECTURE.md")
         }
     }
 

@@ -7,13 +7,16 @@ import Testing
 struct ReleaseAdminTests {
     @Test func publishingNeedsAValidSignature() async throws {
         try await UpdatesFixture.run { fx in
-            let unsigned = try await fx.client.post("/api/admin/releases", json: ["platform": "ios"],
-                                                    headers: ["X-App-Key": fx.app.appKey])
+            let unsigned = try await fx.client.post(
+                "/api/admin/releases", json: ["platform": "ios"],
+                headers: ["X-App-Key": fx.app.appKey])
             #expect(unsigned.status == 401 && unsigned.code == 1038)
             let noKey = try await fx.client.post("/api/admin/releases", json: ["platform": "ios"])
             #expect(noKey.status == 401 && noKey.code == 1039)
-            let json: [String: Any] = ["platform": "ios", "versionCode": 1, "versionName": "1.0",
-                                       "downloadUrl": "https://example.com/a.ipa"]
+            let json: [String: Any] = [
+                "platform": "ios", "versionCode": 1, "versionName": "1.0",
+                "downloadUrl": "https://example.com/a.ipa",
+            ]
             let wrongSecret = try await fx.signed("POST", "/api/admin/releases", json: json, secret: "as_wrong")
             #expect(wrongSecret.status == 401 && wrongSecret.code == 1038)
             // Signed for another body (e.g. a changed versionCode on the way).
@@ -29,9 +32,12 @@ struct ReleaseAdminTests {
 
             let created = try await fx.signed("POST", "/api/admin/releases", json: json)
             #expect(created.status == 201 && created.code == 0)
-            #expect(Set(created.data.keys) == ["id", "platform", "channel", "versionCode", "versionName", "releaseNotes",
-                                               "appStoreUrl", "downloadUrl", "minSupportedVersionCode", "rolloutPercent",
-                                               "publishedAt", "withdrawnAt", "updatedAt"])
+            #expect(
+                Set(created.data.keys) == [
+                    "id", "platform", "channel", "versionCode", "versionName", "releaseNotes",
+                    "appStoreUrl", "downloadUrl", "minSupportedVersionCode", "rolloutPercent",
+                    "publishedAt", "withdrawnAt", "updatedAt",
+                ])
             #expect(created.data["channel"] as? String == "")
             #expect(created.data["rolloutPercent"] as? Int == 100)
             #expect(created.data["releaseNotes"] as? String == "")
@@ -78,7 +84,8 @@ struct ReleaseAdminTests {
             #expect(try await fx.publish(1, versionName: "").code == 1002)
             #expect(try await fx.publish(1, extra: ["appStoreUrl": "not a url"]).code == 1002)
             #expect(try await fx.publish(1, extra: ["versionCode": "1"]).code == 1002)
-            #expect(try await fx.publish(1, extra: ["releaseNotes": String(repeating: "x", count: 10_001)]).code == 1002)
+            #expect(
+                try await fx.publish(1, extra: ["releaseNotes": String(repeating: "x", count: 10_001)]).code == 1002)
             #expect(try await fx.signed("POST", "/api/admin/releases", json: [:]).code == 1002)
             // Nothing was stored.
             let listed = try await fx.signed("GET", "/api/admin/releases?includeWithdrawn=true")
@@ -95,10 +102,12 @@ struct ReleaseAdminTests {
 
             let all = try await fx.signed("GET", "/api/admin/releases")
             let releases = try #require(all.data["releases"] as? [[String: Any]])
-            #expect(releases.map { $0["versionCode"] as? Int } == [7, 110, 100, 3] as [Int?]) // android < ios; "" < beta
+            // Ordered by platform (android < ios), then channel ("" < beta).
+            #expect(releases.map { $0["versionCode"] as? Int } == [7, 110, 100, 3] as [Int?])
             #expect(all.data["hasMore"] as? Bool == false)
             let ios = try await fx.signed("GET", "/api/admin/releases?platform=ios&channel=")
-            #expect((ios.data["releases"] as? [[String: Any]])?.map { $0["versionCode"] as? Int } == [110, 100] as [Int?])
+            #expect(
+                (ios.data["releases"] as? [[String: Any]])?.map { $0["versionCode"] as? Int } == [110, 100] as [Int?])
             let page = try await fx.signed("GET", "/api/admin/releases?limit=1")
             #expect((page.data["releases"] as? [Any])?.count == 1 && page.data["hasMore"] as? Bool == true)
             #expect(try await fx.signed("GET", "/api/admin/releases?limit=0").code == 1002)
@@ -106,21 +115,28 @@ struct ReleaseAdminTests {
             #expect(try await fx.signed("GET", "/api/admin/releases/\(b)").data["rolloutPercent"] as? Int == 10)
 
             // PATCH: absent fields stay, null clears, the whole must stay valid.
-            let patched = try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: [
-                "rolloutPercent": 50, "releaseNotes": "Fixes", "downloadUrl": "https://example.com/b.ipa",
-                "minSupportedVersionCode": 100,
-            ])
+            let patched = try await fx.signed(
+                "PATCH", "/api/admin/releases/\(b)",
+                json: [
+                    "rolloutPercent": 50, "releaseNotes": "Fixes", "downloadUrl": "https://example.com/b.ipa",
+                    "minSupportedVersionCode": 100,
+                ])
             #expect(patched.status == 200)
             #expect(patched.data["rolloutPercent"] as? Int == 50 && patched.data["releaseNotes"] as? String == "Fixes")
             #expect(patched.data["minSupportedVersionCode"] as? Int == 100)
             #expect(patched.data["appStoreUrl"] as? String == "https://apps.apple.com/app/id123")
-            let cleared = try await fx.signed("PATCH", "/api/admin/releases/\(b)",
-                                              json: ["appStoreUrl": NSNull(), "minSupportedVersionCode": NSNull()])
+            let cleared = try await fx.signed(
+                "PATCH", "/api/admin/releases/\(b)",
+                json: ["appStoreUrl": NSNull(), "minSupportedVersionCode": NSNull()])
             #expect(cleared.data["appStoreUrl"] is NSNull && cleared.data["minSupportedVersionCode"] is NSNull)
-            #expect(try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["downloadUrl": NSNull()]).code == 1002)
-            #expect(try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["minSupportedVersionCode": 111]).code == 1002)
+            #expect(
+                try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["downloadUrl": NSNull()]).code == 1002)
+            #expect(
+                try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["minSupportedVersionCode": 111]).code
+                    == 1002)
             #expect(try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: [:]).code == 1002)
-            #expect(try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["rolloutPercent": 200]).code == 1002)
+            #expect(
+                try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["rolloutPercent": 200]).code == 1002)
 
             // DELETE withdraws (idempotent); withdrawn releases cannot be changed and are listed only on request.
             let withdrawn = try await fx.signed("DELETE", "/api/admin/releases/\(a)")

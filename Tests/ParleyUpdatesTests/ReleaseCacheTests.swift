@@ -1,10 +1,11 @@
 import Foundation
 import ParleyLiveSupport
-import ParleyTestSupport
 import ParleyObservability
-@testable import ParleyUpdates
+import ParleyTestSupport
 import Synchronization
 import Testing
+
+@testable import ParleyUpdates
 
 /// `ReleaseCache` without a database: one load for many concurrent checks, invalidation, the TTL backstop.
 @Suite("Release cache")

@@ -10,9 +10,10 @@ import Testing
 @Suite("parley release commands")
 struct ReleaseCommandTests {
     static func run(_ arguments: [String], _ configuration: Configuration) async throws -> [String] {
-        try await CommandOutput.lines { try await ReleaseCommand.run(arguments, configuration: configuration, output: $0) }
+        try await CommandOutput.lines {
+            try await ReleaseCommand.run(arguments, configuration: configuration, output: $0)
+        }
     }
-
 
     @Test func publishListUpdateWithdraw() async throws {
         try await withDatabase { url in
@@ -23,26 +24,36 @@ struct ReleaseCommandTests {
                 let fx = UpdatesFixture(live: live, app: app, secret: secret, client: live.client())
                 #expect(try await fx.check(1).needsUpdate == false) // the server caches "no releases"
 
-                let published = try await Self.run([
-                    "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "42", "--version-name", "2.0",
-                    "--notes", "New look", "--app-store-url", "https://apps.apple.com/app/id1", "--min-supported", "40",
-                    "--rollout", "100",
-                ], configuration)
+                let published = try await Self.run(
+                    [
+                        "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "42", "--version-name",
+                        "2.0",
+                        "--notes", "New look", "--app-store-url", "https://apps.apple.com/app/id1", "--min-supported",
+                        "40",
+                        "--rollout", "100",
+                    ], configuration)
                 let id = try #require(CommandOutput.field("releaseId", in: published))
                 #expect(CommandOutput.field("versionCode", in: published) == "42")
                 #expect(CommandOutput.field("minSupported", in: published) == "40")
                 // The server's cache learns of it through NOTIFY.
-                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(1).offeredVersion == 42 } != nil)
+                #expect(
+                    try await eventually(timeout: .seconds(10)) { try await fx.check(1).offeredVersion == 42 } != nil)
                 #expect(try await fx.check(39).forceUpdate == true)
 
                 let refused = await #expect(throws: ReleaseCommand.Refused.self) {
-                    try await Self.run(["publish", "--app", app.appKey, "--platform", "ios", "--version-code", "42",
-                                        "--version-name", "again", "--download-url", "https://x/y"], configuration)
+                    try await Self.run(
+                        [
+                            "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "42",
+                            "--version-name", "again", "--download-url", "https://x/y",
+                        ], configuration)
                 }
                 #expect(refused?.code == 1401)
                 await #expect(throws: AppCommand.UsageError.self) {
-                    try await Self.run(["publish", "--app", app.appKey, "--platform", "ios", "--version-code", "43",
-                                        "--version-name", "no url"], configuration)
+                    try await Self.run(
+                        [
+                            "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "43",
+                            "--version-name", "no url",
+                        ], configuration)
                 }
                 await #expect(throws: AppCommand.UsageError.self) {
                     try await Self.run(["publish", "--app", "ak_nope", "--platform", "ios"], configuration)
@@ -51,16 +62,21 @@ struct ReleaseCommandTests {
 
                 let updated = try await Self.run(["update", "--app", app.appKey, id, "--rollout", "0"], configuration)
                 #expect(CommandOutput.field("rollout", in: updated) == "0%")
-                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(40, deviceId: "d").needsUpdate == false } != nil)
+                #expect(
+                    try await eventually(timeout: .seconds(10)) {
+                        try await fx.check(40, deviceId: "d").needsUpdate == false
+                    } != nil)
 
                 let listed = try await Self.run(["list", "--app", app.appKey, "--platform", "ios"], configuration)
                 #expect(listed.count == 2 && listed[1].hasPrefix("\(id)\tios\t\t42\t2.0\t40\t0%"))
 
                 let withdrawn = try await Self.run(["withdraw", "--app", app.appKey, id], configuration)
                 #expect(CommandOutput.field("withdrawnAt", in: withdrawn) != nil)
-                #expect(try await eventually(timeout: .seconds(10)) { try await fx.check(39).forceUpdate == false } != nil)
+                #expect(
+                    try await eventually(timeout: .seconds(10)) { try await fx.check(39).forceUpdate == false } != nil)
                 #expect(try await Self.run(["list", "--app", app.appKey], configuration).count == 1)
-                #expect(try await Self.run(["list", "--app", app.appKey, "--include-withdrawn"], configuration).count == 2)
+                #expect(
+                    try await Self.run(["list", "--app", app.appKey, "--include-withdrawn"], configuration).count == 2)
             } catch {
                 await live.stop()
                 throw error

@@ -1,7 +1,8 @@
 import Foundation
 import ParleyLiveSupport
-@testable import ParleyUpdates
 import Testing
+
+@testable import ParleyUpdates
 
 /// `GET /api/update/check` against a live server and database, releases published through the signed routes.
 @Suite("Update checks")
@@ -82,8 +83,9 @@ struct UpdateCheckTests {
 
             // With a valid access token the user id draws the bucket (the device id is then ignored).
             let session = try Session(try await fx.client.register(appKey: fx.app.appKey, username: "rollout-user"))
-            let userOffered = RolloutBucket.isOffered(appId: fx.app.id, releaseId: partial, rolloutPercent: 30,
-                                                      subject: "u:" + session.userId)
+            let userOffered = RolloutBucket.isOffered(
+                appId: fx.app.id, releaseId: partial, rolloutPercent: 30,
+                subject: "u:" + session.userId)
             for device in ["device-0", "device-1", "device-2", "device-3"] {
                 let withToken = try await fx.check(100, deviceId: device, token: session.accessToken)
                 #expect((withToken.offeredVersion == 110) == userOffered)
@@ -146,18 +148,25 @@ struct UpdateCheckTests {
             #expect(try await fx.check(100, platform: nil).code == 1002)
             #expect(try await fx.check(100, platform: "i%20os").code == 1002)
             #expect(try await fx.check(nil).code == 1002)
-            let negative = try await fx.client.get("/api/update/check?platform=ios&versionCode=-1",
-                                                   headers: ["X-App-Key": fx.app.appKey])
+            let negative = try await fx.client.get(
+                "/api/update/check?platform=ios&versionCode=-1",
+                headers: ["X-App-Key": fx.app.appKey])
             #expect(negative.status == 400 && negative.code == 1002)
-            #expect(try await fx.client.get("/api/update/check?platform=ios&versionCode=1.5",
-                                            headers: ["X-App-Key": fx.app.appKey]).code == 1002)
+            #expect(
+                try await fx.client.get(
+                    "/api/update/check?platform=ios&versionCode=1.5",
+                    headers: ["X-App-Key": fx.app.appKey]
+                ).code == 1002)
             #expect(try await fx.check(1, channel: "no%20spaces").code == 1002)
             let unknown = try await fx.check(100, appKey: "ak_doesnotexist")
             #expect(unknown.status == 401 && unknown.code == 1039)
             let missing = try await fx.client.get("/api/update/check?platform=ios&versionCode=1")
             #expect(missing.status == 401 && missing.code == 1039)
-            #expect(try await fx.client.send("POST", "/api/update/check?platform=ios&versionCode=1",
-                                             headers: ["X-App-Key": fx.app.appKey]).status == 405)
+            #expect(
+                try await fx.client.send(
+                    "POST", "/api/update/check?platform=ios&versionCode=1",
+                    headers: ["X-App-Key": fx.app.appKey]
+                ).status == 405)
         }
     }
 
@@ -169,7 +178,8 @@ struct UpdateCheckTests {
             #expect(check.needsUpdate == false && check.forceUpdate == false)
             // The other app's backend cannot read, change or withdraw it, nor see it listed.
             #expect(try await other.signed("GET", "/api/admin/releases/\(id)").code == 1400)
-            #expect(try await other.signed("PATCH", "/api/admin/releases/\(id)", json: ["rolloutPercent": 0]).code == 1400)
+            #expect(
+                try await other.signed("PATCH", "/api/admin/releases/\(id)", json: ["rolloutPercent": 0]).code == 1400)
             #expect(try await other.signed("DELETE", "/api/admin/releases/\(id)").code == 1400)
             let listed = try await other.signed("GET", "/api/admin/releases?includeWithdrawn=true")
             #expect((listed.data["releases"] as? [Any])?.isEmpty == true)

@@ -1,19 +1,23 @@
 import Foundation
 import ParleyCrypto
 import ParleyHTTP
-@testable import ParleyUpdates
 import Testing
+
+@testable import ParleyUpdates
 
 /// The choice an update check makes, without a server: `UpdateTrack` and `RolloutBucket` are pure.
 @Suite("Update decisions")
 struct UpdateDecisionTests {
-    static func release(_ id: Int64, _ versionCode: Int64, minSupported: Int64? = nil, rollout: Int = 100,
-                        withdrawn: Bool = false, platform: String = "ios", channel: String = "") -> Release {
-        Release(id: id, appId: 7, platform: platform, channel: channel, versionCode: versionCode,
-                versionName: "v\(versionCode)", releaseNotes: "", appStoreUrl: "https://example.com/app",
-                downloadUrl: nil, minSupportedVersionCode: minSupported, rolloutPercent: rollout,
-                publishedAt: Date(timeIntervalSince1970: 1_767_225_600), withdrawnAt: withdrawn ? Date() : nil,
-                updatedAt: Date())
+    static func release(
+        _ id: Int64, _ versionCode: Int64, minSupported: Int64? = nil, rollout: Int = 100,
+        withdrawn: Bool = false, platform: String = "ios", channel: String = ""
+    ) -> Release {
+        Release(
+            id: id, appId: 7, platform: platform, channel: channel, versionCode: versionCode,
+            versionName: "v\(versionCode)", releaseNotes: "", appStoreUrl: "https://example.com/app",
+            downloadUrl: nil, minSupportedVersionCode: minSupported, rolloutPercent: rollout,
+            publishedAt: Date(timeIntervalSince1970: 1_767_225_600), withdrawnAt: withdrawn ? Date() : nil,
+            updatedAt: Date())
     }
 
     /// (offered versionCode or nil, forced)
@@ -34,7 +38,9 @@ struct UpdateDecisionTests {
 
     @Test func belowTheHighestMinimumIsForced() {
         // The minimum of an older release still counts when the newest sets none.
-        let releases = [Self.release(1, 100, minSupported: 95), Self.release(2, 110), Self.release(3, 120, minSupported: 80)]
+        let releases = [
+            Self.release(1, 100, minSupported: 95), Self.release(2, 110), Self.release(3, 120, minSupported: 80),
+        ]
         #expect(Self.decide(releases, caller: 94) == (120, true))
         #expect(Self.decide(releases, caller: 95) == (120, false))
         #expect(Self.decide(releases, caller: 120) == (nil, false))
@@ -99,8 +105,9 @@ struct UpdateDecisionTests {
         let forced = track.answer(versionCode: 40, subject: nil)
         let none = track.answer(versionCode: 100, subject: nil)
         #expect(Set([update.etag, forced.etag, none.etag]).count == 3)
-        #expect(UpdateTrack(appId: 7, releases: [Self.release(1, 100, minSupported: 50)])
-            .answer(versionCode: 60, subject: nil).etag == update.etag)
+        #expect(
+            UpdateTrack(appId: 7, releases: [Self.release(1, 100, minSupported: 50)])
+                .answer(versionCode: 60, subject: nil).etag == update.etag)
         let full = update.response(ifNoneMatch: nil)
         #expect(full.status == 200)
         #expect(full.headers["etag"] == update.etag)
@@ -108,7 +115,10 @@ struct UpdateDecisionTests {
         let data = json["data"] as! [String: Any]
         #expect(data["needsUpdate"] as? Bool == true && data["forceUpdate"] as? Bool == false)
         let info = data["info"] as! [String: Any]
-        #expect(Set(info.keys) == ["versionCode", "versionName", "releaseNotes", "appStoreUrl", "downloadUrl", "publishedAt"])
+        #expect(
+            Set(info.keys) == [
+                "versionCode", "versionName", "releaseNotes", "appStoreUrl", "downloadUrl", "publishedAt",
+            ])
         #expect(info["downloadUrl"] is NSNull)
         #expect(info["publishedAt"] as? String == "2026-01-01T00:00:00.000Z")
         #expect(update.response(ifNoneMatch: update.etag).status == 304)
@@ -129,7 +139,9 @@ struct UpdateDecisionTests {
         for bad in [nil, "", "-1", "1.5", "abc", "1234567890123456789", " 1"] {
             #expect(throws: (any Error).self) { try ReleaseInput.versionCode(query: bad) }
         }
-        #expect(try ReleaseInput.url("itms-apps://itunes.apple.com/app/id1", field: "u") == "itms-apps://itunes.apple.com/app/id1")
+        #expect(
+            try ReleaseInput.url("itms-apps://itunes.apple.com/app/id1", field: "u")
+                == "itms-apps://itunes.apple.com/app/id1")
         for bad in ["apps.apple.com/app", "https://a b", "1http://x", "https:", ""] {
             #expect(throws: (any Error).self) { try ReleaseInput.url(bad, field: "u") }
         }
@@ -137,25 +149,30 @@ struct UpdateDecisionTests {
             try ReleaseDraft(platform: "ios", versionCode: 10, versionName: "1.0")
         }
         #expect(throws: (any Error).self) {
-            try ReleaseDraft(platform: "ios", versionCode: 10, versionName: "1.0", downloadUrl: "https://x/y",
-                             minSupportedVersionCode: 11)
+            try ReleaseDraft(
+                platform: "ios", versionCode: 10, versionName: "1.0", downloadUrl: "https://x/y",
+                minSupportedVersionCode: 11)
         }
-        let draft = try ReleaseDraft(platform: "Android", channel: "", versionCode: 10, versionName: "1.0",
-                                     downloadUrl: "https://x/y.apk")
+        let draft = try ReleaseDraft(
+            platform: "Android", channel: "", versionCode: 10, versionName: "1.0",
+            downloadUrl: "https://x/y.apk")
         #expect(draft.platform == "android" && draft.rolloutPercent == 100 && draft.releaseNotes == "")
     }
 
     @Test func checkQueryIsReadAndValidated() throws {
         let plain = try UpdateCheckQuery(HTTPQuery("platform=iOS&versionCode=123&channel=Beta&deviceId=abc-1&x=y"))
-        #expect(plain.platform == "ios" && plain.versionCode == 123 && plain.channel == "beta" && plain.deviceId == "abc-1")
+        #expect(
+            plain.platform == "ios" && plain.versionCode == 123 && plain.channel == "beta" && plain.deviceId == "abc-1")
         // The first value of a repeated name wins; escapes and `+` are decoded; empty pairs are skipped.
         let escaped = try UpdateCheckQuery(HTTPQuery("&versionCode=7&platform=android&versionCode=9&&deviceId=a%2Fb+c"))
         #expect(escaped.versionCode == 7 && escaped.platform == "android" && escaped.deviceId == "a/b c")
         #expect(escaped.channel == "")
         let bare = try UpdateCheckQuery(HTTPQuery("platform=ios&versionCode=1&channel&deviceId="))
         #expect(bare.channel == "" && bare.deviceId == nil)
-        for bad in [nil, "", "versionCode=1", "platform=ios", "platform=&versionCode=1", "platform=ios&versionCode=%zz",
-                    "platform=i%20os&versionCode=1", "platformx=ios&versionCode=1"] as [String?] {
+        for bad in [
+            nil, "", "versionCode=1", "platform=ios", "platform=&versionCode=1", "platform=ios&versionCode=%zz",
+            "platform=i%20os&versionCode=1", "platformx=ios&versionCode=1",
+        ] as [String?] {
             #expect(throws: (any Error).self, "\(bad ?? "nil")") { try UpdateCheckQuery(HTTPQuery(bad)) }
         }
     }

@@ -25,27 +25,34 @@ struct UpdatesFixture {
     }
 
     /// A request signed with the app secret (see `RequestSignature`), or tampered with by `tamper`.
-    func signed(_ method: String, _ target: String, json: [String: Any]? = nil, secret: String? = nil,
-                tamper: (inout [String: String]) -> Void = { _ in }) async throws -> TestResponse {
+    func signed(
+        _ method: String, _ target: String, json: [String: Any]? = nil, secret: String? = nil,
+        tamper: (inout [String: String]) -> Void = { _ in }
+    ) async throws -> TestResponse {
         let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
         let timestamp = String(Int64(Date().timeIntervalSince1970))
         let nonce = SecureRandom.token(bytes: 12)
         var headers = [
             "X-App-Key": app.appKey, "X-Timestamp": timestamp, "X-Nonce": nonce,
-            "X-Signature": RequestSignature.sign(secret: secret ?? self.secret, method: method, pathWithQuery: target,
-                                                 timestamp: timestamp, nonce: nonce, body: body),
+            "X-Signature": RequestSignature.sign(
+                secret: secret ?? self.secret, method: method, pathWithQuery: target,
+                timestamp: timestamp, nonce: nonce, body: body),
         ]
         tamper(&headers)
         return try await client.send(method, target, headers: headers, body: body)
     }
 
     /// Publishes a release (defaults: ios, default channel, full rollout, an App Store URL); the answer as sent.
-    func publish(_ versionCode: Int64, platform: String = "ios", channel: String? = nil, versionName: String? = nil,
-                 minSupported: Int64? = nil, rollout: Int? = nil, extra: [String: Any] = [:]) async throws -> TestResponse {
-        var json: [String: Any] = ["platform": platform, "versionCode": versionCode,
-                                   "versionName": versionName ?? "1.0.\(versionCode)",
-                                   "releaseNotes": "Build \(versionCode)",
-                                   "appStoreUrl": "https://apps.apple.com/app/id123"]
+    func publish(
+        _ versionCode: Int64, platform: String = "ios", channel: String? = nil, versionName: String? = nil,
+        minSupported: Int64? = nil, rollout: Int? = nil, extra: [String: Any] = [:]
+    ) async throws -> TestResponse {
+        var json: [String: Any] = [
+            "platform": platform, "versionCode": versionCode,
+            "versionName": versionName ?? "1.0.\(versionCode)",
+            "releaseNotes": "Build \(versionCode)",
+            "appStoreUrl": "https://apps.apple.com/app/id123",
+        ]
         if let channel { json["channel"] = channel }
         if let minSupported { json["minSupportedVersionCode"] = minSupported }
         if let rollout { json["rolloutPercent"] = rollout }
@@ -55,10 +62,13 @@ struct UpdatesFixture {
 
     /// Publishes and returns the new release's id (fails the test unless it was created).
     @discardableResult
-    func publishOK(_ versionCode: Int64, platform: String = "ios", channel: String? = nil, minSupported: Int64? = nil,
-                   rollout: Int? = nil) async throws -> Int64 {
-        let response = try await publish(versionCode, platform: platform, channel: channel, minSupported: minSupported,
-                                         rollout: rollout)
+    func publishOK(
+        _ versionCode: Int64, platform: String = "ios", channel: String? = nil, minSupported: Int64? = nil,
+        rollout: Int? = nil
+    ) async throws -> Int64 {
+        let response = try await publish(
+            versionCode, platform: platform, channel: channel, minSupported: minSupported,
+            rollout: rollout)
         guard response.status == 201, let id = response.data["id"] as? Int else {
             throw TestFailure("publish \(versionCode) failed: \(response.status) \(response.text)")
         }
@@ -66,8 +76,10 @@ struct UpdatesFixture {
     }
 
     /// `GET /api/update/check` as the app calls it.
-    func check(_ versionCode: Int64?, platform: String? = "ios", channel: String? = nil, deviceId: String? = nil,
-               token: String? = nil, headers: [String: String] = [:], appKey: String? = nil) async throws -> TestResponse {
+    func check(
+        _ versionCode: Int64?, platform: String? = "ios", channel: String? = nil, deviceId: String? = nil,
+        token: String? = nil, headers: [String: String] = [:], appKey: String? = nil
+    ) async throws -> TestResponse {
         var query: [String] = []
         if let platform { query.append("platform=\(platform)") }
         if let versionCode { query.append("versionCode=\(versionCode)") }

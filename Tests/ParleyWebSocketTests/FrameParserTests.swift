@@ -1,6 +1,7 @@
 import Glibc
 import ParleyTestSupport
 import Testing
+
 @testable import ParleyWebSocket
 
 /// The corpus: every length class boundary (7-bit, 16-bit, 64-bit), every opcode, fragments, control frames.
@@ -16,7 +17,8 @@ private let corpus: [WebSocketFrame] = {
     frames.append(WebSocketFrame(opcode: .ping, payload: TestFrames.payload(125)))
     frames.append(WebSocketFrame(opcode: .continuation, payload: []))
     frames.append(WebSocketFrame(opcode: .pong, payload: Array("pong".utf8)))
-    frames.append(WebSocketFrame(opcode: .close, payload: WebSocketClosePayload.encode(code: .goingAway, reason: "bye")))
+    frames.append(
+        WebSocketFrame(opcode: .close, payload: WebSocketClosePayload.encode(code: .goingAway, reason: "bye")))
     return frames
 }()
 
@@ -76,8 +78,10 @@ private func encodedUnmasked(_ frame: WebSocketFrame) -> [UInt8] {
         }
     }
 
-    private func checkSplit(_ frame: WebSocketFrame, _ bytes: [UInt8], at split: Int, role: WebSocketFrameParser.Role,
-                            label: String) throws {
+    private func checkSplit(
+        _ frame: WebSocketFrame, _ bytes: [UInt8], at split: Int, role: WebSocketFrameParser.Role,
+        label: String
+    ) throws {
         var parser = WebSocketFrameParser(role: role, maxFramePayloadBytes: 1 << 20)
         parser.append(contentsOf: bytes[..<split])
         let first = try parser.next()
@@ -87,14 +91,19 @@ private func encodedUnmasked(_ frame: WebSocketFrame) -> [UInt8] {
         parser.append(contentsOf: bytes[split...])
         let parsed = try first ?? parser.next()
         // memcmp rather than Array ==: element-wise comparison of 64 KiB, 65,536 times, is slow unoptimized.
-        let same = parsed.map { p in
-            p.fin == frame.fin && p.opcode == frame.opcode && p.reservedBits == frame.reservedBits
-                && p.payload.count == frame.payload.count
-                && p.payload.withUnsafeBytes { a in frame.payload.withUnsafeBytes { b in
-                    a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
-        } ?? false
+        let same =
+            parsed.map { p in
+                p.fin == frame.fin && p.opcode == frame.opcode && p.reservedBits == frame.reservedBits
+                    && p.payload.count == frame.payload.count
+                    && p.payload.withUnsafeBytes { a in
+                        frame.payload.withUnsafeBytes { b in
+                            a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+                        }
+                    }
+            } ?? false
         if !same || parser.bufferedByteCount != 0 {
-            Issue.record("\(label) (\(frame)) split at \(split) of \(bytes.count) parsed as \(String(describing: parsed))")
+            Issue.record(
+                "\(label) (\(frame)) split at \(split) of \(bytes.count) parsed as \(String(describing: parsed))")
         }
     }
 
@@ -158,8 +167,10 @@ private func encodedUnmasked(_ frame: WebSocketFrame) -> [UInt8] {
 }
 
 @Suite struct FrameParserViolationTests {
-    private func parseError(_ bytes: [UInt8], role: WebSocketFrameParser.Role = .server,
-                            max: Int = 1 << 20, allowedRSV: UInt8 = 0) -> WebSocketProtocolError? {
+    private func parseError(
+        _ bytes: [UInt8], role: WebSocketFrameParser.Role = .server,
+        max: Int = 1 << 20, allowedRSV: UInt8 = 0
+    ) -> WebSocketProtocolError? {
         var parser = WebSocketFrameParser(role: role, maxFramePayloadBytes: max, allowedReservedBits: allowedRSV)
         parser.append(contentsOf: bytes)
         return parser.drain().error

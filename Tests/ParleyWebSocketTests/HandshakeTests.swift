@@ -1,9 +1,12 @@
 import ParleyHTTP
 import Testing
+
 @testable import ParleyWebSocket
 
-private func head(method: HTTPMethod = .GET, version: HTTPVersion = .http1_1,
-                  _ fields: [(String, String)]? = nil) -> HTTPRequestHead {
+private func head(
+    method: HTTPMethod = .GET, version: HTTPVersion = .http1_1,
+    _ fields: [(String, String)]? = nil
+) -> HTTPRequestHead {
     var headers = HTTPHeaders()
     for (name, value) in fields ?? validFields { headers.add(name: name, value: value) }
     return HTTPRequestHead(method: method, target: "/ws", path: "/ws", version: version, headers: headers)
@@ -46,7 +49,9 @@ private func refusal(_ head: HTTPRequestHead) -> APIError? {
     }
 
     @Test func tokensAreMatchedCaseInsensitivelyInLists() throws {
-        let fields = replacing("Upgrade", with: "WebSocket").map { $0.0 == "Connection" ? ($0.0, "keep-alive, UPGRADE") : $0 }
+        let fields = replacing("Upgrade", with: "WebSocket").map {
+            $0.0 == "Connection" ? ($0.0, "keep-alive, UPGRADE") : $0
+        }
         #expect(throws: Never.self) { try WebSocketHandshake.validate(head(fields)) }
     }
 
@@ -81,7 +86,9 @@ private func refusal(_ head: HTTPRequestHead) -> APIError? {
         #expect(error?.code == 1200)
     }
 
-    @Test(arguments: ["not base64!", "dGhlIHNhbXBsZSBub25j", "dGhlIHNhbXBsZSBub25jZSE=", "", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+    @Test(arguments: [
+        "not base64!", "dGhlIHNhbXBsZSBub25j", "dGhlIHNhbXBsZSBub25jZSE=", "", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    ])
     func refusesAKeyThatIsNotBase64Of16BytesWith400(key: String) {
         #expect(refusal(head(replacing("Sec-WebSocket-Key", with: key)))?.status == 400)
     }
@@ -107,16 +114,22 @@ private func refusal(_ head: HTTPRequestHead) -> APIError? {
     @Test func picksTheClientsFirstSupportedSubprotocol() throws {
         var config = WebSocketConfiguration()
         config.subprotocols = ["parley.v1", "parley.v2"]
-        let request = HTTPRequest(head: head(validFields + [("Sec-WebSocket-Protocol", "chat, parley.v2"),
-                                                            ("Sec-WebSocket-Protocol", "parley.v1")]))
+        let request = HTTPRequest(
+            head: head(
+                validFields + [
+                    ("Sec-WebSocket-Protocol", "chat, parley.v2"),
+                    ("Sec-WebSocket-Protocol", "parley.v1"),
+                ]))
         let response = try WebSocketServer.upgrade(request, configuration: config) { _ in WebSocketEchoHandler() }
         #expect(response.headers["sec-websocket-protocol"] == "parley.v2")
     }
 
     @Test func clientChecksTheAcceptValue() throws {
         let handshake = WebSocketClientHandshake(key: "dGhlIHNhbXBsZSBub25jZQ==")
-        let good = WebSocketClientHandshake.parseResponseHead(ArraySlice(
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=".utf8))
+        let good = WebSocketClientHandshake.parseResponseHead(
+            ArraySlice(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+                    .utf8))
         #expect(good != nil)
         #expect(throws: Never.self) { try handshake.validate(good!) }
         var bad = good!

@@ -12,8 +12,10 @@ final class LiveWebSocketServer: Sendable {
     let port: UInt16
     let metrics: MetricsRegistry
 
-    init(configureHTTP: (inout HTTPServerConfiguration) -> Void = { _ in },
-         routes: (inout Router, WebSocketMetrics) -> Void) async throws {
+    init(
+        configureHTTP: (inout HTTPServerConfiguration) -> Void = { _ in },
+        routes: (inout Router, WebSocketMetrics) -> Void
+    ) async throws {
         group = try EventLoopGroup(threads: 2)
         let logger = Logger(sink: LogSink(capturingAt: .info))
         metrics = MetricsRegistry()
@@ -80,7 +82,8 @@ final class FloodHandler: WebSocketSessionHandler {
     func sessionOpened(_ session: WebSocketSession) {
         recorder.update { $0.opened += 1 }
         // Encoded once, sent many times: the fan-out path.
-        let frame = WebSocketFrameEncoder.server.encode(opcode: .binary, payload: [UInt8](repeating: 0x5A, count: messageBytes))
+        let frame = WebSocketFrameEncoder.server.encode(
+            opcode: .binary, payload: [UInt8](repeating: 0x5A, count: messageBytes))
         for _ in 0..<maxMessages {
             let result = session.send(encodedFrame: frame)
             let buffered = session.bufferedOutgoingBytes

@@ -28,7 +28,9 @@ private func routes(_ recorder: SessionRecorder) -> (inout Router, WebSocketMetr
         heartbeat.pingInterval = .milliseconds(100)
         heartbeat.closeTimeout = .milliseconds(300)
         router.get("/ws/heartbeat") { [heartbeat] request, _ in
-            try WebSocketServer.upgrade(request, configuration: heartbeat) { _ in RecordingEchoHandler(recorder: recorder) }
+            try WebSocketServer.upgrade(request, configuration: heartbeat) { _ in
+                RecordingEchoHandler(recorder: recorder)
+            }
         }
     }
 }
@@ -120,7 +122,9 @@ private func withLiveServer(_ body: (LiveWebSocketServer, SessionRecorder) async
             try await onDedicatedThread {
                 let client = try WebSocketClient(port: port, path: "/ws/echo")
                 try client.sendRaw([0x81, 0x02, 0x68, 0x69])
-                guard case .close(let code, _) = try client.receiveEvent() else { throw TestFailure("expected a Close") }
+                guard case .close(let code, _) = try client.receiveEvent() else {
+                    throw TestFailure("expected a Close")
+                }
                 #expect(code == .protocolError)
                 // The client answered the Close; the server then closes TCP.
                 #expect(client.waitForServerClose(timeout: .seconds(2)))
@@ -136,7 +140,9 @@ private func withLiveServer(_ body: (LiveWebSocketServer, SessionRecorder) async
                 let client = try WebSocketClient(port: port, path: "/ws/echo")
                 try client.sendFrame(opcode: .text, payload: Array("κόσμε".utf8) + [0xF4], fin: false)
                 try client.sendFrame(opcode: .continuation, payload: [0x90, 0x80, 0x80], fin: false)
-                guard case .close(let code, _) = try client.receiveEvent() else { throw TestFailure("expected a Close") }
+                guard case .close(let code, _) = try client.receiveEvent() else {
+                    throw TestFailure("expected a Close")
+                }
                 #expect(code == .invalidPayload)
                 #expect(client.waitForServerClose(timeout: .seconds(2)))
             }
@@ -149,15 +155,18 @@ private func withLiveServer(_ body: (LiveWebSocketServer, SessionRecorder) async
             try await onDedicatedThread {
                 let frameTooBig = try WebSocketClient(port: port, path: "/ws/small")
                 try frameTooBig.send(binary: [UInt8](repeating: 1, count: 1025))
-                guard case .close(let code, _) = try frameTooBig.receiveEvent() else { throw TestFailure("expected a Close") }
+                guard case .close(let code, _) = try frameTooBig.receiveEvent() else {
+                    throw TestFailure("expected a Close")
+                }
                 #expect(code == .messageTooBig)
-
 
                 let client = try WebSocketClient(port: port, path: "/ws/small")
                 try client.sendFrame(opcode: .binary, payload: [UInt8](repeating: 2, count: 800), fin: false)
                 try client.sendFrame(opcode: .continuation, payload: [UInt8](repeating: 2, count: 800), fin: false)
                 try client.sendFrame(opcode: .continuation, payload: [UInt8](repeating: 2, count: 800), fin: true)
-                guard case .close(let code2, _) = try client.receiveEvent() else { throw TestFailure("expected a Close") }
+                guard case .close(let code2, _) = try client.receiveEvent() else {
+                    throw TestFailure("expected a Close")
+                }
                 #expect(code2 == .messageTooBig)
             }
         }
@@ -174,13 +183,15 @@ private func withLiveServer(_ body: (LiveWebSocketServer, SessionRecorder) async
                 #expect(plain.header("sec-websocket-version") == "13")
                 #expect(plain.header("upgrade") == "websocket")
                 #expect(plain.bodyText.contains(#""code":1201"#))
-                try http.send("GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                              + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n")
+                try http.send(
+                    "GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n")
                 let badKey = try http.readResponse()
                 #expect(badKey.status == 400)
                 #expect(badKey.bodyText.contains(#""code":1200"#))
-                try http.send("GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                              + "Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+                try http.send(
+                    "GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
                 #expect(try http.readResponse().status == 426)
             }
         }
@@ -192,8 +203,11 @@ private func withLiveServer(_ body: (LiveWebSocketServer, SessionRecorder) async
             try await onDedicatedThread {
                 let http = try RawHTTPClient(port: port)
                 let frame = WebSocketFrameEncoder.client.encodeText("early")
-                try http.send(Array(("GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                                     + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").utf8) + frame)
+                try http.send(
+                    Array(
+                        ("GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").utf8)
+                        + frame)
                 let response = try http.readResponse()
                 #expect(response.status == 101)
                 #expect(response.header("sec-websocket-accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")

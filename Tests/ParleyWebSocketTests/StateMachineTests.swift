@@ -1,12 +1,15 @@
 import ParleyNet
 import Testing
+
 @testable import ParleyWebSocket
 
 /// A mock clock: instants are seconds (and milliseconds) after an arbitrary origin.
 private func t(_ seconds: Double) -> Instant { Instant(nanoseconds: 1_000_000_000_000 + UInt64(seconds * 1e9)) }
 
-private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .seconds(30),
-                     closeTimeout: Duration = .seconds(5)) -> WebSocketConnectionStateMachine {
+private func machine(
+    maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .seconds(30),
+    closeTimeout: Duration = .seconds(5)
+) -> WebSocketConnectionStateMachine {
     var config = WebSocketConnectionStateMachine.Configuration()
     config.maxMessageBytes = maxMessageBytes
     config.pingInterval = pingInterval
@@ -18,13 +21,17 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
     @Test func deliversUnfragmentedTextAndBinary() {
         var sm = machine()
         #expect(sm.frameReceived(TestFrames.text("héllo"), now: t(1)) == [.deliverText("héllo")])
-        #expect(sm.frameReceived(WebSocketFrame(opcode: .binary, payload: [0, 1, 255]), now: t(1)) == [.deliverBinary([0, 1, 255])])
+        #expect(
+            sm.frameReceived(WebSocketFrame(opcode: .binary, payload: [0, 1, 255]), now: t(1)) == [
+                .deliverBinary([0, 1, 255])
+            ])
         #expect(sm.frameReceived(TestFrames.text(""), now: t(1)) == [.deliverText("")])
     }
 
     @Test func answersPingWithPongCarryingThePayload() {
         var sm = machine()
-        #expect(sm.frameReceived(WebSocketFrame(opcode: .ping, payload: [1, 2, 3]), now: t(1)) == [.sendPong([1, 2, 3])])
+        #expect(
+            sm.frameReceived(WebSocketFrame(opcode: .ping, payload: [1, 2, 3]), now: t(1)) == [.sendPong([1, 2, 3])])
         #expect(sm.frameReceived(WebSocketFrame(opcode: .pong, payload: [9]), now: t(1)) == .none)
     }
 
@@ -44,7 +51,8 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
     @Test func reassemblesAMultiByteCharacterSplitAcrossFragments() {
         var sm = machine()
         let euro: [UInt8] = [0xE2, 0x82, 0xAC]
-        #expect(sm.frameReceived(WebSocketFrame(fin: false, opcode: .text, payload: [0x41, euro[0]]), now: t(1)) == .none)
+        #expect(
+            sm.frameReceived(WebSocketFrame(fin: false, opcode: .text, payload: [0x41, euro[0]]), now: t(1)) == .none)
         #expect(sm.frameReceived(TestFrames.continuation([euro[1]], fin: false), now: t(1)) == .none)
         #expect(sm.frameReceived(TestFrames.continuation([euro[2]]), now: t(1)) == [.deliverText("A€")])
     }
@@ -52,7 +60,9 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
     @Test func failsFastWith1007OnInvalidUTF8SplitAcrossFragments() {
         var sm = machine()
         // κόσμε + F4 | 90 80 80: the fragment holding 0x90 is refused, before the message ends.
-        #expect(sm.frameReceived(WebSocketFrame(fin: false, opcode: .text, payload: Array("κόσμε".utf8) + [0xF4]), now: t(1)) == .none)
+        #expect(
+            sm.frameReceived(
+                WebSocketFrame(fin: false, opcode: .text, payload: Array("κόσμε".utf8) + [0xF4]), now: t(1)) == .none)
         let actions = sm.frameReceived(TestFrames.continuation([0x90], fin: false), now: t(1))
         #expect(actions == [.sendClose(.invalidPayload, reason: "text message is not valid UTF-8")])
         #expect(!sm.canSendData)
@@ -73,7 +83,9 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
 
     @Test func refusesWith1009AMessageTooBigAcrossFragments() {
         var sm = machine(maxMessageBytes: 10)
-        #expect(sm.frameReceived(WebSocketFrame(fin: false, opcode: .binary, payload: TestFrames.payload(6)), now: t(1)) == .none)
+        #expect(
+            sm.frameReceived(WebSocketFrame(fin: false, opcode: .binary, payload: TestFrames.payload(6)), now: t(1))
+                == .none)
         #expect(sm.frameReceived(TestFrames.continuation(TestFrames.payload(4), fin: false), now: t(1)) == .none)
         let actions = sm.frameReceived(TestFrames.continuation([1]), now: t(1))
         #expect(actions == [.sendClose(.messageTooBig, reason: "message over 10 bytes")])
@@ -81,29 +93,36 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
 
     @Test func refusesWith1009AnUnfragmentedMessageOverTheLimit() {
         var sm = machine(maxMessageBytes: 10)
-        #expect(sm.frameReceived(WebSocketFrame(opcode: .binary, payload: TestFrames.payload(10)), now: t(1)).count == 1)
-        #expect(sm.frameReceived(WebSocketFrame(opcode: .binary, payload: TestFrames.payload(11)), now: t(1))
-            == [.sendClose(.messageTooBig, reason: "message over 10 bytes")])
+        #expect(
+            sm.frameReceived(WebSocketFrame(opcode: .binary, payload: TestFrames.payload(10)), now: t(1)).count == 1)
+        #expect(
+            sm.frameReceived(WebSocketFrame(opcode: .binary, payload: TestFrames.payload(11)), now: t(1))
+                == [.sendClose(.messageTooBig, reason: "message over 10 bytes")])
     }
 
     @Test func refusesWith1002AContinuationWithoutAStart() {
         var sm = machine()
-        #expect(sm.frameReceived(TestFrames.continuation("x"), now: t(1))
-            == [.sendClose(.protocolError, reason: "continuation frame without a message to continue")])
+        #expect(
+            sm.frameReceived(TestFrames.continuation("x"), now: t(1))
+                == [.sendClose(.protocolError, reason: "continuation frame without a message to continue")])
     }
 
     @Test func refusesWith1002ANewDataFrameInsideAFragmentedMessage() {
         var sm = machine()
         _ = sm.frameReceived(TestFrames.text("a", fin: false), now: t(1))
-        #expect(sm.frameReceived(TestFrames.text("b"), now: t(1))
-            == [.sendClose(.protocolError, reason: "new data frame while a fragmented message is in progress")])
+        #expect(
+            sm.frameReceived(TestFrames.text("b"), now: t(1))
+                == [.sendClose(.protocolError, reason: "new data frame while a fragmented message is in progress")])
     }
 }
 
 @Suite struct StateMachineCloseTests {
     @Test func echoesThePeersCloseCodeAndClosesTCP() {
         var sm = machine()
-        #expect(sm.frameReceived(TestFrames.close(1000, "bye"), now: t(1)) == [.sendClose(.normalClosure, reason: ""), .closeTransport])
+        #expect(
+            sm.frameReceived(TestFrames.close(1000, "bye"), now: t(1)) == [
+                .sendClose(.normalClosure, reason: ""), .closeTransport,
+            ])
         #expect(!sm.canSendData)
         #expect(sm.isClosed)
         #expect(sm.closeCodeForApplication.code == .normalClosure)
@@ -114,39 +133,53 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
 
     @Test func answersAnEmptyCloseWith1000() {
         var sm = machine()
-        #expect(sm.frameReceived(TestFrames.close(nil), now: t(1)) == [.sendClose(.normalClosure, reason: ""), .closeTransport])
+        #expect(
+            sm.frameReceived(TestFrames.close(nil), now: t(1)) == [
+                .sendClose(.normalClosure, reason: ""), .closeTransport,
+            ])
         #expect(sm.closeCodeForApplication.code == .noStatusReceived)
     }
 
-    @Test(arguments: [UInt16(1000), 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999])
+    @Test(arguments: [
+        UInt16(1000), 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999,
+    ])
     func echoesEveryValidCloseCode(code: UInt16) {
         var sm = machine()
-        #expect(sm.frameReceived(TestFrames.close(code), now: t(1)) == [.sendClose(WebSocketCloseCode(code), reason: ""), .closeTransport])
+        #expect(
+            sm.frameReceived(TestFrames.close(code), now: t(1)) == [
+                .sendClose(WebSocketCloseCode(code), reason: ""), .closeTransport,
+            ])
     }
 
     @Test(arguments: [UInt16(0), 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535])
     func refusesInvalidCloseCodesWith1002(code: UInt16) {
         var sm = machine()
-        #expect(sm.frameReceived(TestFrames.close(code), now: t(1))
-            == [.sendClose(.protocolError, reason: "invalid close code \(code)"), .closeTransport])
+        #expect(
+            sm.frameReceived(TestFrames.close(code), now: t(1))
+                == [.sendClose(.protocolError, reason: "invalid close code \(code)"), .closeTransport])
     }
 
     @Test func refusesAOneByteClosePayloadWith1002() {
         var sm = machine()
-        #expect(sm.frameReceived(WebSocketFrame(opcode: .close, payload: [0x03]), now: t(1))
-            == [.sendClose(.protocolError, reason: "close payload of one byte"), .closeTransport])
+        #expect(
+            sm.frameReceived(WebSocketFrame(opcode: .close, payload: [0x03]), now: t(1))
+                == [.sendClose(.protocolError, reason: "close payload of one byte"), .closeTransport])
     }
 
     @Test func refusesACloseReasonThatIsNotUTF8With1007() {
         var sm = machine()
         let frame = WebSocketFrame(opcode: .close, payload: [0x03, 0xE8, 0xCE, 0xBA, 0xED, 0xA0, 0x80])
-        #expect(sm.frameReceived(frame, now: t(1)) == [.sendClose(.invalidPayload, reason: "close reason is not valid UTF-8"), .closeTransport])
+        #expect(
+            sm.frameReceived(frame, now: t(1)) == [
+                .sendClose(.invalidPayload, reason: "close reason is not valid UTF-8"), .closeTransport,
+            ])
     }
 
     @Test func serverInitiatedCloseWaitsForThePeersClose() {
         var sm = machine()
-        #expect(sm.closeRequested(code: .goingAway, reason: "server shutting down", now: t(1))
-            == [.sendClose(.goingAway, reason: "server shutting down")])
+        #expect(
+            sm.closeRequested(code: .goingAway, reason: "server shutting down", now: t(1))
+                == [.sendClose(.goingAway, reason: "server shutting down")])
         #expect(!sm.canSendData)
         #expect(sm.nextDeadline == t(6))
         // Data and pings from the peer after our Close are discarded (§5.5.1).
@@ -167,8 +200,9 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
 
     @Test func aProtocolErrorSendsCloseThenWaitsForThePeersClose() {
         var sm = machine()
-        #expect(sm.parseFailed(.protocolViolation("unmasked client frame"), now: t(1))
-            == [.sendClose(.protocolError, reason: "unmasked client frame")])
+        #expect(
+            sm.parseFailed(.protocolViolation("unmasked client frame"), now: t(1))
+                == [.sendClose(.protocolError, reason: "unmasked client frame")])
         #expect(sm.frameReceived(TestFrames.close(1002), now: t(1.1)) == [.closeTransport])
         #expect(sm.closeCodeForApplication.code == .protocolError)
     }
@@ -204,7 +238,8 @@ private func machine(maxMessageBytes: Int = 1 << 20, pingInterval: Duration? = .
         #expect(sm.nextDeadline == t(60))
         #expect(sm.timerFired(now: t(45)) == .none)
         #expect(sm.timerFired(now: t(60)) == [.sendPing([0, 0, 0, 2])])
-        #expect(sm.timerFired(now: t(90)) == [.sendClose(.heartbeatTimeout, reason: "heartbeat timeout"), .dropTransport])
+        #expect(
+            sm.timerFired(now: t(90)) == [.sendClose(.heartbeatTimeout, reason: "heartbeat timeout"), .dropTransport])
         #expect(sm.isClosed)
         #expect(sm.closeCodeForApplication.code == .heartbeatTimeout)
     }

@@ -11,7 +11,8 @@ enum TestFrames {
 
     /// A masked client frame, as a server receives it.
     static func client(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
-        WebSocketFrameEncoder.client.encode(opcode: opcode, payload: payload, fin: fin, reservedBits: rsv, maskKey: maskKey)
+        WebSocketFrameEncoder.client.encode(
+            opcode: opcode, payload: payload, fin: fin, reservedBits: rsv, maskKey: maskKey)
     }
 
     static func client(_ opcode: WebSocketOpcode, _ text: String, fin: Bool = true) -> [UInt8] {

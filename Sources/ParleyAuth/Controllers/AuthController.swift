@@ -29,15 +29,20 @@ struct AuthController: Sendable {
         try AuthInput.newPassword(body.password)
         let nickname = try AuthInput.nickname(body.nickname) ?? body.username
         let avatar = try AuthInput.avatar(body.avatar)
-        let device = try AuthInput.device(platform: body.platform, deviceId: body.deviceId,
-                                          deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
+        let device = try AuthInput.device(
+            platform: body.platform, deviceId: body.deviceId,
+            deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
         try services.limits.admit(account: username, appId: app.id)
         let password = body.password
         let parameters = services.configuration.passwordParameters
-        guard let hash = try await services.passwords.run({ try? PasswordHasher.hash(password: password, parameters: parameters) })
+        guard
+            let hash = try await services.passwords.run({
+                try? PasswordHasher.hash(password: password, parameters: parameters)
+            })
         else { throw APIError.internalError }
-        let tokens = try await services.sessions.register(app: app, username: username, passwordHash: hash,
-                                                          nickname: nickname, avatar: avatar, device: device)
+        let tokens = try await services.sessions.register(
+            app: app, username: username, passwordHash: hash,
+            nickname: nickname, avatar: avatar, device: device)
         services.logger.info("user registered", ["app_id": .int(Int(app.id)), "user_id": .string(tokens.user.id)])
         return .ok(tokens)
     }
@@ -46,16 +51,18 @@ struct AuthController: Sendable {
         let address = try services.limits.admit(request)
         let app = try await services.apps.requireApp(of: request)
         let body = try request.decodeJSON(LoginRequest.self)
-        let device = try AuthInput.device(platform: body.platform, deviceId: body.deviceId,
-                                          deviceModel: body.deviceModel, ipAddress: address)
+        let device = try AuthInput.device(
+            platform: body.platform, deviceId: body.deviceId,
+            deviceModel: body.deviceModel, ipAddress: address)
         // A malformed username cannot exist: still answer 1035 (after the same work) so nothing is revealed.
         let username = Validation.normalizedUsername(body.username) ?? ""
         guard body.password.utf8.count <= AuthInput.maxPasswordBytes else { throw APIError.invalidCredentials }
         try services.limits.admit(account: username, appId: app.id)
 
         let window = services.configuration.loginFailureWindow
-        let candidate = try await services.users.loginCandidate(appId: app.id, username: username,
-                                                                failureWindowSeconds: window)
+        let candidate = try await services.users.loginCandidate(
+            appId: app.id, username: username,
+            failureWindowSeconds: window)
         if candidate.recentFailures >= services.configuration.maxLoginFailures {
             let unlock = (candidate.oldestFailure ?? Date()).addingTimeInterval(TimeInterval(window))
             throw APIError.accountLocked(retryAfterSeconds: Int(unlock.timeIntervalSinceNow.rounded(.up)))
@@ -66,16 +73,24 @@ struct AuthController: Sendable {
         let matches = try await services.passwords.run { PasswordHasher.verify(password: password, encoded: encoded) }
         guard matches, stored != nil, !username.isEmpty, let user = candidate.user else {
             if !username.isEmpty { try await services.users.recordLoginFailure(appId: app.id, username: username) }
-            services.logger.info("login failed", ["app_id": .int(Int(app.id)),
-                                                  "failures": .int(candidate.recentFailures + 1)])
+            services.logger.info(
+                "login failed",
+                [
+                    "app_id": .int(Int(app.id)),
+                    "failures": .int(candidate.recentFailures + 1),
+                ])
             throw APIError.invalidCredentials
         }
         if candidate.recentFailures > 0 {
             try await services.users.clearLoginFailures(appId: app.id, username: username)
         }
         let tokens = try await services.sessions.login(app: app, userId: user.profile.id, device: device)
-        services.logger.info("login", ["app_id": .int(Int(app.id)), "user_id": .string(user.profile.id),
-                                       "session_id": .string(tokens.sessionId), "platform": .string(device.platform)])
+        services.logger.info(
+            "login",
+            [
+                "app_id": .int(Int(app.id)), "user_id": .string(user.profile.id),
+                "session_id": .string(tokens.sessionId), "platform": .string(device.platform),
+            ])
         return .ok(tokens)
     }
 
@@ -85,8 +100,9 @@ struct AuthController: Sendable {
         var app: AppSettings?
         if request.headers["x-app-key"] != nil { app = try await services.apps.requireApp(of: request) }
         let body = try request.decodeJSON(RefreshRequest.self)
-        let tokens = try await services.sessions.refresh(app: app, apps: services.apps, refreshToken: body.refreshToken,
-                                                         ipAddress: address)
+        let tokens = try await services.sessions.refresh(
+            app: app, apps: services.apps, refreshToken: body.refreshToken,
+            ipAddress: address)
         return .ok(tokens)
     }
 }

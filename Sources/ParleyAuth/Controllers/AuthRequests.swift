@@ -70,7 +70,8 @@ enum AuthInput {
 
     static func newPassword(_ password: String) throws(APIError) {
         guard password.count >= 8, password.utf8.count <= maxPasswordBytes else {
-            throw APIError.validationFailed.with(message: "`password` must be at least 8 characters (at most 1024 bytes)")
+            throw APIError.validationFailed.with(
+                message: "`password` must be at least 8 characters (at most 1024 bytes)")
         }
     }
 
@@ -80,8 +81,10 @@ enum AuthInput {
         guard let raw else { return nil }
         let trimmed = raw.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxNicknameCharacters,
-              Validation.isValidText(raw, maxCharacters: maxNicknameCharacters) else {
-            throw APIError.validationFailed.with(message: "`nickname` must be 1-64 characters without control characters")
+            Validation.isValidText(raw, maxCharacters: maxNicknameCharacters)
+        else {
+            throw APIError.validationFailed.with(
+                message: "`nickname` must be 1-64 characters without control characters")
         }
         return trimmed
     }
@@ -90,7 +93,10 @@ enum AuthInput {
     static func avatar(_ raw: String?) throws(APIError) -> String? {
         guard let raw else { return nil }
         guard !raw.isEmpty, raw.utf8.count <= maxAvatarBytes, raw.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
-        else { throw APIError.validationFailed.with(message: "`avatar` must be an object key of 1-512 printable ASCII characters") }
+        else {
+            throw APIError.validationFailed.with(
+                message: "`avatar` must be an object key of 1-512 printable ASCII characters")
+        }
         return raw
     }
 
@@ -101,13 +107,16 @@ enum AuthInput {
         return raw
     }
 
-    static func device(platform: String?, deviceId: String?, deviceModel: String?, ipAddress: String,
-                       defaultPlatform: String? = nil) throws(APIError) -> DeviceInfo {
+    static func device(
+        platform: String?, deviceId: String?, deviceModel: String?, ipAddress: String,
+        defaultPlatform: String? = nil
+    ) throws(APIError) -> DeviceInfo {
         guard let rawPlatform = platform ?? defaultPlatform else {
             throw APIError.validationFailed.with(message: "missing field `platform`")
         }
         guard let platform = Validation.normalizedPlatform(rawPlatform) else {
-            throw APIError.validationFailed.with(message: "`platform` must be 1-32 of [a-z0-9_-] (ios, android, web, ...)")
+            throw APIError.validationFailed.with(
+                message: "`platform` must be 1-32 of [a-z0-9_-] (ios, android, web, ...)")
         }
         let deviceId = deviceId ?? ""
         guard deviceId.utf8.count <= 128, Validation.isValidText(deviceId, maxCharacters: 128) else {
@@ -120,4 +129,3 @@ enum AuthInput {
         return DeviceInfo(platform: platform, deviceId: deviceId, deviceModel: deviceModel, ipAddress: ipAddress)
     }
 }
-

@@ -23,12 +23,17 @@ struct IMAuthController: Sendable {
             throw APIError.forbidden.with(message: "`appKey` in the body differs from the signed X-App-Key")
         }
         let userId = try AuthInput.userID(body.userId)
-        let device = try AuthInput.device(platform: body.platform, deviceId: body.deviceId,
-                                          deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
+        let device = try AuthInput.device(
+            platform: body.platform, deviceId: body.deviceId,
+            deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
         try services.limits.admit(account: "id:" + userId, appId: app.id)
         let token = try await services.sessions.externalLogin(app: app, userId: userId, device: device)
-        services.logger.info("signed login", ["app_id": .int(Int(app.id)), "user_id": .string(userId),
-                                              "platform": .string(device.platform)])
+        services.logger.info(
+            "signed login",
+            [
+                "app_id": .int(Int(app.id)), "user_id": .string(userId),
+                "platform": .string(device.platform),
+            ])
         return .ok(token)
     }
 
@@ -39,10 +44,12 @@ struct IMAuthController: Sendable {
         let address = try services.limits.admit(request)
         let principal = verified.principal
         try services.limits.admit(account: "id:" + principal.userId, appId: principal.appId)
-        try await services.sessions.sessions.touch(appId: principal.appId, sessionId: principal.sessionId,
-                                                   ipAddress: address)
+        try await services.sessions.sessions.touch(
+            appId: principal.appId, sessionId: principal.sessionId,
+            ipAddress: address)
         // Consent was just checked against the app's current version.
         let version = max(verified.claims.pv, verified.app.privacyVersion)
-        return .ok(try services.sessions.issueIMToken(app: verified.app, principal: principal, consentedVersion: version))
+        return .ok(
+            try services.sessions.issueIMToken(app: verified.app, principal: principal, consentedVersion: version))
     }
 }

@@ -21,9 +21,11 @@ struct PrivacyController: Sendable {
     }
 
     func register(on router: inout Router) {
-        router.get("/api/privacy", services.authenticator.protect(consent: .exempt) { request, _, principal in
-            try await status(request, principal)
-        })
+        router.get(
+            "/api/privacy",
+            services.authenticator.protect(consent: .exempt) { request, _, principal in
+                try await status(request, principal)
+            })
         router.post("/api/privacy/consent", options: AuthController.bodyLimit) { request, _ in
             try await consent(request)
         }
@@ -31,10 +33,12 @@ struct PrivacyController: Sendable {
 
     func status(_ request: HTTPRequest, _ principal: Principal) async throws -> HTTPResponse {
         guard let app = try await services.apps.app(id: principal.appId),
-              let accepted = try await services.users.consentedVersion(appId: principal.appId, userId: principal.userId)
+            let accepted = try await services.users.consentedVersion(appId: principal.appId, userId: principal.userId)
         else { throw APIError.sessionEnded }
-        return .ok(PrivacyStatus(version: app.privacyVersion, consentedVersion: accepted,
-                                 consentRequired: accepted < app.privacyVersion))
+        return .ok(
+            PrivacyStatus(
+                version: app.privacyVersion, consentedVersion: accepted,
+                consentRequired: accepted < app.privacyVersion))
     }
 
     func consent(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -46,14 +50,17 @@ struct PrivacyController: Sendable {
         guard body.version == current else {
             throw APIError.validationFailed.with(message: "`version` must be the current privacy version \(current)")
         }
-        guard let recorded = try await services.users.recordConsent(appId: principal.appId, userId: principal.userId,
-                                                                    version: current) else {
+        guard
+            let recorded = try await services.users.recordConsent(
+                appId: principal.appId, userId: principal.userId,
+                version: current)
+        else {
             throw APIError.sessionEnded
         }
         services.consents.record(appId: principal.appId, userId: principal.userId, version: recorded)
         let lifetime = services.sessions.lifetimes(verified.app).access
-        let access = try services.sessions.tokens.issue(.api, for: principal, consentedVersion: recorded, lifetime: lifetime)
+        let access = try services.sessions.tokens.issue(
+            .api, for: principal, consentedVersion: recorded, lifetime: lifetime)
         return .ok(ConsentResult(version: recorded, accessToken: access.token, accessTokenExpiresAt: access.expiresAt))
     }
 }
-

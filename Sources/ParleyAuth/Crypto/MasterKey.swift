@@ -25,8 +25,9 @@ public struct MasterKey: Sendable {
         } else if let bytes = Base64.decode(trimmed) ?? Base64URL.decode(trimmed), bytes.count == 32 {
             try self.init(bytes: bytes)
         } else {
-            throw Invalid(description: "PARLEY_MASTER_KEY must be 32 random bytes as 64 hex digits or base64 "
-                + "(generate one with `openssl rand -hex 32`)")
+            throw Invalid(
+                description: "PARLEY_MASTER_KEY must be 32 random bytes as 64 hex digits or base64 "
+                    + "(generate one with `openssl rand -hex 32`)")
         }
     }
 
@@ -36,4 +37,3 @@ public struct MasterKey: Sendable {
     /// HMAC(master, label): keys for other purposes, independent of the encryption use of the master key.
     func derive(_ label: String) -> [UInt8] { HMAC.sha256(key: bytes, message: Array(label.utf8)) }
 }
-

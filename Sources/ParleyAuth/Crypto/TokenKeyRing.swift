@@ -30,10 +30,13 @@ public struct TokenKeyRing: Sendable {
             guard !kid.isEmpty, kid.utf8.count <= 32, kid.utf8.allSatisfy(Validation.isIdentifierByte) else {
                 throw Invalid(description: "PARLEY_TOKEN_KEYS: key ids must be 1-32 of [A-Za-z0-9_.@-]")
             }
-            guard let key = Base64.decode(encoded) ?? Base64URL.decode(encoded), key.count >= JWT.minimumKeyByteCount else {
+            guard let key = Base64.decode(encoded) ?? Base64URL.decode(encoded), key.count >= JWT.minimumKeyByteCount
+            else {
                 throw Invalid(description: "PARLEY_TOKEN_KEYS: key `\(kid)` is not base64 of at least 32 bytes")
             }
-            guard keys[kid] == nil else { throw Invalid(description: "PARLEY_TOKEN_KEYS: key id `\(kid)` appears twice") }
+            guard keys[kid] == nil else {
+                throw Invalid(description: "PARLEY_TOKEN_KEYS: key id `\(kid)` appears twice")
+            }
             keys[kid] = key
             if first == nil { first = kid }
         }

@@ -17,12 +17,15 @@ public struct TokenService: Sendable {
         self.keys = keys
     }
 
-    public func issue(_ audience: TokenAudience, for principal: Principal, consentedVersion: Int, lifetime: Int,
-                      now: Date = Date()) throws -> IssuedToken {
+    public func issue(
+        _ audience: TokenAudience, for principal: Principal, consentedVersion: Int, lifetime: Int,
+        now: Date = Date()
+    ) throws -> IssuedToken {
         let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        let claims = TokenClaims(iss: TokenClaims.issuer, aud: audience.rawValue, sub: principal.userId,
-                                 app: principal.appId, sid: principal.sessionId, pv: consentedVersion,
-                                 iat: issuedAt, exp: issuedAt + Int64(lifetime))
+        let claims = TokenClaims(
+            iss: TokenClaims.issuer, aud: audience.rawValue, sub: principal.userId,
+            app: principal.appId, sid: principal.sessionId, pv: consentedVersion,
+            iat: issuedAt, exp: issuedAt + Int64(lifetime))
         let token = try JWT.sign(header: ["kid": keys.signingKeyID], claims: claims, key: keys.signingKey)
         return IssuedToken(token: token, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
     }
@@ -30,7 +33,8 @@ public struct TokenService: Sendable {
     /// Checks signature (HS256 only, known `kid`), issuer, audience and expiry, in that order, so that a forged
     /// token is always 1030 and only a genuine one can be told "expired" (1031) or "wrong audience" (1032).
     public func verify(_ token: String, audience: TokenAudience, now: Int64 = Int64(Date().timeIntervalSince1970))
-        throws(APIError) -> TokenClaims {
+        throws(APIError) -> TokenClaims
+    {
         let claims = try authenticate(token)
         try check(claims, audience: audience, now: now)
         return claims

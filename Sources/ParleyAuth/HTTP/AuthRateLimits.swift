@@ -16,7 +16,8 @@ final class AuthRateLimits: Sendable {
     /// The client's address: the socket peer, or what a trusted proxy says in `X-Forwarded-For`.
     func clientAddress(of request: HTTPRequest) -> String {
         guard !proxies.isEmpty else { return request.remoteAddress }
-        return proxies.clientAddress(peer: request.remoteAddress, forwardedFor: request.headers.values(for: "x-forwarded-for"))
+        return proxies.clientAddress(
+            peer: request.remoteAddress, forwardedFor: request.headers.values(for: "x-forwarded-for"))
     }
 
     /// Takes a token from the client address's bucket (429 + Retry-After when empty); returns the address.

@@ -49,8 +49,10 @@ public final class Authenticator: Sendable {
     let apps: AppResolver
     let verified = VerifiedTokenCache()
 
-    init(tokens: TokenService, directory: AppDirectory, revocations: SessionRevocations, consents: ConsentCache,
-         users: UserRepository, apps: AppResolver) {
+    init(
+        tokens: TokenService, directory: AppDirectory, revocations: SessionRevocations, consents: ConsentCache,
+        users: UserRepository, apps: AppResolver
+    ) {
         self.tokens = tokens
         self.directory = directory
         self.revocations = revocations
@@ -61,8 +63,10 @@ public final class Authenticator: Sendable {
 
     /// Wraps `handler` so it runs only for a valid, unrevoked token of `audience`; the principal is also put in
     /// the context (`context.requirePrincipal()`).
-    public func protect(audience: TokenAudience = .api, consent: ConsentRequirement = .required,
-                        _ handler: @escaping AuthenticatedHandler) -> HTTPHandler {
+    public func protect(
+        audience: TokenAudience = .api, consent: ConsentRequirement = .required,
+        _ handler: @escaping AuthenticatedHandler
+    ) -> HTTPHandler {
         { [self] request, context in
             let verified = try await authenticate(request, audience: audience, consent: consent)
             var context = context
@@ -72,15 +76,19 @@ public final class Authenticator: Sendable {
     }
 
     /// The same check as a middleware, for a group of routes built with their own router.
-    public func middleware(audience: TokenAudience = .api, consent: ConsentRequirement = .required) -> any HTTPMiddleware {
+    public func middleware(audience: TokenAudience = .api, consent: ConsentRequirement = .required)
+        -> any HTTPMiddleware
+    {
         AuthenticationMiddleware(authenticator: self, audience: audience, consent: consent)
     }
 
     /// Verifies the request's bearer token (signature, issuer, audience, expiry, app, session, consent); an
     /// `X-App-Key` header, when present, must name the token's app.
-    public func authenticate(_ request: HTTPRequest, audience: TokenAudience = .api,
-                             consent: ConsentRequirement = .required,
-                             from source: TokenSource = .header) async throws -> VerifiedToken {
+    public func authenticate(
+        _ request: HTTPRequest, audience: TokenAudience = .api,
+        consent: ConsentRequirement = .required,
+        from source: TokenSource = .header
+    ) async throws -> VerifiedToken {
         guard let token = Self.bearerToken(of: request, from: source) else { throw APIError.tokenMissing }
         let claims = try verifiedClaims(token, audience: audience)
         // An app created on another instance a moment ago is read from the database (before NOTIFY or the poll

@@ -18,7 +18,8 @@ struct SignedRequestVerifier: Sendable {
             throw APIError.unknownAppKey.with(message: "missing X-App-Key header")
         }
         guard let timestamp = headers["x-timestamp"], let nonce = headers["x-nonce"],
-              let signature = headers["x-signature"] else {
+            let signature = headers["x-signature"]
+        else {
             throw APIError.signatureInvalid.with(message: "signed request needs X-Timestamp, X-Nonce and X-Signature")
         }
         guard let seconds = Int64(timestamp), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
@@ -29,14 +30,16 @@ struct SignedRequestVerifier: Sendable {
         }
         guard let app = try await apps.app(key: appKey) else { throw APIError.unknownAppKey }
         guard abs(Int64(now.timeIntervalSince1970) - seconds) <= Int64(window) else {
-            throw APIError.signatureStale.with(message: "X-Timestamp is more than \(window) seconds away from the server's clock")
+            throw APIError.signatureStale.with(
+                message: "X-Timestamp is more than \(window) seconds away from the server's clock")
         }
         let presented = Array(signature.lowercased().utf8)
         let target = request.head.path + (request.head.query.map { "?" + $0 } ?? "")
         var matched = false
         for secret in usableSecrets(app, now: now) {
-            let expected = RequestSignature.sign(secret: secret, method: request.method.rawValue, pathWithQuery: target,
-                                                 timestamp: timestamp, nonce: nonce, body: request.bodyBytes)
+            let expected = RequestSignature.sign(
+                secret: secret, method: request.method.rawValue, pathWithQuery: target,
+                timestamp: timestamp, nonce: nonce, body: request.bodyBytes)
             if ConstantTime.equals(presented, Array(expected.utf8)) { matched = true }
         }
         guard matched else { throw APIError.signatureInvalid }
@@ -52,7 +55,8 @@ struct SignedRequestVerifier: Sendable {
         var result: [String] = []
         if let current = secrets.open(app.secretCiphertext, appKey: app.appKey) { result.append(current) }
         if let previous = app.previousSecretCiphertext, let until = app.previousSecretExpiresAt, until > now,
-           let secret = secrets.open(previous, appKey: app.appKey) {
+            let secret = secrets.open(previous, appKey: app.appKey)
+        {
             result.append(secret)
         }
         return result

@@ -19,7 +19,8 @@ public struct EndedSession: Sendable, Hashable {
     public var conflictNotice: (deviceModel: String, text: String)? {
         guard reason == .accountConflict else { return nil }
         let model = deviceModel ?? ""
-        let text = model.isEmpty
+        let text =
+            model.isEmpty
             ? "Your account was logged in on another device."
             : "Your account was logged in on another device (\(model))."
         return (model, text)

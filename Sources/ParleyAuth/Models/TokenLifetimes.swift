@@ -11,7 +11,8 @@ public struct TokenLifetimes: Sendable, Hashable {
     }
 
     func applying(_ app: AppSettings) -> TokenLifetimes {
-        TokenLifetimes(access: app.accessTokenTTL ?? access, refresh: app.refreshTokenTTL ?? refresh,
-                       im: app.imTokenTTL ?? im)
+        TokenLifetimes(
+            access: app.accessTokenTTL ?? access, refresh: app.refreshTokenTTL ?? refresh,
+            im: app.imTokenTTL ?? im)
     }
 }

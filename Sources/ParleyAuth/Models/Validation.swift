@@ -18,7 +18,8 @@ enum Validation {
         let lower = raw.lowercased()
         let bytes = lower.utf8
         guard (1...32).contains(bytes.count),
-              bytes.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }) else { return nil }
+            bytes.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else { return nil }
         return lower
     }
 
@@ -29,10 +30,12 @@ enum Validation {
 
     static func isIdentifierByte(_ byte: UInt8) -> Bool {
         isLowerAlnum(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
+            || byte == UInt8(ascii: "-")
     }
 
     private static func isLowerAlnum(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 }

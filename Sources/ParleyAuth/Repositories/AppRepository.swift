@@ -36,12 +36,15 @@ public struct AppRepository: Sendable {
     }
 
     /// Creates an app; returns it with its secret, which is shown once and never stored in plain text.
-    public func create(name: String, privacyVersion: Int = 0, sessionPolicy: SessionPolicy = .onePerPlatform,
-                       secrets: AppSecretBox) async throws -> (app: AppSettings, secret: String) {
+    public func create(
+        name: String, privacyVersion: Int = 0, sessionPolicy: SessionPolicy = .onePerPlatform,
+        secrets: AppSecretBox
+    ) async throws -> (app: AppSettings, secret: String) {
         let key = Identifiers.newAppKey()
         let secret = Identifiers.newAppSecret()
         let sealed = try secrets.seal(secret: secret, appKey: key)
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH created AS (
                 INSERT INTO apps (app_key, name, secret_ciphertext, privacy_version, session_policy)
                 VALUES (\(key), \(name), \(sealed), \(privacyVersion), \(sessionPolicy.rawValue))
@@ -72,10 +75,12 @@ public struct AppRepository: Sendable {
 
     /// A new secret; the previous one keeps verifying for `graceSeconds` (0: refused at once).
     public func rotateSecret(appKey: String, graceSeconds: Int, secrets: AppSecretBox) async throws
-        -> (app: AppSettings, secret: String)? {
+        -> (app: AppSettings, secret: String)?
+    {
         let secret = Identifiers.newAppSecret()
         let sealed = try secrets.seal(secret: secret, appKey: appKey)
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH changed AS (
                 UPDATE apps SET previous_secret_ciphertext = CASE WHEN \(graceSeconds) > 0 THEN secret_ciphertext END,
                                 previous_secret_expires_at = CASE WHEN \(graceSeconds) > 0
@@ -90,11 +95,15 @@ public struct AppRepository: Sendable {
     }
 
     /// Changes settings; nil arguments keep the current value. `clearTTLs` resets the lifetimes to the defaults.
-    public func update(appKey: String, name: String? = nil, privacyVersion: Int? = nil,
-                       sessionPolicy: SessionPolicy? = nil, lifetimes: TokenLifetimeOverrides? = nil,
-                       revokeWindowSeconds: Int? = nil) async throws
-        -> AppSettings? {
-        let rows = try await database.query("""
+    public func update(
+        appKey: String, name: String? = nil, privacyVersion: Int? = nil,
+        sessionPolicy: SessionPolicy? = nil, lifetimes: TokenLifetimeOverrides? = nil,
+        revokeWindowSeconds: Int? = nil
+    ) async throws
+        -> AppSettings?
+    {
+        let rows = try await database.query(
+            """
             WITH changed AS (
                 UPDATE apps SET name = coalesce(\(name), name),
                                 privacy_version = coalesce(\(privacyVersion), privacy_version),

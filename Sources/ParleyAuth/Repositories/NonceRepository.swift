@@ -8,7 +8,8 @@ struct NonceRepository: Sendable {
     /// False when the nonce was already used by this app.
     func claim(appId: Int64, nonce: String, keepSeconds: Int) async throws -> Bool {
         do {
-            _ = try await database.query("""
+            _ = try await database.query(
+                """
                 INSERT INTO request_nonces (app_id, nonce, expires_at)
                 VALUES (\(appId), \(nonce), now() + make_interval(secs => \(keepSeconds)))
                 """)

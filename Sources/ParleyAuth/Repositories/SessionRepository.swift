@@ -29,9 +29,10 @@ struct SessionRepository: Sendable {
     static func decodeEnded(_ row: PostgresRow) throws -> EndedSessionRow {
         let reason = SessionEndReason(rawValue: try row.decode("end_reason", as: String.self)) ?? .revoked
         return EndedSessionRow(
-            session: EndedSession(sessionId: try row.decode("id"), userId: try row.decode("user_id"),
-                                  appId: try row.decode("app_id"), reason: reason,
-                                  deviceModel: try row.decode("ended_by_device_model")),
+            session: EndedSession(
+                sessionId: try row.decode("id"), userId: try row.decode("user_id"),
+                appId: try row.decode("app_id"), reason: reason,
+                deviceModel: try row.decode("ended_by_device_model")),
             endedAt: try row.decode("ended_at"))
     }
 
@@ -39,11 +40,14 @@ struct SessionRepository: Sendable {
 
     /// Ends the sessions the app's policy says a new login on `device` displaces (inside the login
     /// transaction, after the user row was locked). A session of the same device id is a `relogin`.
-    func endDisplaced(on connection: PostgresConnection, appId: Int64, userId: String, policy: SessionPolicy,
-                      device: DeviceInfo) async throws -> [EndedSessionRow] {
+    func endDisplaced(
+        on connection: PostgresConnection, appId: Int64, userId: String, policy: SessionPolicy,
+        device: DeviceInfo
+    ) async throws -> [EndedSessionRow] {
         guard policy != .unlimited else { return [] }
         let samePlatformOnly = policy == .onePerPlatform
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             WITH ended AS (
                 UPDATE sessions
                 SET ended_at = now(),
@@ -59,10 +63,13 @@ struct SessionRepository: Sendable {
     }
 
     /// Inserts a session and its first refresh token.
-    func insert(on connection: PostgresConnection, appId: Int64, userId: String, device: DeviceInfo,
-                refreshTokenHash: [UInt8], refreshExpiresAt: Date) async throws -> String {
+    func insert(
+        on connection: PostgresConnection, appId: Int64, userId: String, device: DeviceInfo,
+        refreshTokenHash: [UInt8], refreshExpiresAt: Date
+    ) async throws -> String {
         let sessionId = Identifiers.newSessionID()
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             WITH created AS (
                 INSERT INTO sessions (id, app_id, user_id, platform, device_id, device_model, ip_address)
                 VALUES (\(sessionId), \(appId), \(userId), \(device.platform), \(device.deviceId), \(device.deviceModel),
@@ -78,12 +85,15 @@ struct SessionRepository: Sendable {
 
     /// Rotates a refresh token in one transaction: the row is locked (`FOR UPDATE`), so of two concurrent uses
     /// of one token exactly one succeeds and the other is treated as reuse.
-    func rotate(tokenHash: [UInt8], appId: Int64?, newTokenHash: [UInt8], defaultLifetime: Int,
-                ipAddress: String) async throws -> RefreshOutcome {
+    func rotate(
+        tokenHash: [UInt8], appId: Int64?, newTokenHash: [UInt8], defaultLifetime: Int,
+        ipAddress: String
+    ) async throws -> RefreshOutcome {
         let userColumns = UserRepository.columns.split(separator: ",")
             .map { "u." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         return try await database.withTransaction { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT rt.session_id, rt.used_at, rt.expires_at <= now() AS expired, s.ended_at, s.app_id,
                        coalesce(a.refresh_token_ttl_seconds, \(defaultLifetime)) AS lifetime, \(unescaped: userColumns)
                 FROM refresh_tokens rt
@@ -98,14 +108,16 @@ struct SessionRepository: Sendable {
             let sessionAppId = try row.decode("app_id", as: Int64.self)
             if !row.isNull("ended_at") { return .sessionEnded }
             if !row.isNull("used_at") {
-                let ended = try await end(on: connection, appId: sessionAppId, userId: nil, sessionId: sessionId,
-                                          reason: .tokenReuse)
+                let ended = try await end(
+                    on: connection, appId: sessionAppId, userId: nil, sessionId: sessionId,
+                    reason: .tokenReuse)
                 return .reused(ended)
             }
             if try row.decode("expired", as: Bool.self) { return .expired }
             let user = try UserRepository.decode(row)
             let lifetime = try row.decode("lifetime", as: Int.self)
-            let inserted = try await connection.query("""
+            let inserted = try await connection.query(
+                """
                 WITH used AS (UPDATE refresh_tokens SET used_at = now() WHERE token_hash = \(tokenHash)),
                      seen AS (UPDATE sessions SET last_seen_at = now(), ip_address = \(ipAddress)
                               WHERE id = \(sessionId))
@@ -113,8 +125,9 @@ struct SessionRepository: Sendable {
                 VALUES (\(newTokenHash), \(sessionAppId), \(sessionId), now() + make_interval(secs => \(lifetime)))
                 RETURNING expires_at
                 """)
-            return .rotated(user: user, appId: sessionAppId, sessionId: sessionId,
-                            expiresAt: try inserted[0].decode(0, as: Date.self))
+            return .rotated(
+                user: user, appId: sessionAppId, sessionId: sessionId,
+                expiresAt: try inserted[0].decode(0, as: Date.self))
         }
     }
 
@@ -123,16 +136,20 @@ struct SessionRepository: Sendable {
     /// Ends one session (`sessionId`) or all of a user's (`sessionId` nil) and notifies the other instances.
     /// `userId` nil only for a session already identified through its refresh token.
     func end(appId: Int64, userId: String?, sessionId: String?, reason: SessionEndReason) async throws
-        -> [EndedSessionRow] {
+        -> [EndedSessionRow]
+    {
         try await database.withConnection { connection in
             try await end(on: connection, appId: appId, userId: userId, sessionId: sessionId, reason: reason)
         }
     }
 
-    private func end(on connection: PostgresConnection, appId: Int64, userId: String?, sessionId: String?,
-                     reason: SessionEndReason) async throws -> [EndedSessionRow] {
+    private func end(
+        on connection: PostgresConnection, appId: Int64, userId: String?, sessionId: String?,
+        reason: SessionEndReason
+    ) async throws -> [EndedSessionRow] {
         precondition(userId != nil || sessionId != nil, "refusing to end every session of an app")
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             WITH ended AS (
                 UPDATE sessions SET ended_at = now(), end_reason = \(reason.rawValue)
                 WHERE app_id = \(appId) AND ended_at IS NULL
@@ -147,22 +164,25 @@ struct SessionRepository: Sendable {
     // MARK: Reading
 
     func listActive(appId: Int64, userId: String, currentSessionId: String) async throws -> [SessionInfo] {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT id, platform, device_id, device_model, ip_address, created_at, last_seen_at FROM sessions
             WHERE app_id = \(appId) AND user_id = \(userId) AND ended_at IS NULL
             ORDER BY last_seen_at DESC
             """)
         return try rows.map { row in
             let id = try row.decode("id", as: String.self)
-            return SessionInfo(id: id, platform: try row.decode("platform"), deviceId: try row.decode("device_id"),
-                               deviceModel: try row.decode("device_model"), ipAddress: try row.decode("ip_address"),
-                               createdAt: try row.decode("created_at"), lastSeenAt: try row.decode("last_seen_at"),
-                               current: id == currentSessionId)
+            return SessionInfo(
+                id: id, platform: try row.decode("platform"), deviceId: try row.decode("device_id"),
+                deviceModel: try row.decode("device_model"), ipAddress: try row.decode("ip_address"),
+                createdAt: try row.decode("created_at"), lastSeenAt: try row.decode("last_seen_at"),
+                current: id == currentSessionId)
         }
     }
 
     func touch(appId: Int64, sessionId: String, ipAddress: String) async throws {
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             UPDATE sessions SET last_seen_at = now(), ip_address = \(ipAddress)
             WHERE app_id = \(appId) AND id = \(sessionId) AND ended_at IS NULL
             """)
@@ -170,34 +190,42 @@ struct SessionRepository: Sendable {
 
     /// Sessions ended at or after `since` (start-up load and the poll's lookback window).
     func endedSince(_ since: Date) async throws -> [EndedSessionRow] {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.endedColumns) FROM sessions WHERE ended_at >= \(since)
-            """).map(Self.decodeEnded)
+            """
+        ).map(Self.decodeEnded)
     }
 
     /// Sessions ended within the last `seconds` by the database's clock (the start-up load).
     func endedWithin(seconds: Int) async throws -> [EndedSessionRow] {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.endedColumns) FROM sessions
             WHERE ended_at >= now() - make_interval(secs => \(seconds))
-            """).map(Self.decodeEnded)
+            """
+        ).map(Self.decodeEnded)
     }
 
     func ended(id: String) async throws -> EndedSessionRow? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.endedColumns) FROM sessions WHERE id = \(id) AND ended_at IS NOT NULL
-            """).first.map(Self.decodeEnded)
+            """
+        ).first.map(Self.decodeEnded)
     }
 
     /// Housekeeping: expired refresh tokens, refresh tokens of ended sessions, expired nonces, old failures.
     func purgeExpired(loginFailureWindowSeconds: Int) async throws {
         _ = try await database.query("DELETE FROM refresh_tokens WHERE expires_at < now()")
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             DELETE FROM refresh_tokens rt USING sessions s
             WHERE rt.session_id = s.id AND s.ended_at < now() - interval '1 day'
             """)
         _ = try await database.query("DELETE FROM request_nonces WHERE expires_at < now()")
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(loginFailureWindowSeconds))
             """)
     }

@@ -16,17 +16,20 @@ struct UserRepository: Sendable {
 
     static func decode(_ row: PostgresRow) throws -> StoredUser {
         StoredUser(
-            profile: UserProfile(id: try row.decode("id"), username: try row.decode("username"),
-                                 nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
-                                 privacyVersion: try row.decode("privacy_version_consented"),
-                                 createdAt: try row.decode("created_at")),
+            profile: UserProfile(
+                id: try row.decode("id"), username: try row.decode("username"),
+                nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
+                privacyVersion: try row.decode("privacy_version_consented"),
+                createdAt: try row.decode("created_at")),
             passwordHash: try row.decode("password_hash"))
     }
 
     /// The account for a login, together with the number of failed logins within the window, in one round trip.
     func loginCandidate(appId: Int64, username: String, failureWindowSeconds: Int) async throws
-        -> (user: StoredUser?, recentFailures: Int, oldestFailure: Date?) {
-        let rows = try await database.query("""
+        -> (user: StoredUser?, recentFailures: Int, oldestFailure: Date?)
+    {
+        let rows = try await database.query(
+            """
             SELECT f.failures, f.oldest, u.*
             FROM (SELECT count(*) AS failures, min(failed_at) AS oldest FROM login_failures
                   WHERE app_id = \(appId) AND username = \(username)
@@ -51,10 +54,13 @@ struct UserRepository: Sendable {
 
     /// Inserts a built-in account on `connection` (inside the registration transaction); throws 1040 when the
     /// username is taken (the failed statement has aborted the transaction, which must roll back).
-    func insertAccount(on connection: PostgresConnection, appId: Int64, username: String, passwordHash: String,
-                       nickname: String, avatar: String?, consentedVersion: Int) async throws -> StoredUser {
+    func insertAccount(
+        on connection: PostgresConnection, appId: Int64, username: String, passwordHash: String,
+        nickname: String, avatar: String?, consentedVersion: Int
+    ) async throws -> StoredUser {
         do {
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 INSERT INTO users (app_id, id, username, password_hash, nickname, avatar, privacy_version_consented,
                                    consented_at)
                 VALUES (\(appId), \(Identifiers.newUserID()), \(username), \(passwordHash), \(nickname), \(avatar),
@@ -69,22 +75,29 @@ struct UserRepository: Sendable {
 
     /// The user with this external id, created on first use (signed logins of apps with their own user base).
     /// The app's backend vouches for the user, so a new user starts with the app's current privacy version.
-    func findOrCreateExternal(on connection: PostgresConnection, appId: Int64, userId: String,
-                              consentedVersion: Int) async throws -> StoredUser {
+    func findOrCreateExternal(
+        on connection: PostgresConnection, appId: Int64, userId: String,
+        consentedVersion: Int
+    ) async throws -> StoredUser {
         // Two attempts: when a concurrent transaction inserts the same user first, our INSERT does nothing and
         // our statement's snapshot predates their row; the second statement sees it.
         for _ in 0..<2 {
-            if let user = try await insertOrSelectExternal(on: connection, appId: appId, userId: userId,
-                                                           consentedVersion: consentedVersion) {
+            if let user = try await insertOrSelectExternal(
+                on: connection, appId: appId, userId: userId,
+                consentedVersion: consentedVersion)
+            {
                 return user
             }
         }
         throw PostgresError(kind: .server, message: "external user vanished during login")
     }
 
-    private func insertOrSelectExternal(on connection: PostgresConnection, appId: Int64, userId: String,
-                                        consentedVersion: Int) async throws -> StoredUser? {
-        let rows = try await connection.query("""
+    private func insertOrSelectExternal(
+        on connection: PostgresConnection, appId: Int64, userId: String,
+        consentedVersion: Int
+    ) async throws -> StoredUser? {
+        let rows = try await connection.query(
+            """
             WITH created AS (
                 INSERT INTO users (app_id, id, nickname, privacy_version_consented, consented_at)
                 VALUES (\(appId), \(userId), \(userId), \(consentedVersion), now())
@@ -101,14 +114,16 @@ struct UserRepository: Sendable {
     /// Locks the user row for the rest of the transaction: logins of one user then run one after another, so
     /// the session policy sees every concurrent login.
     func lockForLogin(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> StoredUser? {
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND id = \(userId) FOR UPDATE
             """)
         return try rows.first.map(Self.decode)
     }
 
     func find(appId: Int64, userId: String) async throws -> StoredUser? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND id = \(userId)
             """)
         return try rows.first.map(Self.decode)
@@ -117,14 +132,16 @@ struct UserRepository: Sendable {
     /// Public profiles of those of `ids` that exist in the app, in the order asked.
     func publicProfiles(appId: Int64, ids: [String]) async throws -> [PublicProfile] {
         guard !ids.isEmpty else { return [] }
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT id, nickname, avatar FROM users
             WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(ids))::text[])
             """)
         var byID: [String: PublicProfile] = [:]
         for row in rows {
-            let profile = PublicProfile(id: try row.decode("id"), nickname: try row.decode("nickname"),
-                                        avatar: try row.decode("avatar"))
+            let profile = PublicProfile(
+                id: try row.decode("id"), nickname: try row.decode("nickname"),
+                avatar: try row.decode("avatar"))
             byID[profile.id] = profile
         }
         var seen = Set<String>()
@@ -135,7 +152,8 @@ struct UserRepository: Sendable {
     func updateProfile(appId: Int64, userId: String, nickname: String?, avatar: String??) async throws -> StoredUser? {
         let setAvatar = avatar != nil
         let newAvatar: String? = avatar ?? nil
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             UPDATE users SET nickname = coalesce(\(nickname), nickname),
                              avatar = CASE WHEN \(setAvatar) THEN \(newAvatar) ELSE avatar END,
                              updated_at = now()
@@ -147,7 +165,8 @@ struct UserRepository: Sendable {
 
     /// The privacy version the user accepted, from the database (the rare path after a policy bump).
     func consentedVersion(appId: Int64, userId: String) async throws -> Int? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT privacy_version_consented FROM users WHERE app_id = \(appId) AND id = \(userId)
             """)
         return try rows.first?.decode(0, as: Int.self)
@@ -155,7 +174,8 @@ struct UserRepository: Sendable {
 
     /// Records consent to `version` (never lowers an earlier, higher consent).
     func recordConsent(appId: Int64, userId: String, version: Int) async throws -> Int? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             UPDATE users SET privacy_version_consented = greatest(privacy_version_consented, \(version)),
                              consented_at = now(), updated_at = now()
             WHERE app_id = \(appId) AND id = \(userId)

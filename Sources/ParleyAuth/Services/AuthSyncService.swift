@@ -35,8 +35,10 @@ public final class AuthSyncService: Service {
     let logger: Logger
     private let state = Mutex(State())
 
-    init(apps: AppRepository, directory: AppDirectory, sessions: SessionService, revocations: SessionRevocations,
-         configuration: AuthConfiguration, logger: Logger) {
+    init(
+        apps: AppRepository, directory: AppDirectory, sessions: SessionService, revocations: SessionRevocations,
+        configuration: AuthConfiguration, logger: Logger
+    ) {
         self.apps = apps
         self.directory = directory
         self.sessions = sessions
@@ -57,7 +59,8 @@ public final class AuthSyncService: Service {
             revocations.insert(row.session.sessionId, endedAt: Int64(row.endedAt.timeIntervalSince1970))
         }
         state.withLock { $0.watermark = startedAt }
-        logger.info("auth state loaded", ["apps": .int(directory.all.count), "ended_sessions": .int(revocations.count)])
+        logger.info(
+            "auth state loaded", ["apps": .int(directory.all.count), "ended_sessions": .int(revocations.count)])
     }
 
     /// Listens for ended sessions and changed apps until cancelled.
@@ -89,8 +92,12 @@ public final class AuthSyncService: Service {
                 do {
                     if let app = try await apps.find(id: id) { directory.upsert(app) } else { directory.remove(id: id) }
                 } catch {
-                    logger.warning("could not reload a changed app", ["app_id": .int(Int(id)),
-                                                                      "error": .string(String(describing: error))])
+                    logger.warning(
+                        "could not reload a changed app",
+                        [
+                            "app_id": .int(Int(id)),
+                            "error": .string(String(describing: error)),
+                        ])
                 }
             case .reconnected:
                 await poll()

@@ -14,6 +14,7 @@ final class DummyPasswordHash: Sendable {
 
     /// Before `prepare` finished: a well-formed hash with the default cost (the salt and hash are junk).
     var encoded: String {
-        value.withLock { $0 } ?? "$scrypt$ln=15,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        value.withLock { $0 }
+            ?? "$scrypt$ln=15,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     }
 }

@@ -18,8 +18,9 @@ public final class SessionEvents: Sendable {
     }
 
     public func subscribe() -> AsyncStream<SessionEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self,
-                                                            bufferingPolicy: .bufferingNewest(bufferSize))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SessionEvent.self,
+            bufferingPolicy: .bufferingNewest(bufferSize))
         let id = nextID.add(1, ordering: .relaxed).newValue
         subscribers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in

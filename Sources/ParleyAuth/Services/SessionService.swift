@@ -15,8 +15,10 @@ final class SessionService: Sendable {
     let defaults: TokenLifetimes
     let logger: Logger
 
-    init(sessions: SessionRepository, users: UserRepository, tokens: TokenService, revocations: SessionRevocations,
-         events: SessionEvents, defaults: TokenLifetimes, logger: Logger) {
+    init(
+        sessions: SessionRepository, users: UserRepository, tokens: TokenService, revocations: SessionRevocations,
+        events: SessionEvents, defaults: TokenLifetimes, logger: Logger
+    ) {
         self.sessions = sessions
         self.users = users
         self.tokens = tokens
@@ -42,31 +44,40 @@ final class SessionService: Sendable {
 
     /// Locks the user, ends the sessions the app's policy displaces and opens the new one, all in the caller's
     /// transaction (login and external login share it).
-    private func openSession(on connection: PostgresConnection, app: AppSettings, userId: String, device: DeviceInfo,
-                             refresh: (token: String, hash: [UInt8], expiresAt: Date)) async throws
-        -> (StoredUser, String, [EndedSessionRow]) {
+    private func openSession(
+        on connection: PostgresConnection, app: AppSettings, userId: String, device: DeviceInfo,
+        refresh: (token: String, hash: [UInt8], expiresAt: Date)
+    ) async throws
+        -> (StoredUser, String, [EndedSessionRow])
+    {
         guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
             throw APIError.invalidCredentials
         }
-        let displaced = try await sessions.endDisplaced(on: connection, appId: app.id, userId: userId,
-                                                        policy: app.sessionPolicy, device: device)
-        let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: userId, device: device,
-                                                  refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
+        let displaced = try await sessions.endDisplaced(
+            on: connection, appId: app.id, userId: userId,
+            policy: app.sessionPolicy, device: device)
+        let sessionId = try await sessions.insert(
+            on: connection, appId: app.id, userId: userId, device: device,
+            refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
         return (user, sessionId, displaced)
     }
 
     /// Registers a built-in account and opens its first session; 1040 when the username is taken.
-    func register(app: AppSettings, username: String, passwordHash: String, nickname: String, avatar: String?,
-                  device: DeviceInfo) async throws -> AuthTokens {
+    func register(
+        app: AppSettings, username: String, passwordHash: String, nickname: String, avatar: String?,
+        device: DeviceInfo
+    ) async throws -> AuthTokens {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId) = try await database.withTransaction { connection in
             // Registering accepts the privacy policy in force.
-            let user = try await users.insertAccount(on: connection, appId: app.id, username: username,
-                                                     passwordHash: passwordHash, nickname: nickname, avatar: avatar,
-                                                     consentedVersion: app.privacyVersion)
-            let sessionId = try await sessions.insert(on: connection, appId: app.id, userId: user.profile.id,
-                                                      device: device, refreshTokenHash: refresh.hash,
-                                                      refreshExpiresAt: refresh.expiresAt)
+            let user = try await users.insertAccount(
+                on: connection, appId: app.id, username: username,
+                passwordHash: passwordHash, nickname: nickname, avatar: avatar,
+                consentedVersion: app.privacyVersion)
+            let sessionId = try await sessions.insert(
+                on: connection, appId: app.id, userId: user.profile.id,
+                device: device, refreshTokenHash: refresh.hash,
+                refreshExpiresAt: refresh.expiresAt)
             return (user, sessionId)
         }
         return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
@@ -76,28 +87,32 @@ final class SessionService: Sendable {
     func externalLogin(app: AppSettings, userId: String, device: DeviceInfo) async throws -> IMTokenResponse {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId, displaced) = try await database.withTransaction { connection in
-            _ = try await users.findOrCreateExternal(on: connection, appId: app.id, userId: userId,
-                                                     consentedVersion: app.privacyVersion)
+            _ = try await users.findOrCreateExternal(
+                on: connection, appId: app.id, userId: userId,
+                consentedVersion: app.privacyVersion)
             // The session gets a refresh token like any other, but it is not handed out: this caller is a server
             // that can always sign a new login.
             return try await openSession(on: connection, app: app, userId: userId, device: device, refresh: refresh)
         }
         announce(displaced)
         let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
-        let im = try tokens.issue(.im, for: principal, consentedVersion: user.profile.privacyVersion,
-                                  lifetime: lifetimes(app).im)
+        let im = try tokens.issue(
+            .im, for: principal, consentedVersion: user.profile.privacyVersion,
+            lifetime: lifetimes(app).im)
         return IMTokenResponse(token: im.token, expiresAt: im.expiresAt)
     }
 
     // MARK: Refreshing
 
     func refresh(app: AppSettings?, apps: AppResolver, refreshToken: String, ipAddress: String) async throws
-        -> AuthTokens {
+        -> AuthTokens
+    {
         guard RefreshTokenHash.isWellFormed(refreshToken) else { throw APIError.refreshTokenInvalid }
         let newToken = Identifiers.newRefreshToken()
-        let outcome = try await sessions.rotate(tokenHash: RefreshTokenHash.of(refreshToken), appId: app?.id,
-                                                newTokenHash: RefreshTokenHash.of(newToken),
-                                                defaultLifetime: defaults.refresh, ipAddress: ipAddress)
+        let outcome = try await sessions.rotate(
+            tokenHash: RefreshTokenHash.of(refreshToken), appId: app?.id,
+            newTokenHash: RefreshTokenHash.of(newToken),
+            defaultLifetime: defaults.refresh, ipAddress: ipAddress)
         switch outcome {
         case .unknown, .expired:
             throw APIError.refreshTokenInvalid
@@ -105,13 +120,18 @@ final class SessionService: Sendable {
             throw APIError.sessionEnded
         case .reused(let ended):
             announce(ended)
-            logger.warning("refresh token reused; session ended",
-                           ["session_id": .string(ended.first?.session.sessionId ?? "")])
-            throw APIError.refreshTokenInvalid.with(message: "refresh token already used; the session was ended, log in again")
+            logger.warning(
+                "refresh token reused; session ended",
+                ["session_id": .string(ended.first?.session.sessionId ?? "")])
+            throw APIError.refreshTokenInvalid.with(
+                message: "refresh token already used; the session was ended, log in again")
         case .rotated(let user, let appId, let sessionId, let expiresAt):
-            guard let owner = try await resolveOwner(app, apps: apps, id: appId) else { throw APIError.refreshTokenInvalid }
-            return try bundle(app: owner, user: user, sessionId: sessionId,
-                              refresh: (newToken, RefreshTokenHash.of(newToken), expiresAt))
+            guard let owner = try await resolveOwner(app, apps: apps, id: appId) else {
+                throw APIError.refreshTokenInvalid
+            }
+            return try bundle(
+                app: owner, user: user, sessionId: sessionId,
+                refresh: (newToken, RefreshTokenHash.of(newToken), expiresAt))
         }
     }
 
@@ -157,15 +177,18 @@ final class SessionService: Sendable {
         return (token, RefreshTokenHash.of(token), newRefreshExpiry(app))
     }
 
-    private func bundle(app: AppSettings, user: StoredUser, sessionId: String,
-                        refresh: (token: String, hash: [UInt8], expiresAt: Date)) throws -> AuthTokens {
+    private func bundle(
+        app: AppSettings, user: StoredUser, sessionId: String,
+        refresh: (token: String, hash: [UInt8], expiresAt: Date)
+    ) throws -> AuthTokens {
         let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
         let lifetimes = lifetimes(app)
         let version = user.profile.privacyVersion
         let access = try tokens.issue(.api, for: principal, consentedVersion: version, lifetime: lifetimes.access)
         let im = try tokens.issue(.im, for: principal, consentedVersion: version, lifetime: lifetimes.im)
-        return AuthTokens(user: user.profile, sessionId: sessionId, accessToken: access.token,
-                          accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token,
-                          refreshTokenExpiresAt: refresh.expiresAt, imToken: im.token, imTokenExpiresAt: im.expiresAt)
+        return AuthTokens(
+            user: user.profile, sessionId: sessionId, accessToken: access.token,
+            accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token,
+            refreshTokenExpiresAt: refresh.expiresAt, imToken: im.token, imTokenExpiresAt: im.expiresAt)
     }
 }

@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 
 /// Which peers may tell us the client's address (`PARLEY_TRUSTED_PROXIES`: IPs and CIDRs, IPv4 or IPv6).
 /// The client address is the socket peer, unless the peer is trusted: then it is the right-most address in
@@ -84,10 +84,11 @@ public struct TrustedProxies: Sendable {
         if inet_pton(AF_INET6, text, &v6) == 1 {
             let bytes = withUnsafeBytes(of: v6) { Array($0) }
             // IPv4-mapped (::ffff:a.b.c.d) compares as IPv4, as dual-stack sockets report it.
-            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return Array(bytes[12...]) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return Array(bytes[12...])
+            }
             return bytes
         }
         return nil
     }
 }
-

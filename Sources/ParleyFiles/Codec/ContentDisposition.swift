@@ -42,7 +42,7 @@ public enum ContentDisposition {
             switch scalar.value {
             case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF:
                 continue
-            case 0x2F, 0x5C:  // "/" and "\"
+            case 0x2F, 0x5C: // "/" and "\"
                 continue
             default:
                 scalars.append(scalar)

@@ -130,7 +130,7 @@ enum ExtendedParameterValue {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next().flatMap(PercentDecoding.hexValue),
-                      let low = iterator.next().flatMap(PercentDecoding.hexValue)
+                    let low = iterator.next().flatMap(PercentDecoding.hexValue)
                 else { return nil }
                 bytes.append(high << 4 | low)
             } else if isAttrChar(byte) {

@@ -20,21 +20,30 @@ struct FileController: Sendable {
             bodyLimit: Int(configuration.maxUploadBytes + Self.maxThumbnailBytes) + Self.multipartOverheadBytes,
             streamBody: true)
         let controller = self
-        router.post("/api/files", options: uploadOptions, authenticator.protect { request, _, principal in
-            try await controller.uploadMultipart(request, principal: principal)
-        })
-        router.put("/api/files", options: uploadOptions, authenticator.protect { request, _, principal in
-            try await controller.uploadRaw(request, principal: principal)
-        })
+        router.post(
+            "/api/files", options: uploadOptions,
+            authenticator.protect { request, _, principal in
+                try await controller.uploadMultipart(request, principal: principal)
+            })
+        router.put(
+            "/api/files", options: uploadOptions,
+            authenticator.protect { request, _, principal in
+                try await controller.uploadRaw(request, principal: principal)
+            })
         let urls = urls
-        router.post("/api/files/urls", options: RouteOptions(bodyLimit: 64 * 1024), authenticator.protect { request, _, principal in
-            struct Body: Decodable { var objectKeys: [String]; var ttl: Int? }
-            let body = try request.decodeJSON(Body.self)
-            return .ok(try await urls.sign(objectKeys: body.objectKeys, ttlSeconds: body.ttl, appId: principal.appId,
-                                           userId: principal.userId, baseURL: Self.baseURL(of: request)))
-        })
+        router.post(
+            "/api/files/urls", options: RouteOptions(bodyLimit: 64 * 1024),
+            authenticator.protect { request, _, principal in
+                struct Body: Decodable { var objectKeys: [String]; var ttl: Int? }
+                let body = try request.decodeJSON(Body.self)
+                return .ok(
+                    try await urls.sign(
+                        objectKeys: body.objectKeys, ttlSeconds: body.ttl, appId: principal.appId,
+                        userId: principal.userId, baseURL: Self.baseURL(of: request)))
+            })
         let downloads = downloads
-        router.get("/files/{objectKey...}", immediate: { request, _ in try downloads.serveImmediately(request) }) { request, _ in
+        router.get("/files/{objectKey...}", immediate: { request, _ in try downloads.serveImmediately(request) }) {
+            request, _ in
             try await downloads.serve(request)
         }
     }
@@ -64,9 +73,11 @@ struct FileController: Sendable {
             guard spool.size > 0 else { throw APIError.malformedUpload.with(message: "the file is empty") }
             let content = try await spool.finish()
             let file = ReceivedFile(content: content, name: name, declaredType: request.headers["content-type"])
-            return .ok(try await uploads.commit(appId: principal.appId, ownerId: principal.userId, file: file,
-                                                thumbnail: nil, limits: limits, baseURL: Self.baseURL(of: request)),
-                       status: 201)
+            return .ok(
+                try await uploads.commit(
+                    appId: principal.appId, ownerId: principal.userId, file: file,
+                    thumbnail: nil, limits: limits, baseURL: Self.baseURL(of: request)),
+                status: 201)
         } catch {
             spool.discard()
             throw Self.mapped(error, limits)
@@ -76,7 +87,8 @@ struct FileController: Sendable {
     private func uploadMultipart(_ request: HTTPRequest, principal: Principal) async throws -> HTTPResponse {
         let stream = try chunks(of: request)
         guard let contentType = request.headers["content-type"],
-              let boundary = MultipartParser.boundary(fromContentType: contentType) else {
+            let boundary = MultipartParser.boundary(fromContentType: contentType)
+        else {
             throw APIError.unsupportedMediaType.with(message: "expected multipart/form-data with a boundary")
         }
         let limits = try await uploads.limits(appId: principal.appId)
@@ -100,16 +112,23 @@ struct FileController: Sendable {
                         let spool = try uploads.spool()
                         spools.append(spool)
                         pendingHead = head
-                        current = (head.name, spool,
-                                   head.name == "file" ? limits.maxFileBytes : min(limits.maxFileBytes, Self.maxThumbnailBytes))
+                        current = (
+                            head.name, spool,
+                            head.name == "file" ? limits.maxFileBytes : min(limits.maxFileBytes, Self.maxThumbnailBytes)
+                        )
                     case .partData(let bytes):
-                        if let current, let spool = current.spool { try await spool.append(bytes, limit: current.limit) }
+                        if let current, let spool = current.spool {
+                            try await spool.append(bytes, limit: current.limit)
+                        }
                     case .partEnd:
                         if let part = current, let spool = part.spool, let head = pendingHead {
-                            guard spool.size > 0 else { throw APIError.malformedUpload.with(message: "the `\(part.role)` part is empty") }
-                            received[part.role] = ReceivedFile(content: try await spool.finish(),
-                                                               name: UploadService.cleanName(head.filename),
-                                                               declaredType: head.contentType)
+                            guard spool.size > 0 else {
+                                throw APIError.malformedUpload.with(message: "the `\(part.role)` part is empty")
+                            }
+                            received[part.role] = ReceivedFile(
+                                content: try await spool.finish(),
+                                name: UploadService.cleanName(head.filename),
+                                declaredType: head.contentType)
                         }
                         current = nil
                         pendingHead = nil
@@ -123,9 +142,11 @@ struct FileController: Sendable {
             guard let file = received["file"] else {
                 throw APIError.malformedUpload.with(message: "the form has no `file` part")
             }
-            return .ok(try await uploads.commit(appId: principal.appId, ownerId: principal.userId, file: file,
-                                                thumbnail: received["thumbnail"], limits: limits,
-                                                baseURL: Self.baseURL(of: request)), status: 201)
+            return .ok(
+                try await uploads.commit(
+                    appId: principal.appId, ownerId: principal.userId, file: file,
+                    thumbnail: received["thumbnail"], limits: limits,
+                    baseURL: Self.baseURL(of: request)), status: 201)
         } catch {
             for spool in spools { spool.discard() }
             throw Self.mapped(error, limits)
@@ -135,7 +156,9 @@ struct FileController: Sendable {
     /// `X-File-Name` (percent-encoded UTF-8 allowed), else `Content-Disposition`'s filename.
     static func rawFileName(_ headers: HTTPHeaders) -> String? {
         if let name = headers["x-file-name"] { return PercentDecoding.decode(name) ?? name }
-        if let disposition = headers["content-disposition"] { return MultipartPartHead.filename(fromDisposition: disposition) }
+        if let disposition = headers["content-disposition"] {
+            return MultipartPartHead.filename(fromDisposition: disposition)
+        }
         return nil
     }
 
@@ -147,7 +170,8 @@ struct FileController: Sendable {
         switch error {
         case is FileUploadLimitExceeded: return tooLarge(limits)
         case let api as APIError where api.code == APIError.payloadTooLarge.code: return tooLarge(limits)
-        case let multipart as MultipartError: return APIError.malformedUpload.with(message: "malformed multipart body: \(multipart)")
+        case let multipart as MultipartError:
+            return APIError.malformedUpload.with(message: "malformed multipart body: \(multipart)")
         default: return error
         }
     }

@@ -36,8 +36,10 @@ public final class FileURLSigner: Sendable {
     }
 
     public func verify(objectKey: String, expiresAt: String?, signature: String?, now: Int64) -> Verdict {
-        verify(objectKey: objectKey, expiresAt: expiresAt.map { Substring($0) }, signature: signature.map { Substring($0) },
-               now: now)
+        verify(
+            objectKey: objectKey, expiresAt: expiresAt.map { Substring($0) },
+            signature: signature.map { Substring($0) },
+            now: now)
     }
 
     /// Checks the signature first (in constant time), then the expiry: a tampered expiry is `invalid`. The expiry
@@ -45,9 +47,13 @@ public final class FileURLSigner: Sendable {
     /// is allocated on the way, and a URL checked before on this loop costs no HMAC: every download runs this.
     public func verify(objectKey: String, expiresAt: Substring?, signature: Substring?, now: Int64) -> Verdict {
         guard let appId = ObjectKey.appId(of: objectKey), var expiresAt, var signature,
-              let exp = expiresAt.withUTF8({ Self.canonicalDecimal($0) }) else { return .invalid }
+            let exp = expiresAt.withUTF8({ Self.canonicalDecimal($0) })
+        else { return .invalid }
         let matches = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { given in
-            guard signature.withUTF8({ Base64URL.decodeUnpadded(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(given)) })
+            guard
+                signature.withUTF8({
+                    Base64URL.decodeUnpadded(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(given))
+                })
             else { return false }
             let cache = appKeys.value
             if let memo = cache.macs[objectKey], memo.expiresAt == exp {
@@ -79,8 +85,10 @@ public final class FileURLSigner: Sendable {
     }
 
     /// Runs `body` with the MAC of `GET\n<objectKey>\n<exp>` under the app's key, computed on the stack.
-    private func withMAC<R>(objectKey: String, expiresAt: Int64, appId: Int64,
-                            _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    private func withMAC<R>(
+        objectKey: String, expiresAt: Int64, appId: Int64,
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
         let cache = appKeys.value
         let appKey: HMACKey
         if let key = cache.keys[appId] {
@@ -103,8 +111,9 @@ public final class FileURLSigner: Sendable {
                     for byte in digits { message[count] = byte; count += 1 }
                 }
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { digest in
-                    appKey.authenticate(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: message[0..<count])),
-                                        into: UnsafeMutableRawBufferPointer(digest))
+                    appKey.authenticate(
+                        UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: message[0..<count])),
+                        into: UnsafeMutableRawBufferPointer(digest))
                     return body(UnsafeRawBufferPointer(digest))
                 }
             }

@@ -23,7 +23,9 @@ public enum ObjectKey {
         var key = key
         return key.withUTF8 { bytes -> Int64? in
             // <appId: 1-19 digits, no leading 0> / <4 digits> / <2 digits> / <22 base64url>
-            guard bytes.count >= 1 + 1 + 4 + 1 + 2 + 1 + randomLength, bytes.count <= 19 + 1 + 4 + 1 + 2 + 1 + randomLength else {
+            guard bytes.count >= 1 + 1 + 4 + 1 + 2 + 1 + randomLength,
+                bytes.count <= 19 + 1 + 4 + 1 + 2 + 1 + randomLength
+            else {
                 return nil
             }
             var index = 0
@@ -36,9 +38,10 @@ public enum ObjectKey {
                 index += 1
             }
             guard index >= 1, bytes[0] != UInt8(ascii: "0"), bytes.count - index == 1 + 4 + 1 + 2 + 1 + randomLength,
-                  bytes[index] == UInt8(ascii: "/"),
-                  (index + 1...index + 4).allSatisfy({ isDigit(bytes[$0]) }), bytes[index + 5] == UInt8(ascii: "/"),
-                  isDigit(bytes[index + 6]), isDigit(bytes[index + 7]), bytes[index + 8] == UInt8(ascii: "/") else {
+                bytes[index] == UInt8(ascii: "/"),
+                (index + 1...index + 4).allSatisfy({ isDigit(bytes[$0]) }), bytes[index + 5] == UInt8(ascii: "/"),
+                isDigit(bytes[index + 6]), isDigit(bytes[index + 7]), bytes[index + 8] == UInt8(ascii: "/")
+            else {
                 return nil
             }
             for position in (index + 9)..<bytes.count where !isBase64URL(bytes[position]) { return nil }
@@ -53,7 +56,8 @@ public enum ObjectKey {
     private static func isBase64URL(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
         default: false
         }
     }

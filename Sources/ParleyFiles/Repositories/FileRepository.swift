@@ -13,30 +13,36 @@ public struct FileRepository: Sendable {
         """
 
     static func decode(_ row: PostgresRow) throws -> StoredFile {
-        StoredFile(objectKey: try row.decode("object_key"), appId: try row.decode("app_id"),
-                   ownerId: try row.decode("owner_id"), sha256: try row.decode("sha256"), size: try row.decode("size"),
-                   mimeType: try row.decode("mime_type"), ext: try row.decode("ext"), name: try row.decode("name"),
-                   thumbnailKey: try row.decode("thumbnail_key"), storageKey: try row.decode("storage_key"),
-                   createdAt: try row.decode("created_at"))
+        StoredFile(
+            objectKey: try row.decode("object_key"), appId: try row.decode("app_id"),
+            ownerId: try row.decode("owner_id"), sha256: try row.decode("sha256"), size: try row.decode("size"),
+            mimeType: try row.decode("mime_type"), ext: try row.decode("ext"), name: try row.decode("name"),
+            thumbnailKey: try row.decode("thumbnail_key"), storageKey: try row.decode("storage_key"),
+            createdAt: try row.decode("created_at"))
     }
 
     func find(objectKey: String) async throws -> StoredFile? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.fileColumns) FROM files f
             JOIN file_blobs b ON b.app_id = f.app_id AND b.sha256 = f.sha256
             WHERE f.object_key = \(objectKey)
-            """).first.map(Self.decode)
+            """
+        ).first.map(Self.decode)
     }
 
     func limits(appId: Int64, defaultMaxBytes: Int64) async throws -> FileLimits {
         let stored = try await limits(appId: appId)
-        return FileLimits(maxFileBytes: min(stored.maxFileBytes ?? defaultMaxBytes, defaultMaxBytes),
-                          allowedTypes: stored.allowedTypes)
+        return FileLimits(
+            maxFileBytes: min(stored.maxFileBytes ?? defaultMaxBytes, defaultMaxBytes),
+            allowedTypes: stored.allowedTypes)
     }
 
     /// Sets an app's limits; nil arguments keep the current value, `clearTypes` allows every type again.
-    public func updateLimits(appId: Int64, maxFileBytes: Int64?, allowedTypes: [String]?, clearTypes: Bool) async throws {
-        _ = try await database.query("""
+    public func updateLimits(appId: Int64, maxFileBytes: Int64?, allowedTypes: [String]?, clearTypes: Bool) async throws
+    {
+        _ = try await database.query(
+            """
             INSERT INTO app_file_settings (app_id, max_file_bytes, allowed_types)
             VALUES (\(appId), \(maxFileBytes), \(allowedTypes.map { PostgresTextArray($0) })::text[])
             ON CONFLICT (app_id) DO UPDATE SET
@@ -49,10 +55,14 @@ public struct FileRepository: Sendable {
 
     public func limits(appId: Int64) async throws -> (maxFileBytes: Int64?, allowedTypes: [String]?) {
         // Types never contain a comma, so the array travels as one comma-joined text.
-        guard let row = try await database.query("""
-            SELECT max_file_bytes, array_to_string(allowed_types, ',') AS allowed_types
-            FROM app_file_settings WHERE app_id = \(appId)
-            """).first else { return (nil, nil) }
+        guard
+            let row = try await database.query(
+                """
+                SELECT max_file_bytes, array_to_string(allowed_types, ',') AS allowed_types
+                FROM app_file_settings WHERE app_id = \(appId)
+                """
+            ).first
+        else { return (nil, nil) }
         let types: String? = try row.decode("allowed_types")
         return (try row.decode("max_file_bytes"), types.map { $0.split(separator: ",").map(String.init) })
     }
@@ -60,10 +70,12 @@ public struct FileRepository: Sendable {
     /// Reuses the app's blob of this content when there is one: touches it under its row lock (so the sweeper
     /// keeps it) and returns its storage key.
     func reuseBlob(appId: Int64, sha256: String) async throws -> String? {
-        try await database.query("""
+        try await database.query(
+            """
             UPDATE file_blobs SET last_used_at = now() WHERE app_id = \(appId) AND sha256 = \(sha256)
             RETURNING storage_key
-            """).first.map { try $0.decode("storage_key") }
+            """
+        ).first.map { try $0.decode("storage_key") }
     }
 
     struct NewFile: Sendable {
@@ -78,20 +90,24 @@ public struct FileRepository: Sendable {
     /// Records the blob (or finds the one a concurrent upload of the same content recorded first) and the file
     /// rows, in one transaction. Returns the blob's storage key: when it differs from `storageKey`, the caller's
     /// freshly stored object is surplus and goes to the garbage queue here.
-    func insert(appId: Int64, sha256: String, size: Int64, storageKey: String, files: [NewFile]) async throws -> String {
+    func insert(appId: Int64, sha256: String, size: Int64, storageKey: String, files: [NewFile]) async throws -> String
+    {
         try await database.withTransaction { connection in
-            let blobKey: String = try await connection.query("""
+            let blobKey: String = try await connection.query(
+                """
                 INSERT INTO file_blobs (app_id, sha256, size, storage_key) VALUES (\(appId), \(sha256), \(size), \(storageKey))
                 ON CONFLICT (app_id, sha256) DO UPDATE SET last_used_at = now()
                 RETURNING storage_key
                 """)[0].decode("storage_key")
             if blobKey != storageKey {
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     INSERT INTO file_storage_garbage (storage_key) VALUES (\(storageKey)) ON CONFLICT DO NOTHING
                     """)
             }
             for file in files {
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     INSERT INTO files (object_key, app_id, owner_id, sha256, size, mime_type, ext, name, thumbnail_key)
                     VALUES (\(file.objectKey), \(appId), \(file.ownerId), \(sha256), \(size), \(file.mimeType),
                             \(file.ext), \(file.name), \(file.thumbnailKey))
@@ -105,7 +121,8 @@ public struct FileRepository: Sendable {
     /// user's app that the user uploaded, that are a user's or a group's avatar, or that a message references in a
     /// conversation the user is a member of; a thumbnail goes with its file. Other apps' keys are never returned.
     func readable(appId: Int64, userId: String, objectKeys: [String]) async throws -> Set<String> {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH wanted AS (
                 SELECT f.object_key, f.owner_id, coalesce(p.object_key, f.object_key) AS subject_key
                 FROM files f
@@ -129,7 +146,8 @@ public struct FileRepository: Sendable {
 
     /// Of `objectKeys`, those that exist in the app (to tell "no such file" from "not yours").
     func existing(appId: Int64, objectKeys: [String]) async throws -> Set<String> {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT object_key FROM files WHERE app_id = \(appId) AND object_key = ANY(\(PostgresTextArray(objectKeys))::text[])
             """)
         return Set(try rows.map { try $0.decode("object_key", as: String.self) })
@@ -140,7 +158,8 @@ public struct FileRepository: Sendable {
     /// Deletes up to `limit` files older than the grace period that nothing references (no message, no avatar,
     /// no parent file that is itself kept); returns how many.
     func sweepFiles(graceSeconds: Int, limit: Int = 1000) async throws -> Int {
-        try await database.query("""
+        try await database.query(
+            """
             WITH doomed AS (
                 SELECT f.object_key FROM files f
                 WHERE f.created_at < now() - make_interval(secs => \(graceSeconds))
@@ -158,13 +177,15 @@ public struct FileRepository: Sendable {
             )
             DELETE FROM files WHERE object_key IN (SELECT object_key FROM doomed)
             RETURNING object_key
-            """).count
+            """
+        ).count
     }
 
     /// Deletes blob rows no file uses that no upload touched within the grace period, queueing their storage
     /// objects for deletion in the same transaction.
     func sweepBlobs(graceSeconds: Int, limit: Int = 1000) async throws -> Int {
-        try await database.query("""
+        try await database.query(
+            """
             WITH doomed AS (
                 DELETE FROM file_blobs b
                 WHERE (b.app_id, b.sha256) IN (
@@ -178,23 +199,28 @@ public struct FileRepository: Sendable {
             )
             INSERT INTO file_storage_garbage (storage_key) SELECT storage_key FROM doomed ON CONFLICT DO NOTHING
             RETURNING storage_key
-            """).count
+            """
+        ).count
     }
 
     func garbage(limit: Int = 500) async throws -> [String] {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT storage_key FROM file_storage_garbage ORDER BY queued_at LIMIT \(limit)
-            """).map { try $0.decode("storage_key") }
+            """
+        ).map { try $0.decode("storage_key") }
     }
 
     func garbageCollected(_ storageKeys: [String]) async throws {
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             DELETE FROM file_storage_garbage WHERE storage_key = ANY(\(PostgresTextArray(storageKeys))::text[])
             """)
     }
 
     func garbageFailed(_ storageKey: String) async throws {
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             UPDATE file_storage_garbage SET attempts = attempts + 1 WHERE storage_key = \(storageKey)
             """)
     }

@@ -67,9 +67,11 @@ public final class DownloadService: Sendable {
             let inline = ContentDisposition.value(disposition: .inline, filename: file.name)
             let attachment = ContentDisposition.value(disposition: .attachment, filename: file.name)
             func fields(_ disposition: String) -> HTTPStaticHeaders {
-                HTTPStaticHeaders([("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
-                                   ("content-type", file.mimeType), ("content-disposition", disposition),
-                                   ("x-content-type-options", "nosniff")])
+                HTTPStaticHeaders([
+                    ("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
+                    ("content-type", file.mimeType), ("content-disposition", disposition),
+                    ("x-content-type-options", "nosniff"),
+                ])
             }
             self.localPath = localPath
             self.file = file
@@ -123,8 +125,10 @@ public final class DownloadService: Sendable {
         }
     }
 
-    private func respond(_ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
-                         now: Int64) throws -> HTTPResponse {
+    private func respond(
+        _ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
+        now: Int64
+    ) throws -> HTTPResponse {
         let file = entry.file
         let local = caches.value
         let cacheControl = local.cacheControl(maxAge: max(0, expiresAt - now))
@@ -134,8 +138,10 @@ public final class DownloadService: Sendable {
         let attachment = (try? request.query.value(for: "download")) == "1"
         guard let blobPath = entry.localPath else {
             var headers = entry.validatorHeaders(cacheControl: cacheControl)
-            switch try storage.download(key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
-                                        contentDisposition: attachment ? entry.attachmentDisposition : entry.inlineDisposition) {
+            switch try storage.download(
+                key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
+                contentDisposition: attachment ? entry.attachmentDisposition : entry.inlineDisposition)
+            {
             case .redirect(let url):
                 headers.add(name: "location", value: url)
                 return HTTPResponse(status: 302, headers: headers)
@@ -163,8 +169,9 @@ public final class DownloadService: Sendable {
         if case .partial(let partial) = decision {
             range = partial
             response.status = 206
-            response.headers.appendLowercased(name: "content-range",
-                                              value: ByteRangeRequest.contentRange(partial, size: file.size))
+            response.headers.appendLowercased(
+                name: "content-range",
+                value: ByteRangeRequest.contentRange(partial, size: file.size))
         }
         if let bytes = local.smallBlobs.bytes(key: file.storageKey, path: blobPath, size: file.size) {
             response.body = range.map { Array(bytes[Int($0.lowerBound)...Int($0.upperBound)]) } ?? bytes
@@ -172,7 +179,8 @@ public final class DownloadService: Sendable {
         }
         guard let handle = local.openBlobs.handle(key: file.storageKey, path: blobPath) else {
             invalidate(key)
-            logger.warning("blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
+            logger.warning(
+                "blob missing for a file", ["object_key": .string(key), "storage_key": .string(file.storageKey)])
             throw APIError.fileNotFound
         }
         let offset = range?.lowerBound ?? 0
@@ -182,7 +190,9 @@ public final class DownloadService: Sendable {
     }
 
     private func cached(key: String, now: Int64) -> CachedFile? {
-        guard let hit = caches.value.metadata.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds else { return nil }
+        guard let hit = caches.value.metadata.withLock({ $0[key] }), now - hit.loadedAt < Self.cacheSeconds else {
+            return nil
+        }
         return hit
     }
 

@@ -26,17 +26,22 @@ public struct FileURLService: Sendable {
             + signer.query(objectKey: objectKey, expiresAt: expiresAt, appId: appId)
     }
 
-    func sign(objectKeys: [String], ttlSeconds: Int?, appId: Int64, userId: String, baseURL: String,
-              now: Date = Date()) async throws -> Answer {
+    func sign(
+        objectKeys: [String], ttlSeconds: Int?, appId: Int64, userId: String, baseURL: String,
+        now: Date = Date()
+    ) async throws -> Answer {
         let ttl = ttlSeconds ?? configuration.defaultURLTTLSeconds
         guard (1...configuration.maxURLTTLSeconds).contains(ttl) else {
-            throw APIError.validationFailed.with(message: "`ttl` must be 1 to \(configuration.maxURLTTLSeconds) seconds")
+            throw APIError.validationFailed.with(
+                message: "`ttl` must be 1 to \(configuration.maxURLTTLSeconds) seconds")
         }
         guard !objectKeys.isEmpty, objectKeys.count <= 100 else {
             throw APIError.validationFailed.with(message: "`objectKeys` must hold 1 to 100 keys")
         }
         let wellFormed = objectKeys.filter { ObjectKey.appId(of: $0) == appId }
-        let readable = wellFormed.isEmpty ? []
+        let readable =
+            wellFormed.isEmpty
+            ? []
             : try await repository.readable(appId: appId, userId: userId, objectKeys: Array(Set(wellFormed)))
         let expiresAt = Int64(now.timeIntervalSince1970) + Int64(ttl)
         let expireText = ISO8601.format(Date(timeIntervalSince1970: TimeInterval(expiresAt)))
@@ -44,8 +49,10 @@ public struct FileURLService: Sendable {
         var seen = Set<String>()
         for key in objectKeys where seen.insert(key).inserted {
             if readable.contains(key) {
-                answer.urls.append(SignedURL(objectKey: key, url: url(objectKey: key, expiresAt: expiresAt, baseURL: baseURL),
-                                             urlExpireAt: expireText))
+                answer.urls.append(
+                    SignedURL(
+                        objectKey: key, url: url(objectKey: key, expiresAt: expiresAt, baseURL: baseURL),
+                        urlExpireAt: expireText))
             } else {
                 answer.denied.append(key)
             }

@@ -16,10 +16,15 @@ struct StoragePreparation: Service {
 
     func prepare() {
         do {
-            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: configuration.spoolDirectory, withIntermediateDirectories: true)
         } catch {
-            logger.error("cannot create the upload spool directory", ["path": .string(configuration.spoolDirectory),
-                                                                       "error": .string(String(describing: error))])
+            logger.error(
+                "cannot create the upload spool directory",
+                [
+                    "path": .string(configuration.spoolDirectory),
+                    "error": .string(String(describing: error)),
+                ])
         }
         removeStaleSpoolFiles(olderThan: 3600)
     }
@@ -28,8 +33,12 @@ struct StoragePreparation: Service {
         do {
             try await storage.prepare()
         } catch {
-            logger.error("file storage is not ready", ["storage": .string(storage.kind),
-                                                        "error": .string(String(describing: error))])
+            logger.error(
+                "file storage is not ready",
+                [
+                    "storage": .string(storage.kind),
+                    "error": .string(String(describing: error)),
+                ])
         }
         await Task.waitUntilCancelled()
     }

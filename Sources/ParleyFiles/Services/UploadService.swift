@@ -49,40 +49,54 @@ public struct UploadService: Sendable {
     }
 
     /// Stores the file (and its thumbnail) for `ownerId`. The spool files are consumed whatever happens.
-    func commit(appId: Int64, ownerId: String, file: ReceivedFile, thumbnail: ReceivedFile?, limits: FileLimits,
-                baseURL: String) async throws -> UploadedFile {
+    func commit(
+        appId: Int64, ownerId: String, file: ReceivedFile, thumbnail: ReceivedFile?, limits: FileLimits,
+        baseURL: String
+    ) async throws -> UploadedFile {
         var pending = [file.content.path] + (thumbnail.map { [$0.content.path] } ?? [])
         defer { for path in pending { unlink(path) } }
         let type = MIMESniffer.detect(prefix: file.content.prefix, declaredType: file.declaredType, filename: file.name)
         guard limits.allows(mimeType: type.mimeType) else {
-            throw APIError.fileTypeNotAllowed.with(message: "files of type \(type.mimeType) are not allowed in this app")
+            throw APIError.fileTypeNotAllowed.with(
+                message: "files of type \(type.mimeType) are not allowed in this app")
         }
         var thumbnailKey: String?
         if let thumbnail {
-            let thumbType = MIMESniffer.detect(prefix: thumbnail.content.prefix, declaredType: thumbnail.declaredType,
-                                               filename: thumbnail.name)
+            let thumbType = MIMESniffer.detect(
+                prefix: thumbnail.content.prefix, declaredType: thumbnail.declaredType,
+                filename: thumbnail.name)
             guard thumbType.mimeType.hasPrefix("image/") else {
-                throw APIError.fileTypeNotAllowed.with(message: "a thumbnail must be an image, not \(thumbType.mimeType)")
+                throw APIError.fileTypeNotAllowed.with(
+                    message: "a thumbnail must be an image, not \(thumbType.mimeType)")
             }
             let key = ObjectKey.generate(appId: appId)
             pending.removeAll { $0 == thumbnail.content.path }
-            try await store(appId: appId, content: thumbnail.content, files: [FileRepository.NewFile(
-                objectKey: key, ownerId: ownerId, mimeType: thumbType.mimeType, ext: thumbType.ext,
-                name: thumbnail.name, thumbnailKey: nil)])
+            try await store(
+                appId: appId, content: thumbnail.content,
+                files: [
+                    FileRepository.NewFile(
+                        objectKey: key, ownerId: ownerId, mimeType: thumbType.mimeType, ext: thumbType.ext,
+                        name: thumbnail.name, thumbnailKey: nil)
+                ])
             thumbnailKey = key
         }
         let objectKey = ObjectKey.generate(appId: appId)
         pending.removeAll { $0 == file.content.path }
-        try await store(appId: appId, content: file.content, files: [FileRepository.NewFile(
-            objectKey: objectKey, ownerId: ownerId, mimeType: type.mimeType, ext: type.ext, name: file.name,
-            thumbnailKey: thumbnailKey)])
+        try await store(
+            appId: appId, content: file.content,
+            files: [
+                FileRepository.NewFile(
+                    objectKey: objectKey, ownerId: ownerId, mimeType: type.mimeType, ext: type.ext, name: file.name,
+                    thumbnailKey: thumbnailKey)
+            ])
         let expiresAt = Int64(Date().timeIntervalSince1970) + Int64(configuration.defaultURLTTLSeconds)
-        return UploadedFile(objectKey: objectKey, url: urls.url(objectKey: objectKey, expiresAt: expiresAt, baseURL: baseURL),
-                            urlExpireAt: ISO8601.format(Date(timeIntervalSince1970: TimeInterval(expiresAt))),
-                            thumbnailKey: thumbnailKey,
-                            thumbnailUrl: thumbnailKey.map { urls.url(objectKey: $0, expiresAt: expiresAt, baseURL: baseURL) },
-                            hash: file.content.sha256Hex, size: file.content.size, mimeType: type.mimeType,
-                            ext: type.ext, name: file.name)
+        return UploadedFile(
+            objectKey: objectKey, url: urls.url(objectKey: objectKey, expiresAt: expiresAt, baseURL: baseURL),
+            urlExpireAt: ISO8601.format(Date(timeIntervalSince1970: TimeInterval(expiresAt))),
+            thumbnailKey: thumbnailKey,
+            thumbnailUrl: thumbnailKey.map { urls.url(objectKey: $0, expiresAt: expiresAt, baseURL: baseURL) },
+            hash: file.content.sha256Hex, size: file.content.size, mimeType: type.mimeType,
+            ext: type.ext, name: file.name)
     }
 
     /// Reuses the app's blob of this content, or moves the spool file into storage as a new blob; then records
@@ -93,18 +107,25 @@ public struct UploadService: Sendable {
             unlink(content.path)
             storageKey = existing
         } else {
-            storageKey = "\(appId)/\(content.sha256Hex.prefix(2))/\(content.sha256Hex)-\(Hex.encode(SecureRandom.bytes(4)))"
+            storageKey =
+                "\(appId)/\(content.sha256Hex.prefix(2))/\(content.sha256Hex)-\(Hex.encode(SecureRandom.bytes(4)))"
             do {
-                try await storage.store(spoolPath: content.path, key: storageKey, size: content.size,
-                                        sha256Hex: content.sha256Hex, contentType: "application/octet-stream")
+                try await storage.store(
+                    spoolPath: content.path, key: storageKey, size: content.size,
+                    sha256Hex: content.sha256Hex, contentType: "application/octet-stream")
             } catch {
-                logger.error("storing an upload failed", ["storage": .string(storage.kind),
-                                                          "error": .string(String(describing: error))])
+                logger.error(
+                    "storing an upload failed",
+                    [
+                        "storage": .string(storage.kind),
+                        "error": .string(String(describing: error)),
+                    ])
                 throw APIError.fileStorageUnavailable
             }
         }
-        _ = try await repository.insert(appId: appId, sha256: content.sha256Hex, size: content.size,
-                                        storageKey: storageKey, files: files)
+        _ = try await repository.insert(
+            appId: appId, sha256: content.sha256Hex, size: content.size,
+            storageKey: storageKey, files: files)
     }
 
     /// A client's file name made safe to keep and show: the last path component, no control characters, at most
@@ -112,9 +133,12 @@ public struct UploadService: Sendable {
     static func cleanName(_ raw: String?) -> String {
         guard let raw else { return "file" }
         let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var name = String(String.UnicodeScalarView(last.unicodeScalars.filter {
-            $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
-        })).trimmingCharacters(in: .whitespaces)
+        var name = String(
+            String.UnicodeScalarView(
+                last.unicodeScalars.filter {
+                    $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
+                })
+        ).trimmingCharacters(in: .whitespaces)
         while name.utf8.count > 255 { name.removeLast() }
         if name.isEmpty || name == "." || name == ".." { return "file" }
         return name

@@ -15,7 +15,8 @@ public struct LocalBlobStorage: BlobStorage {
 
     public func path(forKey key: String) -> String { "\(root)/blobs/\(key)" }
 
-    public func store(spoolPath: String, key: String, size: Int64, sha256Hex: String, contentType: String) async throws {
+    public func store(spoolPath: String, key: String, size: Int64, sha256Hex: String, contentType: String) async throws
+    {
         let target = path(forKey: key)
         try await BlockingIO.run {
             defer { unlink(spoolPath) }
@@ -38,7 +39,9 @@ public struct LocalBlobStorage: BlobStorage {
         access(path(forKey: key), F_OK) == 0
     }
 
-    public func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String) throws -> BlobDownload {
+    public func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String) throws
+        -> BlobDownload
+    {
         .localFile(path: path(forKey: key))
     }
 

@@ -45,14 +45,17 @@ public struct HTTPRequestHead: Sendable, Equatable {
         framing: HTTPBodyFraming = .none,
         isUpgrade: Bool = false
     ) {
-        self.init(method: method, rawTarget: Self.rawTarget(target, path: path, query: query), path: path, query: query,
-                  version: version, headers: headers, keepAlive: keepAlive, expectContinue: expectContinue,
-                  framing: framing, isUpgrade: isUpgrade)
+        self.init(
+            method: method, rawTarget: Self.rawTarget(target, path: path, query: query), path: path, query: query,
+            version: version, headers: headers, keepAlive: keepAlive, expectContinue: expectContinue,
+            framing: framing, isUpgrade: isUpgrade)
     }
 
     /// The parser's form: `target` only when it differs from `path` + `?query`.
-    init(method: HTTPMethod, rawTarget: String?, path: String, query: String?, version: HTTPVersion,
-         headers: HTTPHeaders, keepAlive: Bool, expectContinue: Bool, framing: HTTPBodyFraming, isUpgrade: Bool) {
+    init(
+        method: HTTPMethod, rawTarget: String?, path: String, query: String?, version: HTTPVersion,
+        headers: HTTPHeaders, keepAlive: Bool, expectContinue: Bool, framing: HTTPBodyFraming, isUpgrade: Bool
+    ) {
         self.method = method
         self.rawTarget = rawTarget
         self.path = path

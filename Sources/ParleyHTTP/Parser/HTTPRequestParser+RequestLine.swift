@@ -41,7 +41,8 @@ extension HTTPRequestParser {
         let version = try parseVersion(bytes, versionRange)
         guard let method = method(bytes, methodRange) else { throw .methodNotImplemented }
         let form = try parseTarget(bytes, targetRange, method: method)
-        return RequestLine(method: method, rawTarget: form.rawTarget, path: form.path, query: form.query, version: version)
+        return RequestLine(
+            method: method, rawTarget: form.rawTarget, path: form.path, query: form.query, version: version)
     }
 
     /// HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive (RFC 9112 §2.3).

@@ -46,7 +46,8 @@ struct MessageContentValidator: Sendable {
             let object = try requireObject(content, field)
             try requireObjectKey(object, "objectKey", field)
             guard case .string(let name)? = object["name"], !name.isEmpty, name.count <= 255,
-                  !MessagingInput.containsControl(name) else {
+                !MessagingInput.containsControl(name)
+            else {
                 throw invalid("\(field).name", "must be a file name of 1-255 characters")
             }
             try requireInteger(object, "size", in: 0...Int64.max, field)
@@ -115,14 +116,16 @@ struct MessageContentValidator: Sendable {
     private func validateForward(_ content: JSONValue, field: String) throws(APIError) {
         let object = try requireObject(content, field)
         guard case .array(let messages)? = object["messages"], !messages.isEmpty,
-              messages.count <= configuration.maxForwardMessages else {
+            messages.count <= configuration.maxForwardMessages
+        else {
             throw invalid("\(field).messages", "must be an array of 1-\(configuration.maxForwardMessages) messages")
         }
         for (index, entry) in messages.enumerated() {
             let path = "\(field).messages[\(index)]"
             let item = try requireObject(entry, path)
             guard case .string(let rawType)? = item["msgType"], let type = MessageType(rawValue: rawType),
-                  type.isClientSendable, type != .forward else {
+                type.isClientSendable, type != .forward
+            else {
                 throw invalid("\(path).msgType", "must be a message type other than notify and forward")
             }
             guard let inner = item["content"] else { throw invalid("\(path).content", "is required") }
@@ -158,7 +161,8 @@ struct MessageContentValidator: Sendable {
     }
 
     private func requireInteger(_ object: JSONObject, _ key: String, in range: ClosedRange<Int64>, _ field: String)
-        throws(APIError) {
+        throws(APIError)
+    {
         guard let value = object[key]?.int64Value, range.contains(value) else {
             let upper = range.upperBound == Int64.max ? "" : " to \(range.upperBound)"
             throw invalid("\(field).\(key)", "must be an integer from \(range.lowerBound)\(upper)")
@@ -166,7 +170,8 @@ struct MessageContentValidator: Sendable {
     }
 
     private func requireNumber(_ object: JSONObject, _ key: String, in range: ClosedRange<Double>, _ field: String)
-        throws(APIError) {
+        throws(APIError)
+    {
         guard let value = object[key]?.doubleValue, range.contains(value) else {
             throw invalid("\(field).\(key)", "must be a number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -174,7 +179,8 @@ struct MessageContentValidator: Sendable {
 
     private func requireDuration(_ object: JSONObject, _ field: String) throws(APIError) {
         guard let value = object["durationSec"]?.doubleValue, value >= 0, value <= Self.maxDurationSeconds else {
-            throw invalid("\(field).durationSec", "must be a number of seconds from 0 to \(Int(Self.maxDurationSeconds))")
+            throw invalid(
+                "\(field).durationSec", "must be a number of seconds from 0 to \(Int(Self.maxDurationSeconds))")
         }
     }
 

@@ -9,15 +9,18 @@ enum MessagingInput {
     }
 
     static func isIdentifier(_ bytes: some Collection<UInt8>) -> Bool {
-        (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
-                || byte == UInt8(ascii: "-")
-        }
+        (1...64).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
+                    || byte == UInt8(ascii: "-")
+            }
     }
 
     static func userID(_ raw: String, field: String) throws(APIError) -> String {
-        guard isIdentifier(raw) else { throw APIError.validationFailed.with(message: "`\(field)` must be 1-64 of [A-Za-z0-9_.@-]") }
+        guard isIdentifier(raw) else {
+            throw APIError.validationFailed.with(message: "`\(field)` must be 1-64 of [A-Za-z0-9_.@-]")
+        }
         return raw
     }
 
@@ -34,7 +37,8 @@ enum MessagingInput {
     }
 
     static func messageID(_ raw: String) throws(APIError) -> Int64 {
-        guard raw.utf8.count <= 19, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let id = Int64(raw), id > 0 else {
+        guard raw.utf8.count <= 19, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let id = Int64(raw), id > 0
+        else {
             throw APIError.validationFailed.with(message: "`id` is not a message id")
         }
         return id
@@ -53,7 +57,8 @@ enum MessagingInput {
     static func integer(_ raw: Substring?, field: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
         guard let raw else { return nil }
         guard let value = Int64(raw), range.contains(value) else {
-            throw APIError.validationFailed.with(message: "`\(field)` must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw APIError.validationFailed.with(
+                message: "`\(field)` must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }
@@ -62,8 +67,11 @@ enum MessagingInput {
     /// openapi.yaml states), no control characters, something besides white space; returned trimmed.
     static func name(_ raw: String, field: String, maxCharacters: Int = 64) throws(APIError) -> String {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxCharacters, !containsControl(raw, allowingLineBreaks: false) else {
-            throw APIError.validationFailed.with(message: "`\(field)` must be 1-\(maxCharacters) characters without control characters")
+        guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxCharacters,
+            !containsControl(raw, allowingLineBreaks: false)
+        else {
+            throw APIError.validationFailed.with(
+                message: "`\(field)` must be 1-\(maxCharacters) characters without control characters")
         }
         return trimmed
     }
@@ -76,7 +84,8 @@ enum MessagingInput {
 
     static func objectKey(_ raw: String, field: String) throws(APIError) -> String {
         guard isObjectKey(raw) else {
-            throw APIError.validationFailed.with(message: "`\(field)` must be an object key of 1-512 printable ASCII characters")
+            throw APIError.validationFailed.with(
+                message: "`\(field)` must be an object key of 1-512 printable ASCII characters")
         }
         return raw
     }

@@ -10,50 +10,71 @@ struct ConversationController: Sendable {
 
     func register(on router: inout Router) {
         let service = service
-        router.get("/api/im/conversations", authenticator.protect { request, _, principal in
-            let paging = try Paging(request, defaultLimit: 50, maxLimit: ConversationService.maxPageSize)
-            let page = try await service.list(for: principal, offset: paging.offset, limit: paging.limit)
-            return .ok(ConversationPage(conversations: page.conversations, hasMore: page.hasMore))
-        })
-        router.get("/api/im/conversations/{id}", authenticator.protect { _, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            return .ok(try await service.summary(id, for: principal))
-        })
-        router.patch("/api/im/conversations/{id}", options: Self.bodyLimit, authenticator.protect { request, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            let body = try request.decodeJSON(ConversationService.UpdateRequest.self)
-            return .ok(try await service.update(id, body, for: principal))
-        })
-        router.delete("/api/im/conversations/{id}", authenticator.protect { _, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            return .ok(ClearResult(conversationId: id, clearSeq: try await service.remove(id, deleting: true, for: principal)))
-        })
-        router.post("/api/im/conversations/{id}/read", authenticator.protect { request, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            let body = try request.decodeJSON(ReadRequest.self)
-            guard body.seq >= 0 else { throw APIError.validationFailed.with(message: "`seq` must be 0 or more") }
-            return .ok(try await service.markRead(id, seq: body.seq, for: principal))
-        })
-        router.post("/api/im/conversations/{id}/clear", authenticator.protect { _, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            return .ok(ClearResult(conversationId: id, clearSeq: try await service.remove(id, deleting: false, for: principal)))
-        })
-        router.get("/api/im/conversations/{id}/messages", authenticator.protect { request, context, principal in
-            let id = try MessagingInput.conversationID(try context.parameter("id")).id
-            let query = request.query
-            let before = try MessagingInput.integer(query.value(for: "before"), field: "before", range: 1...Int64.max)
-            let after = try MessagingInput.integer(query.value(for: "after"), field: "after", range: 0...Int64.max)
-            let limit = Int(try MessagingInput.integer(query.value(for: "limit"), field: "limit",
-                                                       range: 1...Int64(ConversationService.maxPageSize)) ?? 50)
-            let anchor: ConversationService.HistoryAnchor
-            switch (before, after) {
-            case (nil, nil): anchor = .latest
-            case (let seq?, nil): anchor = .before(seq)
-            case (nil, let seq?): anchor = .after(seq)
-            case (_?, _?): throw APIError.validationFailed.with(message: "give `before` or `after`, not both")
-            }
-            let page = try await service.history(id, anchor: anchor, limit: limit, for: principal)
-            return .ok(MessagePage(messages: page.messages, hasMore: page.hasMore))
-        })
+        router.get(
+            "/api/im/conversations",
+            authenticator.protect { request, _, principal in
+                let paging = try Paging(request, defaultLimit: 50, maxLimit: ConversationService.maxPageSize)
+                let page = try await service.list(for: principal, offset: paging.offset, limit: paging.limit)
+                return .ok(ConversationPage(conversations: page.conversations, hasMore: page.hasMore))
+            })
+        router.get(
+            "/api/im/conversations/{id}",
+            authenticator.protect { _, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                return .ok(try await service.summary(id, for: principal))
+            })
+        router.patch(
+            "/api/im/conversations/{id}", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                let body = try request.decodeJSON(ConversationService.UpdateRequest.self)
+                return .ok(try await service.update(id, body, for: principal))
+            })
+        router.delete(
+            "/api/im/conversations/{id}",
+            authenticator.protect { _, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                return .ok(
+                    ClearResult(
+                        conversationId: id, clearSeq: try await service.remove(id, deleting: true, for: principal)))
+            })
+        router.post(
+            "/api/im/conversations/{id}/read",
+            authenticator.protect { request, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                let body = try request.decodeJSON(ReadRequest.self)
+                guard body.seq >= 0 else { throw APIError.validationFailed.with(message: "`seq` must be 0 or more") }
+                return .ok(try await service.markRead(id, seq: body.seq, for: principal))
+            })
+        router.post(
+            "/api/im/conversations/{id}/clear",
+            authenticator.protect { _, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                return .ok(
+                    ClearResult(
+                        conversationId: id, clearSeq: try await service.remove(id, deleting: false, for: principal)))
+            })
+        router.get(
+            "/api/im/conversations/{id}/messages",
+            authenticator.protect { request, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                let query = request.query
+                let before = try MessagingInput.integer(
+                    query.value(for: "before"), field: "before", range: 1...Int64.max)
+                let after = try MessagingInput.integer(query.value(for: "after"), field: "after", range: 0...Int64.max)
+                let limit = Int(
+                    try MessagingInput.integer(
+                        query.value(for: "limit"), field: "limit",
+                        range: 1...Int64(ConversationService.maxPageSize)) ?? 50)
+                let anchor: ConversationService.HistoryAnchor
+                switch (before, after) {
+                case (nil, nil): anchor = .latest
+                case (let seq?, nil): anchor = .before(seq)
+                case (nil, let seq?): anchor = .after(seq)
+                case (_?, _?): throw APIError.validationFailed.with(message: "give `before` or `after`, not both")
+                }
+                let page = try await service.history(id, anchor: anchor, limit: limit, for: principal)
+                return .ok(MessagePage(messages: page.messages, hasMore: page.hasMore))
+            })
     }
 }

@@ -10,50 +10,79 @@ struct GroupController: Sendable {
 
     func register(on router: inout Router) {
         let service = service
-        router.post("/api/im/groups", options: Self.bodyLimit, authenticator.protect { request, _, principal in
-            let body = try request.decodeJSON(CreateGroupRequest.self)
-            return .ok(try await service.create(name: body.name, avatarKey: body.avatarKey, memberIds: body.memberIds,
-                                                by: principal), status: 201)
-        })
-        router.get("/api/im/groups/{id}", authenticator.protect { _, context, principal in
-            .ok(try await service.info(try MessagingInput.groupID(try context.parameter("id")), for: principal))
-        })
-        router.patch("/api/im/groups/{id}", options: Self.bodyLimit, authenticator.protect { request, context, principal in
-            let body = try request.decodeJSON(UpdateGroupRequest.self)
-            return .ok(try await service.update(try context.parameter("id"), name: body.name, avatarKey: body.avatarKey,
-                                                by: principal))
-        })
-        router.delete("/api/im/groups/{id}", authenticator.protect { _, context, principal in
-            try await service.dissolve(try context.parameter("id"), by: principal)
-            return .ok()
-        })
-        router.get("/api/im/groups/{id}/members", authenticator.protect { request, context, principal in
-            let paging = try Paging(request, defaultLimit: 200, maxLimit: 500)
-            let page = try await service.members(try MessagingInput.groupID(try context.parameter("id")),
-                                                 offset: paging.offset, limit: paging.limit, for: principal)
-            return .ok(MemberPage(members: page.members, hasMore: page.hasMore))
-        })
-        router.post("/api/im/groups/{id}/members", options: Self.bodyLimit, authenticator.protect { request, context, principal in
-            let body = try request.decodeJSON(MemberIDsRequest.self)
-            return .ok(try await service.addMembers(try context.parameter("id"), userIds: body.userIds, by: principal))
-        })
-        router.delete("/api/im/groups/{id}/members/{userId}", authenticator.protect { _, context, principal in
-            .ok(try await service.removeMember(try context.parameter("id"), userId: try context.parameter("userId"),
-                                               by: principal))
-        })
-        router.patch("/api/im/groups/{id}/members/{userId}", options: Self.bodyLimit,
-                     authenticator.protect { request, context, principal in
-            let body = try request.decodeJSON(UpdateMemberRequest.self)
-            return .ok(try await service.updateMember(try context.parameter("id"), userId: try context.parameter("userId"),
-                                                      role: body.role, blocked: body.blocked, by: principal))
-        })
-        router.post("/api/im/groups/{id}/leave", authenticator.protect { _, context, principal in
-            try await service.leave(try context.parameter("id"), by: principal)
-            return .ok()
-        })
-        router.post("/api/im/groups/{id}/transfer", options: Self.bodyLimit, authenticator.protect { request, context, principal in
-            let body = try request.decodeJSON(TransferRequest.self)
-            return .ok(try await service.transfer(try context.parameter("id"), to: body.userId, by: principal))
-        })
+        router.post(
+            "/api/im/groups", options: Self.bodyLimit,
+            authenticator.protect { request, _, principal in
+                let body = try request.decodeJSON(CreateGroupRequest.self)
+                return .ok(
+                    try await service.create(
+                        name: body.name, avatarKey: body.avatarKey, memberIds: body.memberIds,
+                        by: principal), status: 201)
+            })
+        router.get(
+            "/api/im/groups/{id}",
+            authenticator.protect { _, context, principal in
+                .ok(try await service.info(try MessagingInput.groupID(try context.parameter("id")), for: principal))
+            })
+        router.patch(
+            "/api/im/groups/{id}", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = try request.decodeJSON(UpdateGroupRequest.self)
+                return .ok(
+                    try await service.update(
+                        try context.parameter("id"), name: body.name, avatarKey: body.avatarKey,
+                        by: principal))
+            })
+        router.delete(
+            "/api/im/groups/{id}",
+            authenticator.protect { _, context, principal in
+                try await service.dissolve(try context.parameter("id"), by: principal)
+                return .ok()
+            })
+        router.get(
+            "/api/im/groups/{id}/members",
+            authenticator.protect { request, context, principal in
+                let paging = try Paging(request, defaultLimit: 200, maxLimit: 500)
+                let page = try await service.members(
+                    try MessagingInput.groupID(try context.parameter("id")),
+                    offset: paging.offset, limit: paging.limit, for: principal)
+                return .ok(MemberPage(members: page.members, hasMore: page.hasMore))
+            })
+        router.post(
+            "/api/im/groups/{id}/members", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = try request.decodeJSON(MemberIDsRequest.self)
+                return .ok(
+                    try await service.addMembers(try context.parameter("id"), userIds: body.userIds, by: principal))
+            })
+        router.delete(
+            "/api/im/groups/{id}/members/{userId}",
+            authenticator.protect { _, context, principal in
+                .ok(
+                    try await service.removeMember(
+                        try context.parameter("id"), userId: try context.parameter("userId"),
+                        by: principal))
+            })
+        router.patch(
+            "/api/im/groups/{id}/members/{userId}", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = try request.decodeJSON(UpdateMemberRequest.self)
+                return .ok(
+                    try await service.updateMember(
+                        try context.parameter("id"), userId: try context.parameter("userId"),
+                        role: body.role, blocked: body.blocked, by: principal))
+            })
+        router.post(
+            "/api/im/groups/{id}/leave",
+            authenticator.protect { _, context, principal in
+                try await service.leave(try context.parameter("id"), by: principal)
+                return .ok()
+            })
+        router.post(
+            "/api/im/groups/{id}/transfer", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = try request.decodeJSON(TransferRequest.self)
+                return .ok(try await service.transfer(try context.parameter("id"), to: body.userId, by: principal))
+            })
     }
 }

@@ -11,19 +11,25 @@ struct MessageController: Sendable {
 
     func register(on router: inout Router) {
         let service = service
-        router.post("/api/im/messages", options: Self.bodyLimit, authenticator.protect { request, _, principal in
-            let body = try MessageService.SendRequest.parse(request.bodyBytes)
-            let sent = try await service.send(body, from: principal)
-            return .ok(json: sent.json, status: sent.created ? 201 : 200)
-        })
-        router.post("/api/im/messages/{id}/revoke", authenticator.protect { _, context, principal in
-            let id = try MessagingInput.messageID(try context.parameter("id"))
-            return .ok(try await service.revoke(messageId: id, by: principal))
-        })
-        router.patch("/api/im/messages/{id}", options: Self.bodyLimit, authenticator.protect { request, context, principal in
-            let id = try MessagingInput.messageID(try context.parameter("id"))
-            let body = try request.decodeJSON(MessageService.EditRequest.self)
-            return .ok(try await service.edit(messageId: id, body, by: principal))
-        })
+        router.post(
+            "/api/im/messages", options: Self.bodyLimit,
+            authenticator.protect { request, _, principal in
+                let body = try MessageService.SendRequest.parse(request.bodyBytes)
+                let sent = try await service.send(body, from: principal)
+                return .ok(json: sent.json, status: sent.created ? 201 : 200)
+            })
+        router.post(
+            "/api/im/messages/{id}/revoke",
+            authenticator.protect { _, context, principal in
+                let id = try MessagingInput.messageID(try context.parameter("id"))
+                return .ok(try await service.revoke(messageId: id, by: principal))
+            })
+        router.patch(
+            "/api/im/messages/{id}", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let id = try MessagingInput.messageID(try context.parameter("id"))
+                let body = try request.decodeJSON(MessageService.EditRequest.self)
+                return .ok(try await service.edit(messageId: id, body, by: principal))
+            })
     }
 }

@@ -8,17 +8,21 @@ struct SyncController: Sendable {
 
     func register(on router: inout Router) {
         let service = service
-        router.get("/api/im/sync", authenticator.protect { request, _, principal in
-            let query = request.query
-            var cursor: SyncCursor?
-            if let raw = try query.value(for: "cursor"), !raw.isEmpty {
-                guard let parsed = SyncCursor(String(raw)) else { throw APIError.invalidCursor }
-                cursor = parsed
-            }
-            let limit = Int(try MessagingInput.integer(query.value(for: "limit"), field: "limit",
-                                                       range: 1...Int64(SyncService.maxPageSize))
-                ?? Int64(SyncService.defaultPageSize))
-            return .ok(try await service.sync(after: cursor, limit: limit, for: principal))
-        })
+        router.get(
+            "/api/im/sync",
+            authenticator.protect { request, _, principal in
+                let query = request.query
+                var cursor: SyncCursor?
+                if let raw = try query.value(for: "cursor"), !raw.isEmpty {
+                    guard let parsed = SyncCursor(String(raw)) else { throw APIError.invalidCursor }
+                    cursor = parsed
+                }
+                let limit = Int(
+                    try MessagingInput.integer(
+                        query.value(for: "limit"), field: "limit",
+                        range: 1...Int64(SyncService.maxPageSize))
+                        ?? Int64(SyncService.defaultPageSize))
+                return .ok(try await service.sync(after: cursor, limit: limit, for: principal))
+            })
     }
 }

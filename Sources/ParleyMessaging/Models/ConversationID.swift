@@ -38,7 +38,8 @@ public enum ConversationID {
                 let second = UnsafeBufferPointer(rebasing: rest[(split + 1)...])
                 // Identifiers never hold `:`; the lower id comes first (a note to self repeats one).
                 guard MessagingInput.isIdentifier(first), MessagingInput.isIdentifier(second),
-                      !second.lexicographicallyPrecedes(first) else { return nil }
+                    !second.lexicographicallyPrecedes(first)
+                else { return nil }
                 return (.single, [String(decoding: first, as: UTF8.self), String(decoding: second, as: UTF8.self)])
             case UInt8(ascii: "g"):
                 guard MessagingInput.isIdentifier(rest) else { return nil }

@@ -43,7 +43,8 @@ extension MessageService.SendRequest {
         guard let content = object["content"], !content.isNull else {
             throw APIError.validationFailed.with(message: "missing field `\(prefix)content`")
         }
-        self.init(toId: toId, chatType: chatType, msgType: msgType, content: content, extra: object["extra"],
-                  clientMsgId: try string("clientMsgId"))
+        self.init(
+            toId: toId, chatType: chatType, msgType: msgType, content: content, extra: object["extra"],
+            clientMsgId: try string("clientMsgId"))
     }
 }

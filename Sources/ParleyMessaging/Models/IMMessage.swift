@@ -27,7 +27,7 @@ public struct IMMessage: Sendable, Hashable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case id, conversationId, seq, fromId, toId, chatType, msgType, content, extra, clientMsgId, revoked, revokedBy,
-             createdAt, editedAt
+            createdAt, editedAt
     }
 
     public func encode(to encoder: any Encoder) throws {

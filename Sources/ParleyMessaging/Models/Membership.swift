@@ -25,8 +25,10 @@ struct Membership: Sendable, Hashable {
     /// History this user may see starts after this seq.
     var visibleAfter: Int64 { clearSeq }
 
-    static let fields = ["user_id", "conversation_id", "peer_id", "role", "blocked", "read_seq", "clear_seq",
-                         "hidden_seq", "is_pinned", "draft_text", "muted"]
+    static let fields = [
+        "user_id", "conversation_id", "peer_id", "role", "blocked", "read_seq", "clear_seq",
+        "hidden_seq", "is_pinned", "draft_text", "muted",
+    ]
 
     /// The columns as `m_<name>`, so they can sit next to another table's columns in one row.
     static func columns(prefix: String) -> String {

@@ -14,8 +14,10 @@ public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
 
     public init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 18 && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
-              let xid = UInt64(parts[0]), let position = Int64(parts[1]) else { return nil }
+        guard parts.count == 2,
+            parts.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 18 && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+            let xid = UInt64(parts[0]), let position = Int64(parts[1])
+        else { return nil }
         self.init(xid: xid, position: position)
     }
 

@@ -7,20 +7,25 @@ struct ConversationRepository: Sendable {
     let database: PostgresClient
 
     func membership(appId: Int64, conversationId: String, userId: String) async throws -> Membership? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Membership.columns(prefix: "")) FROM conversation_members
             WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(conversationId)
-            """).first.map { try Membership.decode($0) }
+            """
+        ).first.map { try Membership.decode($0) }
     }
 
     func memberIDs(appId: Int64, conversationId: String) async throws -> [String] {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT user_id FROM conversation_members WHERE app_id = \(appId) AND conversation_id = \(conversationId)
-            """).map { try $0.decode("user_id", as: String.self) }
+            """
+        ).map { try $0.decode("user_id", as: String.self) }
     }
 
     func exists(appId: Int64, conversationId: String) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM conversations WHERE app_id = \(appId) AND id = \(conversationId)").isEmpty
+        try await !database.query("SELECT 1 FROM conversations WHERE app_id = \(appId) AND id = \(conversationId)")
+            .isEmpty
     }
 
     /// Unread = messages after the read point that count (not notify), minus those revoked since. `counted_prefix`
@@ -52,8 +57,10 @@ struct ConversationRepository: Sendable {
 
     /// The caller's visible conversations: pinned first, then by last activity; `limit + 1` fetched for hasMore.
     func list(appId: Int64, userId: String, offset: Int, limit: Int) async throws
-        -> (conversations: [ConversationSummary], hasMore: Bool) {
-        let rows = try await database.query("""
+        -> (conversations: [ConversationSummary], hasMore: Bool)
+    {
+        let rows = try await database.query(
+            """
             \(unescaped: Self.summarySelect)
             WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
               AND (cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)
@@ -67,10 +74,12 @@ struct ConversationRepository: Sendable {
     }
 
     func summary(appId: Int64, userId: String, conversationId: String) async throws -> ConversationSummary? {
-        try await database.query("""
+        try await database.query(
+            """
             \(unescaped: Self.summarySelect)
             WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)
-            """).first.map { try Self.decodeSummary($0) }
+            """
+        ).first.map { try Self.decodeSummary($0) }
     }
 
     static func decodeSummary(_ row: PostgresRow) throws -> ConversationSummary {
@@ -80,9 +89,11 @@ struct ConversationRepository: Sendable {
         var preview = ""
         var senderId: String?
         if let lastSeq = try row.decode("last_msg_seq", as: Int64?.self), lastSeq > clearSeq,
-           let type = MessageType(rawValue: try row.decode("last_msg_type", as: String.self)) {
+            let type = MessageType(rawValue: try row.decode("last_msg_type", as: String.self))
+        {
             let content = try row.decode("last_content", as: String?.self).map { try MessageRepository.parseStored($0) }
-            preview = MessagePreview.text(type: type, content: content ?? .null, revoked: try row.decode("last_revoked"))
+            preview = MessagePreview.text(
+                type: type, content: content ?? .null, revoked: try row.decode("last_revoked"))
             senderId = try row.decode("last_from_id", as: String.self)
         }
         let showName: String
@@ -98,8 +109,10 @@ struct ConversationRepository: Sendable {
         return ConversationSummary(
             conversationId: try row.decode("conversation_id"), chatType: chatType, peerUserId: peerId,
             groupId: try row.decode("group_id"), showName: showName, faceURL: face,
-            memberCount: try row.decode("member_count"), groupDissolved: chatType == .group ? try row.decode("group_dissolved") : nil,
-            isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"), muted: try row.decode("muted"),
+            memberCount: try row.decode("member_count"),
+            groupDissolved: chatType == .group ? try row.decode("group_dissolved") : nil,
+            isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"),
+            muted: try row.decode("muted"),
             unreadCount: try row.decode("unread_count"), readSeq: try row.decode("read_seq"),
             lastSeq: try row.decode("last_seq"), lastMessagePreview: preview,
             lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: senderId)
@@ -113,8 +126,10 @@ struct ConversationRepository: Sendable {
 
     /// Pin, draft, mute; records `change` for the user's other devices. False when not a member.
     func update(appId: Int64, userId: String, conversationId: String, _ update: StateUpdate, change: JSONValue)
-        async throws -> Bool {
-        let rows = try await database.query("""
+        async throws -> Bool
+    {
+        let rows = try await database.query(
+            """
             WITH updated AS (
                 UPDATE conversation_members SET
                     is_pinned = coalesce(\(update.isPinned), is_pinned),
@@ -138,8 +153,10 @@ struct ConversationRepository: Sendable {
     /// call and whether it moved; nil when not a member. 1:1 read marks are visible to both sides (receipts),
     /// group read marks only to the reader's devices.
     func markRead(appId: Int64, userId: String, conversationId: String, seq: Int64) async throws
-        -> (readSeq: Int64, moved: Bool)? {
-        let rows = try await database.query("""
+        -> (readSeq: Int64, moved: Bool)?
+    {
+        let rows = try await database.query(
+            """
             WITH target AS (
                 SELECT cm.read_seq AS old_seq, least(\(seq), c.last_seq) AS new_seq, c.chat_type
                 FROM conversation_members cm JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
@@ -171,7 +188,8 @@ struct ConversationRepository: Sendable {
     /// Clears or deletes the conversation for this user only; returns the new clear point, nil when not a member.
     func remove(appId: Int64, userId: String, conversationId: String, _ removal: Removal) async throws -> Int64? {
         let deleting = removal == .delete
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH updated AS (
                 UPDATE conversation_members cm SET
                     clear_seq = c.last_seq, read_seq = greatest(cm.read_seq, c.last_seq),

@@ -10,31 +10,40 @@ struct GroupRepository: Sendable {
 
     static func decode(_ row: PostgresRow) throws -> GroupInfo {
         let id = try row.decode("id", as: String.self)
-        return GroupInfo(groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
-                         avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
-                         memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
-                         createdAt: try row.decode("created_at"))
+        return GroupInfo(
+            groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
+            avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
+            memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
+            createdAt: try row.decode("created_at"))
     }
 
     func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
-        try await database.query("SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)")
-            .first.map { try Self.decode($0) }
+        try await database.query(
+            "SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)"
+        )
+        .first.map { try Self.decode($0) }
     }
 
     /// Locks the group row for the rest of the transaction (serializes member changes and the member count).
     func lock(on connection: PostgresConnection, appId: Int64, groupId: String) async throws -> GroupInfo? {
-        try await connection.query("""
+        try await connection.query(
+            """
             SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId) FOR UPDATE
-            """).first.map { try Self.decode($0) }
+            """
+        ).first.map { try Self.decode($0) }
     }
 
-    func insert(on connection: PostgresConnection, appId: Int64, groupId: String, name: String, avatarKey: String?,
-                ownerId: String) async throws -> GroupInfo {
+    func insert(
+        on connection: PostgresConnection, appId: Int64, groupId: String, name: String, avatarKey: String?,
+        ownerId: String
+    ) async throws -> GroupInfo {
         let conversationId = ConversationID.group(groupId)
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             INSERT INTO conversations (app_id, id, chat_type, group_id) VALUES (\(appId), \(conversationId), 'group', \(groupId))
             """)
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             INSERT INTO groups (app_id, id, name, avatar_key, owner_id) VALUES (\(appId), \(groupId), \(name), \(avatarKey), \(ownerId))
             RETURNING \(unescaped: Self.columns)
             """)
@@ -43,7 +52,8 @@ struct GroupRepository: Sendable {
 
     /// Of `userIds`, those that exist in the app.
     func existingUsers(on connection: PostgresConnection, appId: Int64, userIds: [String]) async throws -> Set<String> {
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT id FROM users WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(userIds))::text[])
             """)
         return Set(try rows.map { try $0.decode("id", as: String.self) })
@@ -51,10 +61,13 @@ struct GroupRepository: Sendable {
 
     /// Adds members who see history from now on; returns the ids actually added (existing members are skipped)
     /// and updates the member count.
-    func addMembers(on connection: PostgresConnection, appId: Int64, groupId: String, userIds: [String],
-                    role: GroupRole = .member) async throws -> [String] {
+    func addMembers(
+        on connection: PostgresConnection, appId: Int64, groupId: String, userIds: [String],
+        role: GroupRole = .member
+    ) async throws -> [String] {
         let conversationId = ConversationID.group(groupId)
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             WITH added AS (
                 INSERT INTO conversation_members (app_id, user_id, conversation_id, role, read_seq, clear_seq)
                 SELECT \(appId), u, \(conversationId), \(role.rawValue), c.last_seq, c.last_seq
@@ -71,7 +84,8 @@ struct GroupRepository: Sendable {
     }
 
     func removeMember(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String) async throws {
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             WITH removed AS (
                 DELETE FROM conversation_members
                 WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
@@ -87,38 +101,50 @@ struct GroupRepository: Sendable {
         }
     }
 
-    func member(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String) async throws -> Membership? {
-        try await connection.query("""
+    func member(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String) async throws
+        -> Membership?
+    {
+        try await connection.query(
+            """
             SELECT \(unescaped: Membership.columns(prefix: "")) FROM conversation_members
             WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
-            """).first.map { try Membership.decode($0) }
+            """
+        ).first.map { try Membership.decode($0) }
     }
 
     func setRole(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String, role: GroupRole)
-        async throws {
-        _ = try await connection.query("""
+        async throws
+    {
+        _ = try await connection.query(
+            """
             UPDATE conversation_members SET role = \(role.rawValue)
             WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
             """)
         if role == .owner {
-            _ = try await connection.query("""
+            _ = try await connection.query(
+                """
                 UPDATE groups SET owner_id = \(userId), updated_at = now() WHERE app_id = \(appId) AND id = \(groupId)
                 """)
         }
     }
 
     func setBlocked(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String, blocked: Bool)
-        async throws {
-        _ = try await connection.query("""
+        async throws
+    {
+        _ = try await connection.query(
+            """
             UPDATE conversation_members SET blocked = \(blocked)
             WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
             """)
     }
 
-    func updateProfile(on connection: PostgresConnection, appId: Int64, groupId: String, name: String?,
-                       avatarKey: String??) async throws {
+    func updateProfile(
+        on connection: PostgresConnection, appId: Int64, groupId: String, name: String?,
+        avatarKey: String??
+    ) async throws {
         let setAvatar = avatarKey != nil
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             UPDATE groups SET name = coalesce(\(name)::text, name),
                               avatar_key = CASE WHEN \(setAvatar) THEN \(avatarKey ?? nil)::text ELSE avatar_key END,
                               updated_at = now()
@@ -127,22 +153,29 @@ struct GroupRepository: Sendable {
     }
 
     func markDissolved(on connection: PostgresConnection, appId: Int64, groupId: String) async throws {
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             UPDATE groups SET dissolved_at = now(), updated_at = now() WHERE app_id = \(appId) AND id = \(groupId)
             """)
     }
 
     /// A change only `userId` sees in sync (they can no longer see the conversation's own changes).
-    func recordMembershipChange(on connection: PostgresConnection, appId: Int64, groupId: String, userId: String,
-                                payload: String) async throws {
-        _ = try await connection.query("""
+    func recordMembershipChange(
+        on connection: PostgresConnection, appId: Int64, groupId: String, userId: String,
+        payload: String
+    ) async throws {
+        _ = try await connection.query(
+            """
             INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
             VALUES (\(appId), \(ConversationID.group(groupId)), \(userId), 'membership', \(payload))
             """)
     }
 
-    func members(appId: Int64, groupId: String, offset: Int, limit: Int) async throws -> (members: [GroupMember], hasMore: Bool) {
-        let rows = try await database.query("""
+    func members(appId: Int64, groupId: String, offset: Int, limit: Int) async throws -> (
+        members: [GroupMember], hasMore: Bool
+    ) {
+        let rows = try await database.query(
+            """
             SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, u.nickname, u.avatar
             FROM conversation_members cm LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.user_id
             WHERE cm.app_id = \(appId) AND cm.conversation_id = \(ConversationID.group(groupId))
@@ -150,10 +183,11 @@ struct GroupRepository: Sendable {
             OFFSET \(offset) LIMIT \(limit + 1)
             """)
         var members = try rows.map { row in
-            GroupMember(userId: try row.decode("user_id"),
-                        role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
-                        blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
-                        faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"))
+            GroupMember(
+                userId: try row.decode("user_id"),
+                role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
+                blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
+                faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"))
         }
         let hasMore = members.count > limit
         if hasMore { members.removeLast() }

@@ -82,12 +82,13 @@ struct MessageRepository: Sendable {
 
         /// The stored message, from what the database assigned.
         func stored(id: Int64, seq: Int64, createdAt: Date) throws -> IMMessage {
-            IMMessage(id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
-                      chatType: chatType, msgType: msgType,
-                      content: try contentValue ?? MessageRepository.parseStored(String(decoding: content, as: UTF8.self)),
-                      extra: try extraValue.flatMap { $0.isNull ? nil : $0 }
-                          ?? extra.map { try MessageRepository.parseStored(String(decoding: $0, as: UTF8.self)) },
-                      clientMsgId: clientMsgId, revoked: false, revokedBy: nil, createdAt: createdAt, editedAt: nil)
+            IMMessage(
+                id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
+                chatType: chatType, msgType: msgType,
+                content: try contentValue ?? MessageRepository.parseStored(String(decoding: content, as: UTF8.self)),
+                extra: try extraValue.flatMap { $0.isNull ? nil : $0 }
+                    ?? extra.map { try MessageRepository.parseStored(String(decoding: $0, as: UTF8.self)) },
+                clientMsgId: clientMsgId, revoked: false, revokedBy: nil, createdAt: createdAt, editedAt: nil)
         }
     }
 
@@ -100,10 +101,14 @@ struct MessageRepository: Sendable {
             return try await database.retryingSerializationFailures {
                 try await Self.send(message, query: { try await database.query($0) })
             }
-        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "messages_client_msg_id" {
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "messages_client_msg_id"
+        {
             // A duplicate racing on another conversation (same sender, same clientMsgId) committed first.
-            guard let original = try await findByClientID(appId: message.appId, fromId: message.fromId,
-                                                          clientMsgId: message.clientMsgId) else { throw error }
+            guard
+                let original = try await findByClientID(
+                    appId: message.appId, fromId: message.fromId,
+                    clientMsgId: message.clientMsgId)
+            else { throw error }
             return .duplicate(original)
         }
     }
@@ -114,7 +119,8 @@ struct MessageRepository: Sendable {
     func send(batch: [NewMessage]) async throws -> [Result<SendOutcome, any Error>] {
         if batch.count == 1 { return [await Result { try await send(batch[0]) }] }
         do {
-            let rows = try await database.query("""
+            let rows = try await database.query(
+                """
                 SELECT r.ordinal, r.outcome, r.id, r.seq, r.created_at FROM parley_send_messages(
                     \(PostgresTextArray(batch.map { String($0.appId) }))::bigint[],
                     \(PostgresTextArray(batch.map(\.conversationId)))::text[],
@@ -134,8 +140,11 @@ struct MessageRepository: Sendable {
                 guard outcomes.indices.contains(index) else { continue }
                 let outcome = try row.decode("outcome", as: String.self)
                 if outcome == "stored" {
-                    outcomes[index] = .success(.stored(try batch[index].stored(
-                        id: try row.decode("id"), seq: try row.decode("seq"), createdAt: try row.decode("created_at"))))
+                    outcomes[index] = .success(
+                        .stored(
+                            try batch[index].stored(
+                                id: try row.decode("id"), seq: try row.decode("seq"),
+                                createdAt: try row.decode("created_at"))))
                 } else {
                     outcomes[index] = .success(try Self.refusal(outcome))
                 }
@@ -154,16 +163,20 @@ struct MessageRepository: Sendable {
     }
 
     private static func send(_ message: NewMessage, query: (PostgresQuery) async throws -> PostgresRows) async throws
-        -> SendOutcome {
+        -> SendOutcome
+    {
         let content = String(decoding: message.content, as: UTF8.self)
         let extra = message.extra.map { String(decoding: $0, as: UTF8.self) }
-        let rows = try await query("""
+        let rows = try await query(
+            """
             SELECT r.outcome, (r.message).* FROM parley_send_message(
                 \(message.appId), \(message.conversationId), \(message.chatType.rawValue), \(message.fromId),
                 \(message.toId), \(message.msgType.rawValue), \(content), \(extra), \(message.clientMsgId),
                 \(message.system)) r
             """)
-        guard let row = rows.first else { throw PostgresError(kind: .decoding, message: "parley_send_message returned no row") }
+        guard let row = rows.first else {
+            throw PostgresError(kind: .decoding, message: "parley_send_message returned no row")
+        }
         return try outcome(of: row)
     }
 
@@ -186,23 +199,28 @@ struct MessageRepository: Sendable {
     }
 
     func findByClientID(appId: Int64, fromId: String, clientMsgId: String) async throws -> IMMessage? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM messages
             WHERE app_id = \(appId) AND from_id = \(fromId) AND client_msg_id = \(clientMsgId)
-            """).first.map { try Self.decode($0) }
+            """
+        ).first.map { try Self.decode($0) }
     }
 
     func find(ids: [Int64]) async throws -> [IMMessage] {
         guard !ids.isEmpty else { return [] }
         let list = "{" + ids.map(String.init).joined(separator: ",") + "}"
-        return try await database.query("""
+        return try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM messages WHERE id = ANY(\(list)::bigint[])
-            """).map { try Self.decode($0) }
+            """
+        ).map { try Self.decode($0) }
     }
 
     /// The message and the caller's membership of its conversation, in one round trip.
     func findWithAccess(appId: Int64, messageId: Int64, userId: String) async throws -> MessageAccess? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: Self.qualifiedColumns), \(unescaped: Membership.columns(prefix: "cm."))
             FROM messages m
             LEFT JOIN conversation_members cm
@@ -216,7 +234,8 @@ struct MessageRepository: Sendable {
     /// Wipes content and extra and records the revoke for sync, in one statement; nil when it was already revoked.
     func revoke(appId: Int64, messageId: Int64, operatorId: String) async throws -> IMMessage? {
         let payload = JSONValue.object(JSONObject([("operatorId", .string(operatorId))])).serializedString
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH revoked AS (
                 UPDATE messages SET content = NULL, extra = NULL, revoked_at = clock_timestamp(),
                                     revoked_by = \(operatorId)
@@ -235,7 +254,8 @@ struct MessageRepository: Sendable {
         let contentText = String(decoding: content, as: UTF8.self)
         let keepExtra = extra == nil
         let extraText = (extra ?? nil).map { String(decoding: $0, as: UTF8.self) }
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH edited AS (
                 UPDATE messages SET content = \(contentText),
                                     extra = CASE WHEN \(keepExtra) THEN extra ELSE \(extraText)::text END,
@@ -252,27 +272,33 @@ struct MessageRepository: Sendable {
 
     /// Up to `limit` messages around the anchor, in ascending seq, never at or below `visibleAfter`; plus whether
     /// more exist beyond the page in the direction read.
-    func history(appId: Int64, conversationId: String, anchor: ConversationService.HistoryAnchor, limit: Int,
-                 visibleAfter: Int64)
-        async throws -> (messages: [IMMessage], hasMore: Bool) {
+    func history(
+        appId: Int64, conversationId: String, anchor: ConversationService.HistoryAnchor, limit: Int,
+        visibleAfter: Int64
+    )
+        async throws -> (messages: [IMMessage], hasMore: Bool)
+    {
         let fetch = limit + 1
         let rows: PostgresRows
         switch anchor {
         case .latest:
-            rows = try await database.query("""
+            rows = try await database.query(
+                """
                 SELECT \(unescaped: Self.columns) FROM messages
                 WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
                 ORDER BY seq DESC LIMIT \(fetch)
                 """)
         case .before(let seq):
-            rows = try await database.query("""
+            rows = try await database.query(
+                """
                 SELECT \(unescaped: Self.columns) FROM messages
                 WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
                   AND seq < \(seq)
                 ORDER BY seq DESC LIMIT \(fetch)
                 """)
         case .after(let seq):
-            rows = try await database.query("""
+            rows = try await database.query(
+                """
                 SELECT \(unescaped: Self.columns) FROM messages
                 WHERE app_id = \(appId) AND conversation_id = \(conversationId)
                   AND seq > greatest(\(seq), \(visibleAfter))

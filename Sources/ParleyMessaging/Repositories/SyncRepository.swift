@@ -25,13 +25,15 @@ struct SyncRepository: Sendable {
 
     /// Up to `limit` entries after `cursor`, in stream order, and the cursor to continue from.
     func changes(appId: Int64, userId: String, after cursor: SyncCursor, limit: Int) async throws
-        -> (entries: [StreamEntry], next: SyncCursor, hasMore: Bool) {
+        -> (entries: [StreamEntry], next: SyncCursor, hasMore: Bool)
+    {
         let xid = String(cursor.xid)
         let position = cursor.position
         let messageColumns = MessageRepository.columns.split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .map { "mm.\($0) AS msg_\($0)" }.joined(separator: ", ")
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
                                     (SELECT pruned_through > '0'::xid8 AND pruned_through >= \(xid)::xid8 FROM sync_horizon) AS expired),
             mine AS (
@@ -73,20 +75,24 @@ struct SyncRepository: Sendable {
         for row in rows where !row.isNull("stream_xid") {
             returned += 1
             if returned > limit { break }
-            let entryCursor = SyncCursor(xid: UInt64(try row.decode("stream_xid", as: String.self)) ?? 0,
-                                         position: try row.decode("position"))
+            let entryCursor = SyncCursor(
+                xid: UInt64(try row.decode("stream_xid", as: String.self)) ?? 0,
+                position: try row.decode("position"))
             last = entryCursor
             let message = row.isNull("msg_id") ? nil : try MessageRepository.decode(row, prefix: "msg_")
             // Revokes and edits of messages the user cleared are not theirs to see any more.
             if let message, let visibleAfter = try row.decode("visible_after", as: Int64?.self),
-               message.seq <= visibleAfter {
+                message.seq <= visibleAfter
+            {
                 continue
             }
             let payloadText = try row.decode("payload", as: String?.self)
-            entries.append(StreamEntry(cursor: entryCursor, kind: try row.decode("kind"),
-                                       conversationId: try row.decode("conversation_id"),
-                                       payload: try payloadText.map { try MessageRepository.parseStored($0) } ?? .null,
-                                       message: message))
+            entries.append(
+                StreamEntry(
+                    cursor: entryCursor, kind: try row.decode("kind"),
+                    conversationId: try row.decode("conversation_id"),
+                    payload: try payloadText.map { try MessageRepository.parseStored($0) } ?? .null,
+                    message: message))
         }
         if returned > limit { return (entries, last, true) }
         // Everything below the horizon has been returned: continue from it (later transactions get higher xids).
@@ -97,7 +103,8 @@ struct SyncRepository: Sendable {
 extension SyncRepository {
     /// Deletes changes older than `days` and records how far they went; returns the number deleted.
     func prune(olderThanDays days: Int) async throws -> Int {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH gone AS (
                 DELETE FROM changes WHERE created_at < now() - \(days) * interval '1 day' RETURNING xid),
             newest AS (SELECT xid FROM gone ORDER BY xid DESC LIMIT 1),

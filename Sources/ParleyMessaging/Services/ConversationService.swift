@@ -13,8 +13,10 @@ public struct ConversationService: Sendable {
 
     /// The caller's membership, or 404 for an unknown conversation and 403 for one they are not in.
     func requireMembership(_ conversationId: String, of principal: Principal) async throws -> Membership {
-        if let membership = try await conversations.membership(appId: principal.appId, conversationId: conversationId,
-                                                               userId: principal.userId) {
+        if let membership = try await conversations.membership(
+            appId: principal.appId, conversationId: conversationId,
+            userId: principal.userId)
+        {
             return membership
         }
         if try await conversations.exists(appId: principal.appId, conversationId: conversationId) {
@@ -30,13 +32,17 @@ public struct ConversationService: Sendable {
     }
 
     public func list(for principal: Principal, offset: Int, limit: Int) async throws
-        -> (conversations: [ConversationSummary], hasMore: Bool) {
+        -> (conversations: [ConversationSummary], hasMore: Bool)
+    {
         try await conversations.list(appId: principal.appId, userId: principal.userId, offset: offset, limit: limit)
     }
 
     public func summary(_ conversationId: String, for principal: Principal) async throws -> ConversationSummary {
-        guard let summary = try await conversations.summary(appId: principal.appId, userId: principal.userId,
-                                                            conversationId: conversationId) else {
+        guard
+            let summary = try await conversations.summary(
+                appId: principal.appId, userId: principal.userId,
+                conversationId: conversationId)
+        else {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
@@ -49,10 +55,12 @@ public struct ConversationService: Sendable {
 
     /// A page of history in ascending seq, starting after the caller's clear point.
     public func history(_ conversationId: String, anchor: HistoryAnchor, limit: Int, for principal: Principal)
-        async throws -> (messages: [IMMessage], hasMore: Bool) {
+        async throws -> (messages: [IMMessage], hasMore: Bool)
+    {
         let membership = try await requireMembership(conversationId, of: principal)
-        return try await messages.history(appId: principal.appId, conversationId: conversationId,
-                                          anchor: anchor, limit: limit, visibleAfter: membership.visibleAfter)
+        return try await messages.history(
+            appId: principal.appId, conversationId: conversationId,
+            anchor: anchor, limit: limit, visibleAfter: membership.visibleAfter)
     }
 
     public struct UpdateRequest: Sendable, Decodable {
@@ -62,21 +70,27 @@ public struct ConversationService: Sendable {
     }
 
     public func update(_ conversationId: String, _ request: UpdateRequest, for principal: Principal) async throws
-        -> ConversationSummary {
+        -> ConversationSummary
+    {
         guard request.isPinned != nil || request.draftText != nil || request.muted != nil else {
             throw APIError.validationFailed.with(message: "give at least one of `isPinned`, `draftText`, `muted`")
         }
         if let draft = request.draftText, draft.count > configuration.maxTextCharacters {
-            throw APIError.validationFailed.with(message: "`draftText` must be at most \(configuration.maxTextCharacters) characters")
+            throw APIError.validationFailed.with(
+                message: "`draftText` must be at most \(configuration.maxTextCharacters) characters")
         }
         var payload = JSONObject([("conversationId", .string(conversationId))])
         if let isPinned = request.isPinned { payload["isPinned"] = .bool(isPinned) }
         if let draftText = request.draftText { payload["draftText"] = .string(draftText) }
         if let muted = request.muted { payload["muted"] = .bool(muted) }
-        let update = ConversationRepository.StateUpdate(isPinned: request.isPinned, draftText: request.draftText,
-                                                        muted: request.muted)
-        guard try await conversations.update(appId: principal.appId, userId: principal.userId,
-                                             conversationId: conversationId, update, change: .object(payload)) else {
+        let update = ConversationRepository.StateUpdate(
+            isPinned: request.isPinned, draftText: request.draftText,
+            muted: request.muted)
+        guard
+            try await conversations.update(
+                appId: principal.appId, userId: principal.userId,
+                conversationId: conversationId, update, change: .object(payload))
+        else {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
@@ -85,41 +99,57 @@ public struct ConversationService: Sendable {
     }
 
     /// Marks read up to `seq`; a 1:1 peer sees it as a read receipt, the reader's other devices update unread counts.
-    public func markRead(_ conversationId: String, seq: Int64, for principal: Principal) async throws -> ConversationSummary {
-        guard let result = try await conversations.markRead(appId: principal.appId, userId: principal.userId,
-                                                            conversationId: conversationId, seq: seq) else {
+    public func markRead(_ conversationId: String, seq: Int64, for principal: Principal) async throws
+        -> ConversationSummary
+    {
+        guard
+            let result = try await conversations.markRead(
+                appId: principal.appId, userId: principal.userId,
+                conversationId: conversationId, seq: seq)
+        else {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
         if result.moved {
             let isSingle = conversationId.hasPrefix("si:")
-            events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,
-                                          audience: isSingle ? .conversationMembers : .user(principal.userId),
-                                          originSessionId: principal.sessionId,
-                                          payload: .read(conversationId: conversationId, userId: principal.userId,
-                                                         seq: result.readSeq)))
+            events.publish(
+                MessagingEvent(
+                    appId: principal.appId, conversationId: conversationId,
+                    audience: isSingle ? .conversationMembers : .user(principal.userId),
+                    originSessionId: principal.sessionId,
+                    payload: .read(
+                        conversationId: conversationId, userId: principal.userId,
+                        seq: result.readSeq)))
         }
         return try await summary(conversationId, for: principal)
     }
 
     /// Clears history (`.clear`) or deletes the conversation (`.delete`) for the caller only.
     public func remove(_ conversationId: String, deleting: Bool, for principal: Principal) async throws -> Int64 {
-        guard let clearSeq = try await conversations.remove(appId: principal.appId, userId: principal.userId,
-                                                            conversationId: conversationId,
-                                                            deleting ? .delete : .clear) else {
+        guard
+            let clearSeq = try await conversations.remove(
+                appId: principal.appId, userId: principal.userId,
+                conversationId: conversationId,
+                deleting ? .delete : .clear)
+        else {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
-        publishOwnChange(JSONObject([("conversationId", .string(conversationId)),
-                                     (deleting ? "deleted" : "cleared", .bool(true)),
-                                     ("clearSeq", .number(JSONNumber(clearSeq)))]),
-                         conversationId: conversationId, principal: principal)
+        publishOwnChange(
+            JSONObject([
+                ("conversationId", .string(conversationId)),
+                (deleting ? "deleted" : "cleared", .bool(true)),
+                ("clearSeq", .number(JSONNumber(clearSeq))),
+            ]),
+            conversationId: conversationId, principal: principal)
         return clearSeq
     }
 
     private func publishOwnChange(_ payload: JSONObject, conversationId: String, principal: Principal) {
-        events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,
-                                      audience: .user(principal.userId), originSessionId: principal.sessionId,
-                                      payload: .conversation(.object(payload))))
+        events.publish(
+            MessagingEvent(
+                appId: principal.appId, conversationId: conversationId,
+                audience: .user(principal.userId), originSessionId: principal.sessionId,
+                payload: .conversation(.object(payload))))
     }
 }

@@ -15,10 +15,14 @@ public struct GroupService: Sendable {
 
     public static let maxMembersPerRequest = 500
 
-    public func create(name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
-                       by principal: Principal) async throws -> GroupInfo {
+    public func create(
+        name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
+        by principal: Principal
+    ) async throws -> GroupInfo {
         let name = try MessagingInput.name(rawName, field: "name")
-        let avatarKey = try rawAvatar.map { raw throws(APIError) in try MessagingInput.objectKey(raw, field: "avatarKey") }
+        let avatarKey = try rawAvatar.map { raw throws(APIError) in
+            try MessagingInput.objectKey(raw, field: "avatarKey")
+        }
         let memberIds = try uniqueUserIDs(rawIds, field: "memberIds").filter { $0 != principal.userId }
         guard memberIds.count + 1 <= configuration.groupMemberLimit else { throw APIError.groupFull }
         let groupId = "g_" + SecureRandom.token(bytes: 12)
@@ -29,13 +33,17 @@ public struct GroupService: Sendable {
             if let missing = memberIds.first(where: { !existing.contains($0) }) {
                 throw APIError.userNotFound.with(message: "no user `\(missing)` in this app")
             }
-            _ = try await groups.insert(on: connection, appId: principal.appId, groupId: groupId, name: name,
-                                        avatarKey: avatarKey, ownerId: principal.userId)
-            _ = try await groups.addMembers(on: connection, appId: principal.appId, groupId: groupId,
-                                            userIds: [principal.userId], role: .owner)
-            _ = try await groups.addMembers(on: connection, appId: principal.appId, groupId: groupId, userIds: memberIds)
-            let notice = try await notify(on: connection, principal: principal, groupId: groupId, event: "group_created",
-                                          fields: [("name", .string(name)), ("userIds", Self.idList(memberIds))])
+            _ = try await groups.insert(
+                on: connection, appId: principal.appId, groupId: groupId, name: name,
+                avatarKey: avatarKey, ownerId: principal.userId)
+            _ = try await groups.addMembers(
+                on: connection, appId: principal.appId, groupId: groupId,
+                userIds: [principal.userId], role: .owner)
+            _ = try await groups.addMembers(
+                on: connection, appId: principal.appId, groupId: groupId, userIds: memberIds)
+            let notice = try await notify(
+                on: connection, principal: principal, groupId: groupId, event: "group_created",
+                fields: [("name", .string(name)), ("userIds", Self.idList(memberIds))])
             published.append(notice)
             return try await groups.lock(on: connection, appId: principal.appId, groupId: groupId)!
         }
@@ -44,7 +52,9 @@ public struct GroupService: Sendable {
     }
 
     public func info(_ groupId: String, for principal: Principal) async throws -> GroupInfo {
-        guard let group = try await groups.find(appId: principal.appId, groupId: groupId) else { throw APIError.groupNotFound }
+        guard let group = try await groups.find(appId: principal.appId, groupId: groupId) else {
+            throw APIError.groupNotFound
+        }
         guard try await groups.member(appId: principal.appId, groupId: groupId, userId: principal.userId) != nil else {
             throw APIError.notMember
         }
@@ -52,34 +62,43 @@ public struct GroupService: Sendable {
     }
 
     public func members(_ groupId: String, offset: Int, limit: Int, for principal: Principal) async throws
-        -> (members: [GroupMember], hasMore: Bool) {
+        -> (members: [GroupMember], hasMore: Bool)
+    {
         _ = try await info(groupId, for: principal)
         return try await groups.members(appId: principal.appId, groupId: groupId, offset: offset, limit: limit)
     }
 
     public func update(_ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal)
-        async throws -> GroupInfo {
+        async throws -> GroupInfo
+    {
         let name = try rawName.map { raw throws(APIError) in try MessagingInput.name(raw, field: "name") }
         var avatarKey: String?? = nil
         if let requested = rawAvatar {
-            avatarKey = .some(try requested.map { raw throws(APIError) in try MessagingInput.objectKey(raw, field: "avatarKey") })
+            avatarKey = .some(
+                try requested.map { raw throws(APIError) in try MessagingInput.objectKey(raw, field: "avatarKey") })
         }
         guard name != nil || avatarKey != nil else {
             throw APIError.validationFailed.with(message: "give at least one of `name`, `avatarKey`")
         }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, _ in
-            try await groups.updateProfile(on: connection, appId: principal.appId, groupId: groupId, name: name,
-                                           avatarKey: avatarKey)
+            try await groups.updateProfile(
+                on: connection, appId: principal.appId, groupId: groupId, name: name,
+                avatarKey: avatarKey)
             var fields: [(String, JSONValue)] = []
             if let name { fields.append(("name", .string(name))) }
             if let avatarKey { fields.append(("avatarKey", avatarKey.map(JSONValue.string) ?? .null)) }
-            return [try await notify(on: connection, principal: principal, groupId: groupId, event: "group_updated",
-                                     fields: fields)]
+            return [
+                try await notify(
+                    on: connection, principal: principal, groupId: groupId, event: "group_updated",
+                    fields: fields)
+            ]
         }
     }
 
     /// Owners and admins add members; they see history from their joining on.
-    public func addMembers(_ groupId: String, userIds rawIds: [String], by principal: Principal) async throws -> GroupInfo {
+    public func addMembers(_ groupId: String, userIds rawIds: [String], by principal: Principal) async throws
+        -> GroupInfo
+    {
         let userIds = try uniqueUserIDs(rawIds, field: "userIds")
         guard !userIds.isEmpty else { throw APIError.validationFailed.with(message: "`userIds` must not be empty") }
         return try await change(groupId, by: principal, requiring: .manager) { connection, group, _ in
@@ -87,44 +106,54 @@ public struct GroupService: Sendable {
             if let missing = userIds.first(where: { !existing.contains($0) }) {
                 throw APIError.userNotFound.with(message: "no user `\(missing)` in this app")
             }
-            let added = try await groups.addMembers(on: connection, appId: principal.appId, groupId: groupId,
-                                                    userIds: userIds)
+            let added = try await groups.addMembers(
+                on: connection, appId: principal.appId, groupId: groupId,
+                userIds: userIds)
             guard group.memberCount + added.count <= configuration.groupMemberLimit else { throw APIError.groupFull }
             guard !added.isEmpty else { return [] }
-            var notice = try await notify(on: connection, principal: principal, groupId: groupId, event: "member_added",
-                                          fields: [("userIds", Self.idList(added))])
+            var notice = try await notify(
+                on: connection, principal: principal, groupId: groupId, event: "member_added",
+                fields: [("userIds", Self.idList(added))])
             notice.membershipChanged = true
             return [notice]
         }
     }
 
     /// The owner removes anyone but themself; admins remove plain members.
-    public func removeMember(_ groupId: String, userId rawID: String, by principal: Principal) async throws -> GroupInfo {
+    public func removeMember(_ groupId: String, userId rawID: String, by principal: Principal) async throws -> GroupInfo
+    {
         let userId = try MessagingInput.userID(rawID, field: "userId")
         guard userId != principal.userId else { throw APIError.cannotRemoveSelf }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
-            guard let target = try await groups.member(on: connection, appId: principal.appId, groupId: groupId,
-                                                       userId: userId) else {
+            guard
+                let target = try await groups.member(
+                    on: connection, appId: principal.appId, groupId: groupId,
+                    userId: userId)
+            else {
                 throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group")
             }
             guard Self.outranks(operatorMember.role, target.role) else { throw APIError.groupPermissionDenied }
-            return try await removal(on: connection, principal: principal, groupId: groupId, userId: userId,
-                                     event: "member_removed")
+            return try await removal(
+                on: connection, principal: principal, groupId: groupId, userId: userId,
+                event: "member_removed")
         }
     }
 
     public func leave(_ groupId: String, by principal: Principal) async throws {
         _ = try await change(groupId, by: principal, requiring: .member) { connection, _, membership in
             guard membership.role != .owner else { throw APIError.ownerMustTransfer }
-            return try await removal(on: connection, principal: principal, groupId: groupId, userId: principal.userId,
-                                     event: "member_left")
+            return try await removal(
+                on: connection, principal: principal, groupId: groupId, userId: principal.userId,
+                event: "member_left")
         }
     }
 
     /// PATCH a member: `role` (owner only; `owner` transfers ownership) and `blocked` (owners and admins, over
     /// members they outrank).
-    public func updateMember(_ groupId: String, userId rawID: String, role rawRole: String?, blocked: Bool?,
-                             by principal: Principal) async throws -> GroupInfo {
+    public func updateMember(
+        _ groupId: String, userId rawID: String, role rawRole: String?, blocked: Bool?,
+        by principal: Principal
+    ) async throws -> GroupInfo {
         let userId = try MessagingInput.userID(rawID, field: "userId")
         let role = try rawRole.map { raw throws(APIError) -> GroupRole in
             guard let role = GroupRole(rawValue: raw) else {
@@ -137,25 +166,34 @@ public struct GroupService: Sendable {
         }
         if role == .owner { return try await transfer(groupId, to: userId, by: principal) }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
-            guard let target = try await groups.member(on: connection, appId: principal.appId, groupId: groupId,
-                                                       userId: userId) else {
+            guard
+                let target = try await groups.member(
+                    on: connection, appId: principal.appId, groupId: groupId,
+                    userId: userId)
+            else {
                 throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group")
             }
             var notices: [MessagingEvent] = []
             if let role, role != target.role {
                 guard operatorMember.role == .owner, target.role != .owner else { throw APIError.groupPermissionDenied }
-                try await groups.setRole(on: connection, appId: principal.appId, groupId: groupId, userId: userId, role: role)
-                notices.append(try await notify(on: connection, principal: principal, groupId: groupId,
-                                                event: "role_changed",
-                                                fields: [("userId", .string(userId)), ("role", .string(role.rawValue))]))
+                try await groups.setRole(
+                    on: connection, appId: principal.appId, groupId: groupId, userId: userId, role: role)
+                notices.append(
+                    try await notify(
+                        on: connection, principal: principal, groupId: groupId,
+                        event: "role_changed",
+                        fields: [("userId", .string(userId)), ("role", .string(role.rawValue))]))
             }
             if let blocked, blocked != target.blocked {
                 guard Self.outranks(operatorMember.role, target.role) else { throw APIError.groupPermissionDenied }
-                try await groups.setBlocked(on: connection, appId: principal.appId, groupId: groupId, userId: userId,
-                                            blocked: blocked)
-                notices.append(try await notify(on: connection, principal: principal, groupId: groupId,
-                                                event: blocked ? "member_blocked" : "member_unblocked",
-                                                fields: [("userId", .string(userId))]))
+                try await groups.setBlocked(
+                    on: connection, appId: principal.appId, groupId: groupId, userId: userId,
+                    blocked: blocked)
+                notices.append(
+                    try await notify(
+                        on: connection, principal: principal, groupId: groupId,
+                        event: blocked ? "member_blocked" : "member_unblocked",
+                        fields: [("userId", .string(userId))]))
             }
             return notices
         }
@@ -166,21 +204,28 @@ public struct GroupService: Sendable {
         let userId = try MessagingInput.userID(rawID, field: "userId")
         return try await change(groupId, by: principal, requiring: .owner) { connection, _, _ in
             guard userId != principal.userId else { return [] }
-            guard try await groups.member(on: connection, appId: principal.appId, groupId: groupId, userId: userId) != nil
+            guard
+                try await groups.member(on: connection, appId: principal.appId, groupId: groupId, userId: userId) != nil
             else { throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group") }
-            try await groups.setRole(on: connection, appId: principal.appId, groupId: groupId, userId: principal.userId,
-                                     role: .admin)
-            try await groups.setRole(on: connection, appId: principal.appId, groupId: groupId, userId: userId, role: .owner)
-            return [try await notify(on: connection, principal: principal, groupId: groupId, event: "owner_transferred",
-                                     fields: [("userId", .string(userId))])]
+            try await groups.setRole(
+                on: connection, appId: principal.appId, groupId: groupId, userId: principal.userId,
+                role: .admin)
+            try await groups.setRole(
+                on: connection, appId: principal.appId, groupId: groupId, userId: userId, role: .owner)
+            return [
+                try await notify(
+                    on: connection, principal: principal, groupId: groupId, event: "owner_transferred",
+                    fields: [("userId", .string(userId))])
+            ]
         }
     }
 
     /// The owner dissolves the group: members keep the history, nobody can post any more.
     public func dissolve(_ groupId: String, by principal: Principal) async throws {
         _ = try await change(groupId, by: principal, requiring: .owner) { connection, _, _ in
-            let notice = try await notify(on: connection, principal: principal, groupId: groupId,
-                                          event: "group_dissolved", fields: [])
+            let notice = try await notify(
+                on: connection, principal: principal, groupId: groupId,
+                event: "group_dissolved", fields: [])
             try await groups.markDissolved(on: connection, appId: principal.appId, groupId: groupId)
             return [notice]
         }
@@ -192,16 +237,22 @@ public struct GroupService: Sendable {
 
     /// Runs `body` in a transaction with the group locked and the operator's membership checked, publishes the
     /// events it returns after COMMIT, and answers the group as it is afterwards.
-    private func change(_ groupId: String, by principal: Principal, requiring requirement: Requirement,
-                        _ body: (PostgresConnection, GroupInfo, Membership) async throws -> [MessagingEvent])
-        async throws -> GroupInfo {
+    private func change(
+        _ groupId: String, by principal: Principal, requiring requirement: Requirement,
+        _ body: (PostgresConnection, GroupInfo, Membership) async throws -> [MessagingEvent]
+    )
+        async throws -> GroupInfo
+    {
         let groupId = try MessagingInput.groupID(groupId)
         let (group, published) = try await database.withTransaction { connection in
             guard let group = try await groups.lock(on: connection, appId: principal.appId, groupId: groupId) else {
                 throw APIError.groupNotFound
             }
-            guard let membership = try await groups.member(on: connection, appId: principal.appId, groupId: groupId,
-                                                           userId: principal.userId) else { throw APIError.notMember }
+            guard
+                let membership = try await groups.member(
+                    on: connection, appId: principal.appId, groupId: groupId,
+                    userId: principal.userId)
+            else { throw APIError.notMember }
             guard !group.dissolved else { throw APIError.groupDissolved }
             switch requirement {
             case .member: break
@@ -218,40 +269,52 @@ public struct GroupService: Sendable {
 
     /// Writes the notify message first (the leaving user is still a member and sees it), then removes them and
     /// records the removal for their own sync.
-    private func removal(on connection: PostgresConnection, principal: Principal, groupId: String, userId: String,
-                         event: String) async throws -> [MessagingEvent] {
-        var notice = try await notify(on: connection, principal: principal, groupId: groupId, event: event,
-                                      fields: [("userIds", Self.idList([userId]))])
+    private func removal(
+        on connection: PostgresConnection, principal: Principal, groupId: String, userId: String,
+        event: String
+    ) async throws -> [MessagingEvent] {
+        var notice = try await notify(
+            on: connection, principal: principal, groupId: groupId, event: event,
+            fields: [("userIds", Self.idList([userId]))])
         try await groups.removeMember(on: connection, appId: principal.appId, groupId: groupId, userId: userId)
-        let change = JSONValue.object(JSONObject([
-            ("conversationId", .string(ConversationID.group(groupId))), ("groupId", .string(groupId)),
-            ("removed", .bool(true)), ("operatorId", .string(principal.userId)),
-        ]))
-        try await groups.recordMembershipChange(on: connection, appId: principal.appId, groupId: groupId, userId: userId,
-                                                payload: change.serializedString)
+        let change = JSONValue.object(
+            JSONObject([
+                ("conversationId", .string(ConversationID.group(groupId))), ("groupId", .string(groupId)),
+                ("removed", .bool(true)), ("operatorId", .string(principal.userId)),
+            ]))
+        try await groups.recordMembershipChange(
+            on: connection, appId: principal.appId, groupId: groupId, userId: userId,
+            payload: change.serializedString)
         notice.audience = .conversationMembersAnd([userId])
         notice.membershipChanged = true
-        var ownChange = MessagingEvent(appId: principal.appId, conversationId: ConversationID.group(groupId),
-                                       audience: .user(userId), originSessionId: principal.sessionId,
-                                       payload: .conversation(change))
+        var ownChange = MessagingEvent(
+            appId: principal.appId, conversationId: ConversationID.group(groupId),
+            audience: .user(userId), originSessionId: principal.sessionId,
+            payload: .conversation(change))
         ownChange.membershipChanged = true
         return [notice, ownChange]
     }
 
     /// A notify message `{event, operatorId, ...fields}` in the group's conversation.
-    private func notify(on connection: PostgresConnection, principal: Principal, groupId: String, event: String,
-                        fields: [(String, JSONValue)]) async throws -> MessagingEvent {
-        let content = JSONValue.object(JSONObject([("event", .string(event)), ("operatorId", .string(principal.userId))]
-            + fields))
-        let outcome = try await messages.send(MessageRepository.NewMessage(
-            appId: principal.appId, conversationId: ConversationID.group(groupId), chatType: .group,
-            fromId: principal.userId, toId: groupId, msgType: .notify, content: content.serialized(), extra: nil,
-            clientMsgId: "notify-" + SecureRandom.token(bytes: 12), system: true), on: connection)
+    private func notify(
+        on connection: PostgresConnection, principal: Principal, groupId: String, event: String,
+        fields: [(String, JSONValue)]
+    ) async throws -> MessagingEvent {
+        let content = JSONValue.object(
+            JSONObject(
+                [("event", .string(event)), ("operatorId", .string(principal.userId))]
+                    + fields))
+        let outcome = try await messages.send(
+            MessageRepository.NewMessage(
+                appId: principal.appId, conversationId: ConversationID.group(groupId), chatType: .group,
+                fromId: principal.userId, toId: groupId, msgType: .notify, content: content.serialized(), extra: nil,
+                clientMsgId: "notify-" + SecureRandom.token(bytes: 12), system: true), on: connection)
         guard case .stored(let message) = outcome else {
             throw PostgresError(kind: .decoding, message: "notify message not stored: \(outcome)")
         }
-        return MessagingEvent(appId: principal.appId, conversationId: message.conversationId,
-                              audience: .conversationMembers, originSessionId: nil, payload: .message(message))
+        return MessagingEvent(
+            appId: principal.appId, conversationId: message.conversationId,
+            audience: .conversationMembers, originSessionId: nil, payload: .message(message))
     }
 
     private static func outranks(_ role: GroupRole, _ other: GroupRole) -> Bool {
@@ -265,7 +328,8 @@ public struct GroupService: Sendable {
 
     private func uniqueUserIDs(_ raw: [String], field: String) throws(APIError) -> [String] {
         guard raw.count <= Self.maxMembersPerRequest else {
-            throw APIError.validationFailed.with(message: "`\(field)` may list at most \(Self.maxMembersPerRequest) users")
+            throw APIError.validationFailed.with(
+                message: "`\(field)` may list at most \(Self.maxMembersPerRequest) users")
         }
         var seen = Set<String>()
         var ids: [String] = []

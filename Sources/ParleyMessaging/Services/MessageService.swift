@@ -25,8 +25,10 @@ public struct MessageService: Sendable {
         public var extra: JSONValue?
         public var clientMsgId: String
 
-        public init(toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
-                    clientMsgId: String) {
+        public init(
+            toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
+            clientMsgId: String
+        ) {
             self.toId = toId
             self.chatType = chatType
             self.msgType = msgType
@@ -41,13 +43,15 @@ public struct MessageService: Sendable {
     /// Stores a message (or finds the one a repeated `clientMsgId` stored) and publishes it; `json` is the message's
     /// JSON, written once for the answer and the realtime frame alike.
     public func send(_ request: SendRequest, from principal: Principal) async throws
-        -> (message: IMMessage, created: Bool, json: [UInt8]) {
+        -> (message: IMMessage, created: Bool, json: [UInt8])
+    {
         guard let chatType = ChatType(rawValue: request.chatType) else {
             throw APIError.validationFailed.with(message: "`chatType` must be single or group")
         }
         guard let msgType = MessageType(rawValue: request.msgType) else {
-            throw APIError.validationFailed.with(message: "`msgType` must be one of "
-                + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
+            throw APIError.validationFailed.with(
+                message: "`msgType` must be one of "
+                    + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
         }
         let clientMsgId = try MessagingInput.clientMsgID(request.clientMsgId)
         let toId = try MessagingInput.userID(request.toId, field: "toId")
@@ -57,17 +61,21 @@ public struct MessageService: Sendable {
             let keys = MessageContentValidator.objectKeys(msgType, request.content)
             if !keys.isEmpty { try await attachments(keys, principal.appId, principal.userId) }
         }
-        let conversationId = chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
-        let outcome = try await batcher.send(MessageRepository.NewMessage(
-            appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
-            toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
-            contentValue: request.content, extraValue: request.extra))
+        let conversationId =
+            chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
+        let outcome = try await batcher.send(
+            MessageRepository.NewMessage(
+                appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
+                toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
+                contentValue: request.content, extraValue: request.extra))
         switch outcome {
         case .stored(let message):
             let json = message.jsonBytes()
-            events.publish(MessagingEvent(appId: principal.appId, conversationId: conversationId,
-                                          audience: .conversationMembers, originSessionId: principal.sessionId,
-                                          payload: .message(message), messageJSON: json))
+            events.publish(
+                MessagingEvent(
+                    appId: principal.appId, conversationId: conversationId,
+                    audience: .conversationMembers, originSessionId: principal.sessionId,
+                    payload: .message(message), messageJSON: json))
             return (message, true, json)
         case .duplicate(let message):
             return (message, false, message.jsonBytes())
@@ -87,9 +95,12 @@ public struct MessageService: Sendable {
     /// Revokes a message: its sender within the app's window, a group's owner and admins at any time. Content and
     /// extra are wiped from the row. Revoking a revoked message succeeds again without a second event.
     public func revoke(messageId: Int64, by principal: Principal) async throws -> IMMessage {
-        guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
-                                                             userId: principal.userId),
-              let membership = access.membership else { throw APIError.messageNotFound }
+        guard
+            let access = try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId,
+                userId: principal.userId),
+            let membership = access.membership
+        else { throw APIError.messageNotFound }
         let message = access.message
         if message.revoked { return message }
         guard message.msgType != .notify else { throw APIError.revokeNotAllowed }
@@ -99,16 +110,23 @@ public struct MessageService: Sendable {
             let window = TimeInterval(revokeWindow(principal.appId))
             guard now().timeIntervalSince(message.createdAt) <= window else { throw APIError.revokeWindowPassed }
         }
-        guard let revoked = try await messages.revoke(appId: principal.appId, messageId: messageId,
-                                                      operatorId: principal.userId) else {
+        guard
+            let revoked = try await messages.revoke(
+                appId: principal.appId, messageId: messageId,
+                operatorId: principal.userId)
+        else {
             // Revoked by someone else in the meantime: same answer, no second event.
-            return try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
-                                                     userId: principal.userId)?.message ?? message
+            return try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId,
+                userId: principal.userId)?.message ?? message
         }
-        events.publish(MessagingEvent(appId: principal.appId, conversationId: revoked.conversationId,
-                                      audience: .conversationMembers, originSessionId: principal.sessionId,
-                                      payload: .revoke(messageId: revoked.id, conversationId: revoked.conversationId,
-                                                       operatorId: principal.userId, seq: revoked.seq)))
+        events.publish(
+            MessagingEvent(
+                appId: principal.appId, conversationId: revoked.conversationId,
+                audience: .conversationMembers, originSessionId: principal.sessionId,
+                payload: .revoke(
+                    messageId: revoked.id, conversationId: revoked.conversationId,
+                    operatorId: principal.userId, seq: revoked.seq)))
         return revoked
     }
 
@@ -133,9 +151,12 @@ public struct MessageService: Sendable {
 
     /// Edits a text or richText message: its sender only, within the edit window, not once revoked.
     public func edit(messageId: Int64, _ request: EditRequest, by principal: Principal) async throws -> IMMessage {
-        guard let access = try await messages.findWithAccess(appId: principal.appId, messageId: messageId,
-                                                             userId: principal.userId),
-              access.membership != nil else { throw APIError.messageNotFound }
+        guard
+            let access = try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId,
+                userId: principal.userId),
+            access.membership != nil
+        else { throw APIError.messageNotFound }
         let message = access.message
         guard message.fromId == principal.userId, message.msgType.isEditable else { throw APIError.editNotAllowed }
         guard !message.revoked else { throw APIError.messageRevoked }
@@ -146,11 +167,16 @@ public struct MessageService: Sendable {
         // Absent: keep the extra; null: remove it; a value: replace it.
         var extra: [UInt8]?? = nil
         if let requested = request.extra { extra = .some(try validator.validateExtra(requested)) }
-        guard let edited = try await messages.edit(appId: principal.appId, messageId: messageId, content: content,
-                                                   extra: extra) else { throw APIError.messageRevoked }
-        events.publish(MessagingEvent(appId: principal.appId, conversationId: edited.conversationId,
-                                      audience: .conversationMembers, originSessionId: principal.sessionId,
-                                      payload: .edit(edited)))
+        guard
+            let edited = try await messages.edit(
+                appId: principal.appId, messageId: messageId, content: content,
+                extra: extra)
+        else { throw APIError.messageRevoked }
+        events.publish(
+            MessagingEvent(
+                appId: principal.appId, conversationId: edited.conversationId,
+                audience: .conversationMembers, originSessionId: principal.sessionId,
+                payload: .edit(edited)))
         return edited
     }
 }

@@ -22,8 +22,9 @@ public final class MessagingEvents: Sendable {
     public var dropped: Int { droppedCount.load(ordering: .relaxed) }
 
     public func subscribe() -> AsyncStream<MessagingEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: MessagingEvent.self,
-                                                            bufferingPolicy: .bufferingNewest(bufferSize))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: MessagingEvent.self,
+            bufferingPolicy: .bufferingNewest(bufferSize))
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }
             state.nextID += 1

@@ -14,9 +14,11 @@ public struct SyncService: Sendable {
         guard let cursor else {
             return SyncPage(changes: [], cursor: try await repository.currentCursor().description, hasMore: false)
         }
-        let page = try await repository.changes(appId: principal.appId, userId: principal.userId, after: cursor,
-                                                limit: limit)
-        return SyncPage(changes: page.entries.compactMap(Self.render), cursor: page.next.description, hasMore: page.hasMore)
+        let page = try await repository.changes(
+            appId: principal.appId, userId: principal.userId, after: cursor,
+            limit: limit)
+        return SyncPage(
+            changes: page.entries.compactMap(Self.render), cursor: page.next.description, hasMore: page.hasMore)
     }
 
     static func render(_ entry: StreamEntry) -> SyncChange? {
@@ -30,15 +32,19 @@ public struct SyncService: Sendable {
             return SyncChange(type: "edit", message: message, fields: JSONObject())
         case "revoke":
             guard let message = entry.message else { return nil }
-            return SyncChange(type: "revoke", message: nil, fields: JSONObject([
-                ("msgId", .string(message.id)), ("conversationId", .string(message.conversationId)),
-                ("operatorId", payload["operatorId"] ?? .null), ("seq", .number(JSONNumber(message.seq))),
-            ]))
+            return SyncChange(
+                type: "revoke", message: nil,
+                fields: JSONObject([
+                    ("msgId", .string(message.id)), ("conversationId", .string(message.conversationId)),
+                    ("operatorId", payload["operatorId"] ?? .null), ("seq", .number(JSONNumber(message.seq))),
+                ]))
         case "read":
-            return SyncChange(type: "read", message: nil, fields: JSONObject([
-                ("conversationId", .string(entry.conversationId)), ("userId", payload["userId"] ?? .null),
-                ("seq", payload["seq"] ?? .null),
-            ]))
+            return SyncChange(
+                type: "read", message: nil,
+                fields: JSONObject([
+                    ("conversationId", .string(entry.conversationId)), ("userId", payload["userId"] ?? .null),
+                    ("seq", payload["seq"] ?? .null),
+                ]))
         case "conversation", "membership":
             return SyncChange(type: entry.kind, message: nil, fields: payload)
         default:

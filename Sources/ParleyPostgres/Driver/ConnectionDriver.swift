@@ -71,8 +71,10 @@ final class ConnectionDriver: IOHandler {
         connectTimer = loop.scheduleTimer(after: timeout) { [self] in
             guard self.state == .connecting else { return }
             self.connectTimer = nil
-            self.close(error: PostgresError(kind: .unavailable,
-                                            message: "could not connect: timed out after \(timeout)"))
+            self.close(
+                error: PostgresError(
+                    kind: .unavailable,
+                    message: "could not connect: timed out after \(timeout)"))
         }
         guard let resolver, resolver.needsResolution else {
             startConnecting(conninfo: conninfo, overrides: [])
@@ -104,9 +106,13 @@ final class ConnectionDriver: IOHandler {
         // `overrides` (resolved addresses) come after it. ISO DateStyle is what timestamp decoding expects,
         // UTF8 what String decoding expects. Keepalives and a TCP user timeout bound how long a connection to
         // a vanished host (no RST, packets dropped) can hang: about a minute instead of the kernel's hours.
-        let keywords = ["client_encoding", "options", "fallback_application_name", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname"] + overrides.map(\.keyword)
-        let values = ["UTF8", "-c DateStyle=ISO", "parley", "30", "10", "3", "60000", conninfo] + overrides.map(\.value)
+        let keywords =
+            [
+                "client_encoding", "options", "fallback_application_name", "keepalives_idle",
+                "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
+            ] + overrides.map(\.keyword)
+        let values =
+            ["UTF8", "-c DateStyle=ISO", "parley", "30", "10", "3", "60000", conninfo] + overrides.map(\.value)
         conn = withCStringArray(keywords) { keywordPointers in
             withCStringArray(values) { valuePointers in
                 PQconnectStartParams(keywordPointers, valuePointers, 1)
@@ -120,13 +126,16 @@ final class ConnectionDriver: IOHandler {
         // libpq prints notices to stderr by default; Parley keeps its output JSON-only. The receiver also
         // hears errors the server sends while no query runs: a FATAL one (backend terminated, server shutting
         // down) means this connection is finished even if the socket has not reported EOF yet.
-        PQsetNoticeReceiver(conn, { context, result in
-            guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
-            let level = String(cString: severity)
-            if level == "FATAL" || level == "PANIC" {
-                Unmanaged<ConnectionDriver>.fromOpaque(context).takeUnretainedValue().serverEndedSession = true
-            }
-        }, Unmanaged.passUnretained(self).toOpaque())
+        PQsetNoticeReceiver(
+            conn,
+            { context, result in
+                guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V")))
+                else { return }
+                let level = String(cString: severity)
+                if level == "FATAL" || level == "PANIC" {
+                    Unmanaged<ConnectionDriver>.fromOpaque(context).takeUnretainedValue().serverEndedSession = true
+                }
+            }, Unmanaged.passUnretained(self).toOpaque())
         // libpq: behave as if PQconnectPoll last returned PGRES_POLLING_WRITING.
         watchConnectingSocket(.writable)
     }
@@ -212,8 +221,9 @@ final class ConnectionDriver: IOHandler {
                 sendUnnamed(query)
             } else if let name = statements.lookup(query.sql, binds: query.binds) {
                 // Plain TCP only: with TLS the first byte on the socket says nothing about the protocol.
-                progress.operationStarted(at: .executing,
-                                          firstResponseObservable: !wantsWrite && conn.map { PQsslInUse($0) == 0 } == true)
+                progress.operationStarted(
+                    at: .executing,
+                    firstResponseObservable: !wantsWrite && conn.map { PQsslInUse($0) == 0 } == true)
                 sendPrepared(name: name, query)
             } else {
                 let (name, evicted) = statements.insert(query.sql, binds: query.binds)
@@ -365,8 +375,9 @@ final class ConnectionDriver: IOHandler {
             PQclear(result)
             // Leaving COPY mode needs the copy API; this client does not offer it, so the connection goes.
             let error = PostgresError(kind: .server, message: "COPY is not supported by this client")
-            close(error: PostgresError(kind: .unavailable, message: "connection closed after a COPY statement"),
-                  currentFailure: error)
+            close(
+                error: PostgresError(kind: .unavailable, message: "connection closed after a COPY statement"),
+                currentFailure: error)
         default:
             if currentError == nil { currentError = LibPQ.serverError(from: result) }
             PQclear(result)
@@ -430,8 +441,10 @@ final class ConnectionDriver: IOHandler {
         if state == .ready, current == nil, let next = queue.popFirst() { start(next) }
     }
 
-    private static func deliver(_ completion: ConnectionOperation.Completion, _ result: QueryResult,
-                                from driver: ConnectionDriver) {
+    private static func deliver(
+        _ completion: ConnectionOperation.Completion, _ result: QueryResult,
+        from driver: ConnectionDriver
+    ) {
         switch completion {
         case .resume(let continuation): continuation.resume(returning: result)
         case .pooled(let query):
@@ -447,15 +460,17 @@ final class ConnectionDriver: IOHandler {
     // MARK: Closing
 
     private func connectionLost() {
-        let error = PostgresError(kind: .unavailable,
-                                  message: "connection to the server was lost: \(LibPQ.errorMessage(conn))")
+        let error = PostgresError(
+            kind: .unavailable,
+            message: "connection to the server was lost: \(LibPQ.errorMessage(conn))")
         var currentFailure = error
         if var serverError = currentError {
             // Typically 57P01 "terminating connection due to administrator command".
             serverError.kind = .unavailable
             currentFailure = serverError
         }
-        currentFailure.safeToRetry = progress.isSafeToRetry(after: .connectionLost(serverErrorSQLState: currentError?.sqlState))
+        currentFailure.safeToRetry = progress.isSafeToRetry(
+            after: .connectionLost(serverErrorSQLState: currentError?.sqlState))
         close(error: error, currentFailure: currentFailure)
     }
 

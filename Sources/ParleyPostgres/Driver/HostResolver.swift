@@ -56,7 +56,9 @@ final class HostResolver: Sendable {
         // Like libpq: without `host` in the string, PGHOST applies.
         if host == nil || host?.isEmpty == true, let env = getenv("PGHOST") { host = String(cString: env) }
         if port == nil || port?.isEmpty == true, let env = getenv("PGPORT") { port = String(cString: env) }
-        if hostaddr == nil || hostaddr?.isEmpty == true, let env = getenv("PGHOSTADDR") { hostaddr = String(cString: env) }
+        if hostaddr == nil || hostaddr?.isEmpty == true, let env = getenv("PGHOSTADDR") {
+            hostaddr = String(cString: env)
+        }
         guard hostaddr?.isEmpty ?? true, let host, !host.isEmpty else {
             plan = nil
             return
@@ -107,7 +109,8 @@ final class HostResolver: Sendable {
                     failure = "could not resolve host \"\(host)\": \(message)"
                 }
             }
-            let result: Result<[HostAddressPair], PostgresError> = pairs.isEmpty
+            let result: Result<[HostAddressPair], PostgresError> =
+                pairs.isEmpty
                 ? .failure(PostgresError(kind: .unavailable, message: "could not connect: \(failure ?? "no address")"))
                 : .success(pairs)
             let ttl = pairs.isEmpty ? Self.negativeTTL : Self.positiveTTL
@@ -142,8 +145,10 @@ final class HostResolver: Sendable {
         var node: UnsafeMutablePointer<addrinfo>? = first
         while let current = node {
             var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            if getnameinfo(current.pointee.ai_addr, current.pointee.ai_addrlen, &buffer, socklen_t(buffer.count),
-                           nil, 0, NI_NUMERICHOST) == 0 {
+            if getnameinfo(
+                current.pointee.ai_addr, current.pointee.ai_addrlen, &buffer, socklen_t(buffer.count),
+                nil, 0, NI_NUMERICHOST) == 0
+            {
                 let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 if !addresses.contains(text) { addresses.append(text) }
             }

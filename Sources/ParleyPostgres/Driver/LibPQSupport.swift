@@ -22,9 +22,10 @@ enum LibPQ {
         }
         var message = field(UInt8(ascii: "M"))
         if message == nil, let raw = PQresultErrorMessage(result) { message = trimmed(String(cString: raw)) }
-        return PostgresError(kind: .server, message: message ?? "unknown server error",
-                             sqlState: field(UInt8(ascii: "C")), detail: field(UInt8(ascii: "D")),
-                             constraint: field(UInt8(ascii: "n")), table: field(UInt8(ascii: "t")))
+        return PostgresError(
+            kind: .server, message: message ?? "unknown server error",
+            sqlState: field(UInt8(ascii: "C")), detail: field(UInt8(ascii: "D")),
+            constraint: field(UInt8(ascii: "n")), table: field(UInt8(ascii: "t")))
     }
 
     /// Calls `body` with libpq's parameter arrays for `binds`: one contiguous scratch buffer holds every
@@ -61,7 +62,9 @@ enum LibPQ {
                         case .text(var text):
                             let start = offset
                             text.withUTF8 { utf8 in
-                                if utf8.count > 0 { (base + offset).initialize(from: utf8.baseAddress!, count: utf8.count) }
+                                if utf8.count > 0 {
+                                    (base + offset).initialize(from: utf8.baseAddress!, count: utf8.count)
+                                }
                                 offset += utf8.count
                             }
                             (base + offset).initialize(to: 0)
@@ -71,7 +74,9 @@ enum LibPQ {
                         case .binary(let bytes):
                             let start = offset
                             bytes.withUnsafeBufferPointer { raw in
-                                if raw.count > 0 { (base + offset).initialize(from: raw.baseAddress!, count: raw.count) }
+                                if raw.count > 0 {
+                                    (base + offset).initialize(from: raw.baseAddress!, count: raw.count)
+                                }
                             }
                             offset += bytes.count
                             values[index] = UnsafeRawPointer(base + start).assumingMemoryBound(to: CChar.self)

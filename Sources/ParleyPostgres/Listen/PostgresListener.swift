@@ -80,8 +80,10 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         guard subscribers[channel]?.isEmpty == true else { return }
         subscribers[channel] = nil
         if listening.remove(channel) != nil, let driver, driver.isReady {
-            driver.enqueue(ConnectionOperation(command: .simple("UNLISTEN \(LibPQ.quoteIdentifier(channel))"),
-                                               completion: .callback { _ in }))
+            driver.enqueue(
+                ConnectionOperation(
+                    command: .simple("UNLISTEN \(LibPQ.quoteIdentifier(channel))"),
+                    completion: .callback { _ in }))
         }
     }
 
@@ -133,25 +135,31 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         let wanted = channels.filter { !listening.contains($0) && !pendingListen.contains($0) }
         if wanted.isEmpty && !thenAnnounceReconnect { return }
         pendingListen.formUnion(wanted)
-        let sql = wanted.isEmpty ? "SELECT 1" : wanted.map { "LISTEN \(LibPQ.quoteIdentifier($0))" }.joined(separator: "; ")
-        driver.enqueue(ConnectionOperation(command: .simple(sql), completion: .callback { [self] result in
-            guard self.driver === driver else { return }
-            pendingListen.subtract(wanted)
-            switch result {
-            case .success:
-                listening.formUnion(wanted)
-                backoff = .milliseconds(50)
-                for channel in wanted {
-                    for waiter in readyWaiters.removeValue(forKey: channel) ?? [] { waiter.resume() }
-                }
-                if thenAnnounceReconnect {
-                    for continuation in subscribers.values.flatMap(\.values) { continuation.yield(.reconnected) }
-                }
-            case .failure(let error):
-                logger.error("LISTEN failed", ["error": .string(error.description)])
-                driver.close(error: error)
-            }
-        }))
+        let sql =
+            wanted.isEmpty ? "SELECT 1" : wanted.map { "LISTEN \(LibPQ.quoteIdentifier($0))" }.joined(separator: "; ")
+        driver.enqueue(
+            ConnectionOperation(
+                command: .simple(sql),
+                completion: .callback { [self] result in
+                    guard self.driver === driver else { return }
+                    pendingListen.subtract(wanted)
+                    switch result {
+                    case .success:
+                        listening.formUnion(wanted)
+                        backoff = .milliseconds(50)
+                        for channel in wanted {
+                            for waiter in readyWaiters.removeValue(forKey: channel) ?? [] { waiter.resume() }
+                        }
+                        if thenAnnounceReconnect {
+                            for continuation in subscribers.values.flatMap(\.values) {
+                                continuation.yield(.reconnected)
+                            }
+                        }
+                    case .failure(let error):
+                        logger.error("LISTEN failed", ["error": .string(error.description)])
+                        driver.close(error: error)
+                    }
+                }))
     }
 
     func connectionEstablished(_ connection: ConnectionDriver) {

@@ -32,7 +32,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             return "migration \(name) (version \(version)) is recorded as applied but its file is missing. Applied "
                 + "migrations are immutable: restore the file."
         case .failed(let name, let sqlState, let message):
-            return "migration \(name) failed and was rolled back: \(message)" + (sqlState.map { " (SQLSTATE \($0))" } ?? "")
+            return "migration \(name) failed and was rolled back: \(message)"
+                + (sqlState.map { " (SQLSTATE \($0))" } ?? "")
         }
     }
 }

@@ -20,7 +20,7 @@ struct MigrationFile: Sendable, Equatable {
         func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
         func isLetter(_ c: UInt8) -> Bool { (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") }
         guard digits.count >= 4, digits.count <= 9, digits.allSatisfy(isDigit),
-              !label.isEmpty, label.allSatisfy({ isDigit($0) || isLetter($0) || $0 == UInt8(ascii: "_") })
+            !label.isEmpty, label.allSatisfy({ isDigit($0) || isLetter($0) || $0 == UInt8(ascii: "_") })
         else { return nil }
         guard let version = Int(String(decoding: digits, as: UTF8.self)), version > 0 else { return nil }
         return version
@@ -41,8 +41,10 @@ struct MigrationFile: Sendable, Equatable {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             guard let data = FileManager.default.contents(atPath: path) else { throw .unreadableFile(path: path) }
             let bytes = [UInt8](data)
-            files.append(MigrationFile(version: version, name: name, sql: String(decoding: bytes, as: UTF8.self),
-                                       checksum: Hex.encode(SHA256.hash(bytes))))
+            files.append(
+                MigrationFile(
+                    version: version, name: name, sql: String(decoding: bytes, as: UTF8.self),
+                    checksum: Hex.encode(SHA256.hash(bytes))))
         }
         files.sort { $0.version < $1.version }
         var index = 0

@@ -38,8 +38,10 @@ public struct Migrator: Sendable {
         }
         try Self.verify(applied: applied, files: files)
         let appliedVersions = Set(applied.map(\.version))
-        return (files.filter { appliedVersions.contains($0.version) }.map(\.name),
-                files.filter { !appliedVersions.contains($0.version) }.map(\.name))
+        return (
+            files.filter { appliedVersions.contains($0.version) }.map(\.name),
+            files.filter { !appliedVersions.contains($0.version) }.map(\.name)
+        )
     }
 
     /// Applies every pending migration; returns the file names applied by this call (empty when up to date).
@@ -61,16 +63,19 @@ public struct Migrator: Sendable {
         }
     }
 
-    private static func applyPending(_ files: [MigrationFile], on connection: PostgresConnection,
-                                     logger: Logger) async throws -> [String] {
-        try await connection.execute(unsafeSQL: """
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version integer PRIMARY KEY,
-                name text NOT NULL,
-                checksum text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """)
+    private static func applyPending(
+        _ files: [MigrationFile], on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [String] {
+        try await connection.execute(
+            unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    checksum text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """)
         let applied = try await readApplied(connection)
         try verify(applied: applied, files: files)
         let appliedVersions = Set(applied.map(\.version))
@@ -79,7 +84,8 @@ public struct Migrator: Sendable {
             do {
                 try await connection.execute(unsafeSQL: "BEGIN")
                 try await connection.execute(unsafeSQL: file.sql)
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     INSERT INTO schema_migrations (version, name, checksum)
                     VALUES (\(Int32(file.version)), \(file.name), \(file.checksum))
                     """)
@@ -97,8 +103,9 @@ public struct Migrator: Sendable {
     private static func readApplied(_ connection: PostgresConnection) async throws -> [AppliedMigration] {
         let rows = try await connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
         return try rows.map { row throws(PostgresError) in
-            AppliedMigration(version: try row.decode(0, as: Int.self), name: try row.decode(1, as: String.self),
-                             checksum: try row.decode(2, as: String.self))
+            AppliedMigration(
+                version: try row.decode(0, as: Int.self), name: try row.decode(1, as: String.self),
+                checksum: try row.decode(2, as: String.self))
         }
     }
 

@@ -24,7 +24,10 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
     private var drainedWaiters: [() -> Void] = []
     private let maxAttempts: Int
 
-    init(loop: EventLoop, maxConnections: Int, configuration: PostgresConfiguration, resolver: HostResolver, logger: Logger) {
+    init(
+        loop: EventLoop, maxConnections: Int, configuration: PostgresConfiguration, resolver: HostResolver,
+        logger: Logger
+    ) {
         self.loop = loop
         self.configuration = configuration
         self.resolver = resolver
@@ -107,15 +110,18 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
             apply(machine.connectionReleased(connection))
             returned()
         case PQTRANS_INTRANS, PQTRANS_INERROR:
-            connection.enqueue(ConnectionOperation(command: .simple("ROLLBACK"), completion: .callback { [self] result in
-                defer { returned() }
-                guard !connection.isClosed else { return }
-                if case .success = result, connection.transactionStatus == PQTRANS_IDLE {
-                    apply(machine.connectionReleased(connection))
-                } else {
-                    connection.close()
-                }
-            }))
+            connection.enqueue(
+                ConnectionOperation(
+                    command: .simple("ROLLBACK"),
+                    completion: .callback { [self] result in
+                        defer { returned() }
+                        guard !connection.isClosed else { return }
+                        if case .success = result, connection.transactionStatus == PQTRANS_IDLE {
+                            apply(machine.connectionReleased(connection))
+                        } else {
+                            connection.close()
+                        }
+                    }))
         default:
             connection.close()
             returned()
@@ -131,7 +137,9 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
             publish()
             let timeout = configuration.acquireTimeout
             for request in expired {
-                fail(request, PostgresError(kind: .timeout, message: "no database connection became free within \(timeout)"))
+                fail(
+                    request,
+                    PostgresError(kind: .timeout, message: "no database connection became free within \(timeout)"))
             }
         }
     }
@@ -140,8 +148,9 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
 
     private func startConnect() {
         nextConnectionID += 1
-        let driver = ConnectionDriver(loop: loop, id: nextConnectionID,
-                                      statementCacheCapacity: configuration.statementCacheCapacity, delegate: self)
+        let driver = ConnectionDriver(
+            loop: loop, id: nextConnectionID,
+            statementCacheCapacity: configuration.statementCacheCapacity, delegate: self)
         drivers[ObjectIdentifier(driver)] = driver
         driver.connect(conninfo: configuration.conninfo, timeout: configuration.connectTimeout, resolver: resolver)
     }
@@ -151,7 +160,8 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
             connectFailureLogged = false
             logger.info("database connection restored")
         }
-        logger.debug("database connection opened", ["connection": .int(connection.id), "pid": .int(Int(connection.backendPID))])
+        logger.debug(
+            "database connection opened", ["connection": .int(connection.id), "pid": .int(Int(connection.backendPID))])
         apply(machine.connectionEstablished(connection))
     }
 
@@ -173,7 +183,8 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
 
     func connection(_ connection: ConnectionDriver, closedWith error: PostgresError) {
         drivers[ObjectIdentifier(connection)] = nil
-        logger.debug("database connection closed", ["connection": .int(connection.id), "reason": .string(error.description)])
+        logger.debug(
+            "database connection closed", ["connection": .int(connection.id), "reason": .string(error.description)])
         let replace = machine.connectionClosed(connection)
         publish()
         if replace { startConnect() }

@@ -24,7 +24,8 @@ final class PoolCounters: Sendable {
     let waiting = Atomic<Int>(0)
 
     var snapshot: PostgresPoolStatistics {
-        PostgresPoolStatistics(total: total.load(ordering: .relaxed), inUse: inUse.load(ordering: .relaxed),
-                               idle: idle.load(ordering: .relaxed), waiting: waiting.load(ordering: .relaxed))
+        PostgresPoolStatistics(
+            total: total.load(ordering: .relaxed), inUse: inUse.load(ordering: .relaxed),
+            idle: idle.load(ordering: .relaxed), waiting: waiting.load(ordering: .relaxed))
     }
 }

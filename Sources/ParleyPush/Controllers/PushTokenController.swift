@@ -11,50 +11,64 @@ struct PushTokenController: Sendable {
 
     func register(on router: inout Router) {
         let tokens = tokens
-        router.post("/api/push/tokens", options: Self.bodyLimit, authenticator.protect { request, _, principal in
-            let body = try request.decodeJSON(BindTokenRequest.self)
-            let binding = try PushTokenInput.binding(token: body.token, vendor: body.vendor, deviceId: body.deviceId,
-                                                     bundleId: body.bundleId, environment: body.environment)
-            return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
-        })
+        router.post(
+            "/api/push/tokens", options: Self.bodyLimit,
+            authenticator.protect { request, _, principal in
+                let body = try request.decodeJSON(BindTokenRequest.self)
+                let binding = try PushTokenInput.binding(
+                    token: body.token, vendor: body.vendor, deviceId: body.deviceId,
+                    bundleId: body.bundleId, environment: body.environment)
+                return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
+            })
         // Unbinding works without fresh privacy consent (a client may unbind before showing the new policy).
-        router.delete("/api/push/tokens/{token}", authenticator.protect(consent: .exempt) { _, context, principal in
-            let token = try PushTokenInput.lookupToken(try context.parameter("token"))
-            let removed = try await tokens.unbind(appId: principal.appId, userId: principal.userId, token: token)
-            guard removed > 0 else { throw APIError.pushTokenNotFound }
-            return .ok(UnbindResult(removed: removed))
-        })
-        router.post("/user/device/push-token", options: Self.bodyLimit, authenticator.protect { request, _, principal in
-            let body = try request.decodeJSON(LegacyBindRequest.self)
-            guard body.uid == principal.userId else { throw APIError.pushUserMismatch }
-            let binding = try PushTokenInput.binding(token: body.token,
-                                                     vendor: try PushTokenInput.legacyVendor(body.type).rawValue,
-                                                     deviceId: body.deviceId, bundleId: body.bundleId,
-                                                     environment: body.environment)
-            return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
-        })
+        router.delete(
+            "/api/push/tokens/{token}",
+            authenticator.protect(consent: .exempt) { _, context, principal in
+                let token = try PushTokenInput.lookupToken(try context.parameter("token"))
+                let removed = try await tokens.unbind(appId: principal.appId, userId: principal.userId, token: token)
+                guard removed > 0 else { throw APIError.pushTokenNotFound }
+                return .ok(UnbindResult(removed: removed))
+            })
+        router.post(
+            "/user/device/push-token", options: Self.bodyLimit,
+            authenticator.protect { request, _, principal in
+                let body = try request.decodeJSON(LegacyBindRequest.self)
+                guard body.uid == principal.userId else { throw APIError.pushUserMismatch }
+                let binding = try PushTokenInput.binding(
+                    token: body.token,
+                    vendor: try PushTokenInput.legacyVendor(body.type).rawValue,
+                    deviceId: body.deviceId, bundleId: body.bundleId,
+                    environment: body.environment)
+                return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
+            })
         // Called at logout: unbinding nothing is not an error.
-        router.post("/user/device/push-token/unbind", options: Self.bodyLimit,
-                    authenticator.protect(consent: .exempt) { request, _, principal in
-            let body = request.bodyBytes.isEmpty ? LegacyUnbindRequest(uid: nil, token: nil, type: nil)
-                : try request.decodeJSON(LegacyUnbindRequest.self)
-            if let uid = body.uid, uid != principal.userId { throw APIError.pushUserMismatch }
-            let removed: Int
-            if let token = body.token {
-                let vendor = try body.type.map { raw throws(APIError) in try PushTokenInput.legacyVendor(raw) }
-                removed = try await tokens.unbind(appId: principal.appId, userId: principal.userId,
-                                                  token: try PushTokenInput.lookupToken(token), vendor: vendor)
-            } else {
-                removed = try await tokens.unbind(appId: principal.appId, sessionId: principal.sessionId)
-            }
-            return .ok(UnbindResult(removed: removed))
-        })
+        router.post(
+            "/user/device/push-token/unbind", options: Self.bodyLimit,
+            authenticator.protect(consent: .exempt) { request, _, principal in
+                let body =
+                    request.bodyBytes.isEmpty
+                    ? LegacyUnbindRequest(uid: nil, token: nil, type: nil)
+                    : try request.decodeJSON(LegacyUnbindRequest.self)
+                if let uid = body.uid, uid != principal.userId { throw APIError.pushUserMismatch }
+                let removed: Int
+                if let token = body.token {
+                    let vendor = try body.type.map { raw throws(APIError) in try PushTokenInput.legacyVendor(raw) }
+                    removed = try await tokens.unbind(
+                        appId: principal.appId, userId: principal.userId,
+                        token: try PushTokenInput.lookupToken(token), vendor: vendor)
+                } else {
+                    removed = try await tokens.unbind(appId: principal.appId, sessionId: principal.sessionId)
+                }
+                return .ok(UnbindResult(removed: removed))
+            })
     }
 
     static func bind(_ binding: PushTokenRepository.Binding, principal: Principal, tokens: PushTokenRepository)
-        async throws -> BoundToken {
+        async throws -> BoundToken
+    {
         try await tokens.bind(binding, appId: principal.appId, userId: principal.userId, sessionId: principal.sessionId)
-        return BoundToken(token: binding.token, vendor: binding.vendor.rawValue, deviceId: binding.deviceId,
-                          bundleId: binding.bundleId, environment: binding.environment.rawValue)
+        return BoundToken(
+            token: binding.token, vendor: binding.vendor.rawValue, deviceId: binding.deviceId,
+            bundleId: binding.bundleId, environment: binding.environment.rawValue)
     }
 }

@@ -42,23 +42,32 @@ struct UnbindResult: Encodable {
 
 /// Checks of the bind fields (1002 with the field named).
 enum PushTokenInput {
-    static func binding(token: String, vendor rawVendor: String, deviceId: String?, bundleId: String?,
-                        environment: String?) throws(APIError) -> PushTokenRepository.Binding {
+    static func binding(
+        token: String, vendor rawVendor: String, deviceId: String?, bundleId: String?,
+        environment: String?
+    ) throws(APIError) -> PushTokenRepository.Binding {
         guard let vendor = PushVendor(rawValue: rawVendor) else {
-            throw APIError.validationFailed.with(message: "vendor must be one of "
-                + PushVendor.allCases.map(\.rawValue).joined(separator: ", "))
+            throw APIError.validationFailed.with(
+                message: "vendor must be one of "
+                    + PushVendor.allCases.map(\.rawValue).joined(separator: ", "))
         }
         guard let normalized = vendor.normalize(token) else {
-            throw APIError.validationFailed.with(message: vendor.isAPNs
-                ? "token must be an APNs device token: 64 to 200 hex digits"
-                : "token must be 16 to 4096 characters of A-Z, a-z, 0-9, '-', '_', ':' or '.'")
+            throw APIError.validationFailed.with(
+                message: vendor.isAPNs
+                    ? "token must be an APNs device token: 64 to 200 hex digits"
+                    : "token must be 16 to 4096 characters of A-Z, a-z, 0-9, '-', '_', ':' or '.'")
         }
         let device = deviceId ?? ""
-        guard device.utf8.count <= 128, !device.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw APIError.validationFailed.with(message: "deviceId must be at most 128 characters, no control characters") }
+        guard device.utf8.count <= 128,
+            !device.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw APIError.validationFailed.with(
+                message: "deviceId must be at most 128 characters, no control characters")
+        }
         let bundle = bundleId ?? ""
         guard bundle.isEmpty || APNsIdentifiers.isBundleID(bundle) else {
-            throw APIError.validationFailed.with(message: "bundleId must be a reverse-DNS bundle identifier (A-Z, a-z, 0-9, '-', '.')")
+            throw APIError.validationFailed.with(
+                message: "bundleId must be a reverse-DNS bundle identifier (A-Z, a-z, 0-9, '-', '.')")
         }
         var env = PushEnvironment.production
         if let environment {
@@ -67,8 +76,9 @@ enum PushTokenInput {
             }
             env = parsed
         }
-        return PushTokenRepository.Binding(vendor: vendor, token: normalized, deviceId: device, bundleId: bundle,
-                                           environment: env)
+        return PushTokenRepository.Binding(
+            vendor: vendor, token: normalized, deviceId: device, bundleId: bundle,
+            environment: env)
     }
 
     /// The legacy `type` field: "apns" by default; "voip" is the PushKit token.

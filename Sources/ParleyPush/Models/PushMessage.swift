@@ -14,8 +14,10 @@ public struct PushMessage: Sendable, Equatable {
     /// The sender's nickname, or their id when they have none.
     public var senderName: String
 
-    public init(id: Int64, appId: Int64, conversationId: String, fromId: String, chatType: String, msgType: String,
-                content: String?, revoked: Bool, senderName: String) {
+    public init(
+        id: Int64, appId: Int64, conversationId: String, fromId: String, chatType: String, msgType: String,
+        content: String?, revoked: Bool, senderName: String
+    ) {
         self.id = id
         self.appId = appId
         self.conversationId = conversationId

@@ -22,8 +22,10 @@ public struct PushSettings: Sendable, Equatable {
     /// nil: Apple's endpoint for each token's environment.
     public var endpoint: String?
 
-    public init(appId: Int64, enabled: Bool = false, teamId: String? = nil, keyId: String? = nil,
-                sealedKey: [UInt8]? = nil, bundleId: String? = nil, preview: PushPreview = .full, endpoint: String? = nil) {
+    public init(
+        appId: Int64, enabled: Bool = false, teamId: String? = nil, keyId: String? = nil,
+        sealedKey: [UInt8]? = nil, bundleId: String? = nil, preview: PushPreview = .full, endpoint: String? = nil
+    ) {
         self.appId = appId
         self.enabled = enabled
         self.teamId = teamId
@@ -51,7 +53,8 @@ public struct APNsCredentials: Sendable {
     /// nil: Apple's endpoint for the token's environment.
     public var endpoint: String?
 
-    public init(appId: Int64, teamId: String, keyId: String, key: P256.SigningKey, bundleId: String, endpoint: String?) {
+    public init(appId: Int64, teamId: String, keyId: String, key: P256.SigningKey, bundleId: String, endpoint: String?)
+    {
         self.appId = appId
         self.teamId = teamId
         self.keyId = keyId

@@ -18,14 +18,17 @@ public enum PushVendor: String, Sendable, Hashable, CaseIterable, Codable {
         case .apns, .apnsVoip:
             let lowered = token.lowercased()
             guard (64...200).contains(lowered.utf8.count), lowered.utf8.count % 2 == 0,
-                  lowered.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
+                lowered.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            else { return nil }
             return lowered
         case .fcm, .hms:
-            guard (16...4096).contains(token.utf8.count), token.utf8.allSatisfy({ byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
-                    || byte == UInt8(ascii: ".")
-            }) else { return nil }
+            guard (16...4096).contains(token.utf8.count),
+                token.utf8.allSatisfy({ byte in
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a)
+                        || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+                        || byte == UInt8(ascii: ".")
+                })
+            else { return nil }
             return token
         }
     }

@@ -17,30 +17,36 @@ public struct PushJobRepository: Sendable {
     /// Leases up to `limit` due jobs for `leaseSeconds`: other workers skip them (SKIP LOCKED while this runs,
     /// `leased_until` afterwards) until the lease ends, which is how a crashed worker's jobs come back.
     func lease(limit: Int, leaseSeconds: Int) async throws -> [Job] {
-        try await database.query("""
+        try await database.query(
+            """
             UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds)), attempts = attempts + 1
             WHERE id IN (SELECT id FROM push_jobs
                          WHERE next_attempt_at <= now() AND (leased_until IS NULL OR leased_until < now())
                          ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING id, app_id, message_id, attempts
-            """).map { row in
-            Job(id: try row.decode("id"), appId: try row.decode("app_id"), messageId: try row.decode("message_id"),
+            """
+        ).map { row in
+            Job(
+                id: try row.decode("id"), appId: try row.decode("app_id"), messageId: try row.decode("message_id"),
                 attempts: try row.decode("attempts"))
         }.sorted { $0.id < $1.id }
     }
 
     func message(appId: Int64, id: Int64) async throws -> PushMessage? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT m.id, m.app_id, m.conversation_id, m.from_id, m.chat_type, m.msg_type, m.content,
                    m.revoked_at IS NOT NULL AS revoked, coalesce(nullif(u.nickname, ''), m.from_id) AS sender_name
             FROM messages m LEFT JOIN users u ON u.app_id = m.app_id AND u.id = m.from_id
             WHERE m.id = \(id) AND m.app_id = \(appId)
-            """).first.map { row in
-            PushMessage(id: try row.decode("id"), appId: try row.decode("app_id"),
-                        conversationId: try row.decode("conversation_id"), fromId: try row.decode("from_id"),
-                        chatType: try row.decode("chat_type"), msgType: try row.decode("msg_type"),
-                        content: try row.decode("content"), revoked: try row.decode("revoked"),
-                        senderName: try row.decode("sender_name"))
+            """
+        ).first.map { row in
+            PushMessage(
+                id: try row.decode("id"), appId: try row.decode("app_id"),
+                conversationId: try row.decode("conversation_id"), fromId: try row.decode("from_id"),
+                chatType: try row.decode("chat_type"), msgType: try row.decode("msg_type"),
+                content: try row.decode("content"), revoked: try row.decode("revoked"),
+                senderName: try row.decode("sender_name"))
         }
     }
 
@@ -49,7 +55,8 @@ public struct PushJobRepository: Sendable {
     /// connection on any instance (instances silent for `staleSeconds` count as gone), through sessions that
     /// are still active (a token of an ended session is never used, even before its unbinding ran).
     func targets(job: Job, message: PushMessage, staleSeconds: Int) async throws -> [(PushTarget, delivered: Bool)] {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT t.user_id, t.vendor, t.token, t.environment, t.bundle_id,
                    EXISTS (SELECT 1 FROM push_deliveries d
                            WHERE d.job_id = \(job.id) AND d.vendor = t.vendor AND d.token = t.token) AS delivered
@@ -67,9 +74,11 @@ public struct PushJobRepository: Sendable {
             """)
         return try rows.compactMap { row in
             guard let vendor = PushVendor(rawValue: try row.decode("vendor")),
-                  let environment = PushEnvironment(rawValue: try row.decode("environment")) else { return nil }
-            let target = PushTarget(userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
-                                    environment: environment, bundleId: try row.decode("bundle_id"))
+                let environment = PushEnvironment(rawValue: try row.decode("environment"))
+            else { return nil }
+            let target = PushTarget(
+                userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
+                environment: environment, bundleId: try row.decode("bundle_id"))
             return (target, try row.decode("delivered", as: Bool.self))
         }
     }
@@ -77,7 +86,8 @@ public struct PushJobRepository: Sendable {
     /// Records pushed tokens, so that a retry of the job skips them.
     func recordDeliveries(jobId: Int64, _ targets: [PushTarget]) async throws {
         guard !targets.isEmpty else { return }
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             INSERT INTO push_deliveries (job_id, vendor, token)
             SELECT \(jobId), d.vendor, d.token
             FROM unnest(\(PostgresTextArray(targets.map(\.vendor.rawValue)))::text[],
@@ -94,7 +104,8 @@ public struct PushJobRepository: Sendable {
     /// Another attempt after `delay`, free for any worker then.
     func reschedule(jobId: Int64, after delay: Duration) async throws {
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             UPDATE push_jobs SET leased_until = NULL,
                 next_attempt_at = now() + make_interval(secs => \(Double(milliseconds) / 1000))
             WHERE id = \(jobId)

@@ -7,12 +7,13 @@ public struct PushSettingsRepository: Sendable {
     public init(database: PostgresClient) { self.database = database }
 
     static func decode(_ row: PostgresRow) throws -> PushSettings {
-        PushSettings(appId: try row.decode("app_id"), enabled: try row.decode("enabled"),
-                     teamId: try row.decode("apns_team_id"), keyId: try row.decode("apns_key_id"),
-                     sealedKey: try row.decode("apns_private_key_ciphertext"),
-                     bundleId: try row.decode("apns_bundle_id"),
-                     preview: PushPreview(rawValue: try row.decode("preview")) ?? .full,
-                     endpoint: try row.decode("apns_endpoint"))
+        PushSettings(
+            appId: try row.decode("app_id"), enabled: try row.decode("enabled"),
+            teamId: try row.decode("apns_team_id"), keyId: try row.decode("apns_key_id"),
+            sealedKey: try row.decode("apns_private_key_ciphertext"),
+            bundleId: try row.decode("apns_bundle_id"),
+            preview: PushPreview(rawValue: try row.decode("preview")) ?? .full,
+            endpoint: try row.decode("apns_endpoint"))
     }
 
     static let columns = """
@@ -20,15 +21,18 @@ public struct PushSettingsRepository: Sendable {
         """
 
     public func settings(appId: Int64) async throws -> PushSettings? {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM app_push_settings WHERE app_id = \(appId)
-            """).first.map(Self.decode)
+            """
+        ).first.map(Self.decode)
     }
 
     /// Settings of several apps at once (one worker batch).
     func settings(appIds: [Int64]) async throws -> [Int64: PushSettings] {
         guard !appIds.isEmpty else { return [:] }
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM app_push_settings
             WHERE app_id = ANY(\(PostgresTextArray(appIds.map(String.init)))::bigint[])
             """)
@@ -42,9 +46,10 @@ public struct PushSettingsRepository: Sendable {
 
     /// Apps with push enabled (the worker wakes early only for their messages).
     func enabledAppIds() async throws -> Set<Int64> {
-        Set(try await database.query("SELECT app_id FROM app_push_settings WHERE enabled").map {
-            try $0.decode("app_id", as: Int64.self)
-        })
+        Set(
+            try await database.query("SELECT app_id FROM app_push_settings WHERE enabled").map {
+                try $0.decode("app_id", as: Int64.self)
+            })
     }
 
     /// Changes of `parley app push`: nil keeps the current value; `clearEndpoint` goes back to Apple's.
@@ -62,7 +67,8 @@ public struct PushSettingsRepository: Sendable {
     }
 
     public func update(appId: Int64, _ update: Update) async throws {
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             INSERT INTO app_push_settings (app_id, enabled, apns_team_id, apns_key_id, apns_private_key_ciphertext,
                                            apns_bundle_id, preview, apns_endpoint)
             VALUES (\(appId), coalesce(\(update.enabled), false), \(update.teamId), \(update.keyId), \(update.sealedKey),

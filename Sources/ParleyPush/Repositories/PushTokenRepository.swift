@@ -18,7 +18,8 @@ public struct PushTokenRepository: Sendable {
     /// previous token of the same vendor: a device has one token per vendor, and a refreshed token replaces the
     /// old one instead of doubling its pushes.
     func bind(_ binding: Binding, appId: Int64, userId: String, sessionId: String) async throws {
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             WITH replaced AS (
                 DELETE FROM push_tokens
                 WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
@@ -35,19 +36,23 @@ public struct PushTokenRepository: Sendable {
     /// Removes the user's token (any vendor, or `vendor`); returns how many rows went.
     func unbind(appId: Int64, userId: String, token: String, vendor: PushVendor? = nil) async throws -> Int {
         // APNs tokens are stored lower-cased; clients may send them in either case.
-        try await database.query("""
+        try await database.query(
+            """
             DELETE FROM push_tokens
             WHERE app_id = \(appId) AND user_id = \(userId) AND token IN (\(token), \(token.lowercased()))
               AND (\(vendor?.rawValue)::text IS NULL OR vendor = \(vendor?.rawValue))
             RETURNING vendor
-            """).count
+            """
+        ).count
     }
 
     /// Removes every token the session bound (legacy unbind without a token).
     func unbind(appId: Int64, sessionId: String) async throws -> Int {
-        try await database.query("""
+        try await database.query(
+            """
             DELETE FROM push_tokens WHERE app_id = \(appId) AND session_id = \(sessionId) RETURNING vendor
-            """).count
+            """
+        ).count
     }
 
     /// Removes the tokens of an ended session (logout, displaced, revoked).
@@ -58,7 +63,8 @@ public struct PushTokenRepository: Sendable {
     /// Removes tokens the push service called dead.
     func delete(appId: Int64, tokens: [(PushVendor, String)]) async throws {
         guard !tokens.isEmpty else { return }
-        _ = try await database.query("""
+        _ = try await database.query(
+            """
             DELETE FROM push_tokens t
             USING unnest(\(PostgresTextArray(tokens.map(\.0.rawValue)))::text[], \(PostgresTextArray(tokens.map(\.1)))::text[])
                 AS dead(vendor, token)
@@ -71,10 +77,12 @@ extension PushTokenRepository {
     /// Removes tokens whose session has ended: the backstop under the session-end events (which a busy instance
     /// may shed). Returns how many went.
     func sweepEndedSessions() async throws -> Int {
-        try await database.query("""
+        try await database.query(
+            """
             DELETE FROM push_tokens t USING sessions s
             WHERE s.id = t.session_id AND s.ended_at IS NOT NULL
             RETURNING t.vendor
-            """).count
+            """
+        ).count
     }
 }

@@ -35,8 +35,9 @@ final class APNsProviderTokens: Sendable {
         if let entry = cache.withLock({ $0[key] }), time - entry.issuedAt < Self.renewAfterSeconds {
             return entry.token
         }
-        let token = try JWT.signES256(header: ["kid": credentials.keyId],
-                                      claims: Claims(iss: credentials.teamId, iat: time), key: credentials.key)
+        let token = try JWT.signES256(
+            header: ["kid": credentials.keyId],
+            claims: Claims(iss: credentials.teamId, iat: time), key: credentials.key)
         cache.withLock { $0[key] = Entry(token: token, issuedAt: time) }
         return token
     }

@@ -20,8 +20,10 @@ public struct PushNotification: Sendable, Equatable {
     /// Seconds since 1970 after which APNs stops trying to deliver (0: only now).
     public var expiration: Int
 
-    public init(vendor: PushVendor, token: String, environment: PushEnvironment, bundleId: String, kind: Kind,
-                payload: [UInt8], collapseId: String, expiration: Int) {
+    public init(
+        vendor: PushVendor, token: String, environment: PushEnvironment, bundleId: String, kind: Kind,
+        payload: [UInt8], collapseId: String, expiration: Int
+    ) {
         self.vendor = vendor
         self.token = token
         self.environment = environment

@@ -19,8 +19,9 @@ struct EndedSessionUnbinder: Service {
             do {
                 try await tokens.unbindEndedSession(session.sessionId)
             } catch {
-                logger.warning("unbinding an ended session's push tokens failed; the sweep will",
-                               ["error": .string(String(describing: error))])
+                logger.warning(
+                    "unbinding an ended session's push tokens failed; the sweep will",
+                    ["error": .string(String(describing: error))])
             }
         }
     }

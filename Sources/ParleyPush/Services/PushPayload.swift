@@ -20,19 +20,28 @@ public enum PushPayload {
         case .none:
             alert.append(("body", .string(genericBody)))
         }
-        let payload: JSONValue = .object(JSONObject([
-            ("aps", .object(JSONObject([
-                ("alert", .object(JSONObject(alert))),
-                ("sound", .string("default")),
-                // Lets a notification service extension decrypt or enrich it.
-                ("mutable-content", .number(JSONNumber(1))),
-            ]))),
-            ("ext", .object(JSONObject([
-                ("type", .string("chat")),
-                ("conversation_id", .string(message.conversationId)),
-                ("msg_id", .string(String(message.id))),
-            ]))),
-        ]))
+        let payload: JSONValue = .object(
+            JSONObject([
+                (
+                    "aps",
+                    .object(
+                        JSONObject([
+                            ("alert", .object(JSONObject(alert))),
+                            ("sound", .string("default")),
+                            // Lets a notification service extension decrypt or enrich it.
+                            ("mutable-content", .number(JSONNumber(1))),
+                        ]))
+                ),
+                (
+                    "ext",
+                    .object(
+                        JSONObject([
+                            ("type", .string("chat")),
+                            ("conversation_id", .string(message.conversationId)),
+                            ("msg_id", .string(String(message.id))),
+                        ]))
+                ),
+            ]))
         return payload.serialized()
     }
 
@@ -40,16 +49,21 @@ public enum PushPayload {
     public static func voip(for message: PushMessage, media: String, preview: PushPreview) -> [UInt8] {
         // CallKit must show someone: under `none` a neutral caller.
         let caller = preview == .none ? "Incoming call" : message.senderName
-        let payload: JSONValue = .object(JSONObject([
-            ("aps", .object(JSONObject())),
-            ("voip_caller_name", .string(caller)),
-            ("ext", .object(JSONObject([
-                ("type", .string("call")),
-                ("conversation_id", .string(message.conversationId)),
-                ("msg_id", .string(String(message.id))),
-                ("voip_ext", .object(JSONObject([("voip_media_type", .string(media))]))),
-            ]))),
-        ]))
+        let payload: JSONValue = .object(
+            JSONObject([
+                ("aps", .object(JSONObject())),
+                ("voip_caller_name", .string(caller)),
+                (
+                    "ext",
+                    .object(
+                        JSONObject([
+                            ("type", .string("call")),
+                            ("conversation_id", .string(message.conversationId)),
+                            ("msg_id", .string(String(message.id))),
+                            ("voip_ext", .object(JSONObject([("voip_media_type", .string(media))]))),
+                        ]))
+                ),
+            ]))
         return payload.serialized()
     }
 

@@ -18,8 +18,10 @@ final class PushWorker: Sendable {
     /// Signing keys opened from their sealed form, per app (opened again when the sealed bytes change).
     private let openedKeys = Mutex<[Int64: (sealed: [UInt8], key: P256.SigningKey)]>([:])
 
-    init(configuration: PushConfiguration, jobs: PushJobRepository, tokens: PushTokenRepository,
-         settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, logger: Logger) {
+    init(
+        configuration: PushConfiguration, jobs: PushJobRepository, tokens: PushTokenRepository,
+        settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, logger: Logger
+    ) {
         self.configuration = configuration
         self.jobs = jobs
         self.tokens = tokens
@@ -66,8 +68,12 @@ final class PushWorker: Sendable {
         do {
             try await deliver(job, settings: settings)
         } catch {
-            logger.warning("push job failed; retried after its lease", ["job_id": .int(Int(job.id)),
-                                                                          "error": .string(String(describing: error))])
+            logger.warning(
+                "push job failed; retried after its lease",
+                [
+                    "job_id": .int(Int(job.id)),
+                    "error": .string(String(describing: error)),
+                ])
         }
     }
 
@@ -81,7 +87,8 @@ final class PushWorker: Sendable {
             try await jobs.complete(jobId: job.id) // revoked (or gone) before delivery: no push
             return
         }
-        let targets = try await jobs.targets(job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
+        let targets = try await jobs.targets(
+            job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
         let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
         let plan = PushPayload.plan(for: message, tokens: targets.map { $0.0 }).filter { !delivered.contains($0.0) }
         if plan.isEmpty {
@@ -112,12 +119,20 @@ final class PushWorker: Sendable {
             case .delivered:
                 pushed.append(target)
             case .invalidToken(let reason):
-                logger.info("push token removed", ["app_id": .int(Int(job.appId)), "user_id": .string(target.userId),
-                                                   "vendor": .string(target.vendor.rawValue), "reason": .string(reason)])
+                logger.info(
+                    "push token removed",
+                    [
+                        "app_id": .int(Int(job.appId)), "user_id": .string(target.userId),
+                        "vendor": .string(target.vendor.rawValue), "reason": .string(reason),
+                    ])
                 dead.append((target.vendor, target.token))
             case .rejected(let reason):
-                logger.warning("push rejected", ["app_id": .int(Int(job.appId)), "job_id": .int(Int(job.id)),
-                                                 "reason": .string(reason)])
+                logger.warning(
+                    "push rejected",
+                    [
+                        "app_id": .int(Int(job.appId)), "job_id": .int(Int(job.id)),
+                        "reason": .string(reason),
+                    ])
                 pushed.append(target) // not worth another try: counted as done
             case .retry(let reason):
                 retryReasons.append(reason)
@@ -130,22 +145,31 @@ final class PushWorker: Sendable {
             return
         }
         if job.attempts >= configuration.maxAttempts {
-            logger.warning("push job given up", ["job_id": .int(Int(job.id)), "message_id": .int(Int(job.messageId)),
-                                                 "attempts": .int(job.attempts), "reason": .string(retryReasons[0])])
+            logger.warning(
+                "push job given up",
+                [
+                    "job_id": .int(Int(job.id)), "message_id": .int(Int(job.messageId)),
+                    "attempts": .int(job.attempts), "reason": .string(retryReasons[0]),
+                ])
             try await jobs.complete(jobId: job.id)
             return
         }
         let delay = configuration.backoff(afterAttempts: job.attempts)
-        logger.info("push job will retry", ["job_id": .int(Int(job.id)), "attempts": .int(job.attempts),
-                                            "delay_ms": .int(Int(delay.components.seconds * 1000)),
-                                            "reason": .string(retryReasons[0])])
+        logger.info(
+            "push job will retry",
+            [
+                "job_id": .int(Int(job.id)), "attempts": .int(job.attempts),
+                "delay_ms": .int(Int(delay.components.seconds * 1000)),
+                "reason": .string(retryReasons[0]),
+            ])
         try await jobs.reschedule(jobId: job.id, after: delay)
     }
 
     /// The app's APNs credentials, with its key opened (cached while the sealed key is unchanged).
     func credentials(_ settings: PushSettings) -> APNsCredentials? {
         guard let teamId = settings.teamId, let keyId = settings.keyId, let sealed = settings.sealedKey,
-              let bundleId = settings.bundleId else {
+            let bundleId = settings.bundleId
+        else {
             logger.warning("push enabled without APNs credentials", ["app_id": .int(Int(settings.appId))])
             return nil
         }
@@ -155,13 +179,15 @@ final class PushWorker: Sendable {
             key = cached.key
         } else {
             guard let pem = keys.open(sealed, appId: settings.appId), let opened = try? P256.SigningKey(pem: pem) else {
-                logger.error("the app's APNs key does not open under this master key", ["app_id": .int(Int(settings.appId))])
+                logger.error(
+                    "the app's APNs key does not open under this master key", ["app_id": .int(Int(settings.appId))])
                 return nil
             }
             openedKeys.withLock { $0[settings.appId] = (sealed, opened) }
             key = opened
         }
-        return APNsCredentials(appId: settings.appId, teamId: teamId, keyId: keyId, key: key, bundleId: bundleId,
-                               endpoint: settings.endpoint)
+        return APNsCredentials(
+            appId: settings.appId, teamId: teamId, keyId: keyId, key: key, bundleId: bundleId,
+            endpoint: settings.endpoint)
     }
 }

@@ -38,8 +38,10 @@ final class ClusterPresence: Sendable {
     private let wake: AsyncStream<Void>.Continuation
     private let wakes: AsyncStream<Void>
 
-    init(database: PostgresClient, logger: Logger, heartbeat: Duration = .seconds(5),
-         snapshot: @escaping @Sendable () -> [Row]) {
+    init(
+        database: PostgresClient, logger: Logger, heartbeat: Duration = .seconds(5),
+        snapshot: @escaping @Sendable () -> [Row]
+    ) {
         instanceId = Hex.encode(SecureRandom.bytes(12))
         self.database = database
         self.logger = logger
@@ -76,7 +78,8 @@ final class ClusterPresence: Sendable {
     /// Heartbeat; also prunes instances silent for a minute (their presence rows go with them).
     func beat() async {
         do {
-            let rows = try await database.query("""
+            let rows = try await database.query(
+                """
                 INSERT INTO realtime_instances (id) VALUES (\(instanceId))
                 ON CONFLICT (id) DO UPDATE SET last_seen = now()
                 RETURNING (xmax = 0) AS inserted
@@ -85,7 +88,8 @@ final class ClusterPresence: Sendable {
                 pending.withLock { $0.resync = true }
                 wake.yield()
             }
-            _ = try await database.query("""
+            _ = try await database.query(
+                """
                 DELETE FROM realtime_instances WHERE last_seen < now() - interval '60 seconds' AND id <> \(instanceId)
                 """)
         } catch {
@@ -107,20 +111,23 @@ final class ClusterPresence: Sendable {
             let instanceId = instanceId
             try await database.withTransaction { connection in
                 if resync {
-                    _ = try await connection.query("""
+                    _ = try await connection.query(
+                        """
                         INSERT INTO realtime_instances (id) VALUES (\(instanceId))
                         ON CONFLICT (id) DO UPDATE SET last_seen = now()
                         """)
                     _ = try await connection.query("DELETE FROM realtime_presence WHERE instance_id = \(instanceId)")
                 }
                 if !deletes.isEmpty {
-                    _ = try await connection.query("""
+                    _ = try await connection.query(
+                        """
                         DELETE FROM realtime_presence WHERE instance_id = \(instanceId)
                           AND connection_id = ANY(\(PostgresTextArray(deletes.map(String.init)))::bigint[])
                         """)
                 }
                 if !rows.isEmpty {
-                    _ = try await connection.query("""
+                    _ = try await connection.query(
+                        """
                         INSERT INTO realtime_presence (instance_id, connection_id, app_id, user_id, session_id)
                         SELECT \(instanceId), r.id, r.app, r.usr, r.sess
                         FROM unnest(\(PostgresTextArray(rows.map { String($0.connectionId) }))::bigint[],
@@ -135,7 +142,8 @@ final class ClusterPresence: Sendable {
             logger.warning("writing presence failed; will retry", ["error": .string(String(describing: error))])
             pending.withLock { state in
                 if resync { state.resync = true }
-                for row in inserts where !state.deletes.contains(row.connectionId) && state.inserts[row.connectionId] == nil {
+                for row in inserts
+                where !state.deletes.contains(row.connectionId) && state.inserts[row.connectionId] == nil {
                     state.inserts[row.connectionId] = row
                 }
                 for id in deletes where state.inserts.removeValue(forKey: id) == nil { state.deletes.insert(id) }
@@ -161,7 +169,8 @@ extension ClusterPresence: Service {
             do {
                 _ = try await database.query("DELETE FROM realtime_instances WHERE id = \(instanceId)")
             } catch {
-                logger.warning("could not remove this instance's presence", ["error": .string(String(describing: error))])
+                logger.warning(
+                    "could not remove this instance's presence", ["error": .string(String(describing: error))])
             }
         }
     }

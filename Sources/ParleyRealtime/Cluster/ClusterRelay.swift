@@ -36,18 +36,23 @@ final class ClusterRelay: Sendable {
     /// How this instance's own payloads begin (see `payloads`).
     private let ownPrefix: String
 
-    init(database: PostgresClient, channel: String, messages: MessageService, logger: Logger, metrics: MetricsRegistry) {
+    init(database: PostgresClient, channel: String, messages: MessageService, logger: Logger, metrics: MetricsRegistry)
+    {
         instanceId = SecureRandom.token(bytes: 9)
         ownPrefix = #"{"i":"# + JSONValue.string(instanceId).serializedString + ","
         self.database = database
         self.channel = channel
         self.messages = messages
         self.logger = logger
-        notifies = metrics.counter("parley_realtime_cluster_notifies_total",
-                                   help: "NOTIFY statements sent to other instances (each carries a batch of events).")
-            .labels()
-        received = metrics.counter("parley_realtime_cluster_events_received_total",
-                                   help: "Events received from other instances.").labels()
+        notifies = metrics.counter(
+            "parley_realtime_cluster_notifies_total",
+            help: "NOTIFY statements sent to other instances (each carries a batch of events)."
+        )
+        .labels()
+        received = metrics.counter(
+            "parley_realtime_cluster_events_received_total",
+            help: "Events received from other instances."
+        ).labels()
     }
 
     // MARK: Outgoing
@@ -83,8 +88,9 @@ final class ClusterRelay: Sendable {
                 try? await Task.sleep(for: Self.minimumInterval)
             } catch {
                 // Other instances' clients catch up through sync when they reconnect; this is rare (DB down).
-                logger.warning("cluster NOTIFY failed; other instances miss these events until their clients sync",
-                               ["events": .int(batch.count), "error": .string(String(describing: error))])
+                logger.warning(
+                    "cluster NOTIFY failed; other instances miss these events until their clients sync",
+                    ["events": .int(batch.count), "error": .string(String(describing: error))])
             }
         }
     }
@@ -144,8 +150,9 @@ final class ClusterRelay: Sendable {
         // Every instance hears its own notifications too: skip them before parsing.
         if payload.hasPrefix(ownPrefix) { return }
         guard case .object(let envelope)? = try? JSONValue.parse(payload),
-              case .string(let sender)? = envelope["i"], sender != instanceId,
-              case .array(let descriptors)? = envelope["e"] else { return }
+            case .string(let sender)? = envelope["i"], sender != instanceId,
+            case .array(let descriptors)? = envelope["e"]
+        else { return }
         let objects = descriptors.compactMap(\.objectValue)
         received.increment(by: objects.count)
         let ids = objects.compactMap { object -> Int64? in

@@ -16,7 +16,9 @@ enum RelayDescriptor {
     static let maxInlineChangeBytes = 2000
 
     static func describe(_ event: MessagingEvent) -> JSONValue {
-        var fields: [(String, JSONValue)] = [("a", .number(JSONNumber(event.appId))), ("c", .string(event.conversationId))]
+        var fields: [(String, JSONValue)] = [
+            ("a", .number(JSONNumber(event.appId))), ("c", .string(event.conversationId)),
+        ]
         switch event.payload {
         case .message(let message):
             fields.insert(("k", "m"), at: 0)
@@ -74,57 +76,72 @@ enum RelayDescriptor {
     }
 
     static func typing(appId: Int64, conversationId: String, userId: String) -> JSONValue {
-        .object(JSONObject([("k", "t"), ("a", .number(JSONNumber(appId))), ("c", .string(conversationId)),
-                            ("u", .string(userId))]))
+        .object(
+            JSONObject([
+                ("k", "t"), ("a", .number(JSONNumber(appId))), ("c", .string(conversationId)),
+                ("u", .string(userId)),
+            ]))
     }
 
     /// A descriptor from another instance, resolved into deliveries; message-based ones need `messages`
     /// (loaded in one query per notification by the relay).
     static func delivery(_ descriptor: JSONObject, messages: [String: IMMessage]) -> Delivery? {
         guard case .string(let kind)? = descriptor["k"], let appId = descriptor["a"]?.int64Value,
-              case .string(let conversationId)? = descriptor["c"] else { return nil }
+            case .string(let conversationId)? = descriptor["c"]
+        else { return nil }
         let origin = descriptor["o"]?.stringValue
         let membershipChanged = descriptor["x"] != nil
         switch kind {
         case "m", "e", "v":
             guard let id = descriptor["id"]?.stringValue, let message = messages[id] else { return nil }
             var audience = MessagingEvent.Audience.conversationMembers
-            if case .array(let extra)? = descriptor["ex"] { audience = .conversationMembersAnd(extra.compactMap(\.stringValue)) }
+            if case .array(let extra)? = descriptor["ex"] {
+                audience = .conversationMembersAnd(extra.compactMap(\.stringValue))
+            }
             let payload: MessagingEvent.Payload
             switch kind {
             case "m": payload = .message(message)
             case "e": payload = .edit(message)
             default:
-                payload = .revoke(messageId: id, conversationId: conversationId,
-                                  operatorId: descriptor["op"]?.stringValue ?? message.revokedBy ?? "",
-                                  seq: descriptor["s"]?.int64Value ?? message.seq)
+                payload = .revoke(
+                    messageId: id, conversationId: conversationId,
+                    operatorId: descriptor["op"]?.stringValue ?? message.revokedBy ?? "",
+                    seq: descriptor["s"]?.int64Value ?? message.seq)
             }
-            return Delivery(appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
-                            membershipChanged: membershipChanged, payload: payload)
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                membershipChanged: membershipChanged, payload: payload)
         case "r":
             guard let userId = descriptor["u"]?.stringValue, let seq = descriptor["s"]?.int64Value else { return nil }
-            let audience: MessagingEvent.Audience = descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers
-            return Delivery(appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
-                            excludedUserId: nil, membershipChanged: false,
-                            frame: Delivery.frame(for: .read(conversationId: conversationId, userId: userId, seq: seq)))
+            let audience: MessagingEvent.Audience =
+                descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                excludedUserId: nil, membershipChanged: false,
+                frame: Delivery.frame(for: .read(conversationId: conversationId, userId: userId, seq: seq)))
         case "c":
             guard let userId = descriptor["u"]?.stringValue, let change = descriptor["p"] else { return nil }
-            return Delivery(appId: appId, conversationId: conversationId, audience: .user(userId), originSessionId: origin,
-                            excludedUserId: nil, membershipChanged: membershipChanged,
-                            frame: Delivery.frame(for: .conversation(change)))
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: .user(userId), originSessionId: origin,
+                excludedUserId: nil, membershipChanged: membershipChanged,
+                frame: Delivery.frame(for: .conversation(change)))
         case "t":
             guard let userId = descriptor["u"]?.stringValue else { return nil }
-            return Delivery(appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                            originSessionId: nil, excludedUserId: userId, membershipChanged: false,
-                            frame: typingFrame(conversationId: conversationId, userId: userId))
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: .conversationMembers,
+                originSessionId: nil, excludedUserId: userId, membershipChanged: false,
+                frame: typingFrame(conversationId: conversationId, userId: userId))
         default:
             return nil
         }
     }
 
     static func typingFrame(conversationId: String, userId: String) -> [UInt8] {
-        ServerFrame.encoded(type: "typing", json: .object(JSONObject([
-            ("conversationId", .string(conversationId)), ("userId", .string(userId)),
-        ])))
+        ServerFrame.encoded(
+            type: "typing",
+            json: .object(
+                JSONObject([
+                    ("conversationId", .string(conversationId)), ("userId", .string(userId)),
+                ])))
     }
 }

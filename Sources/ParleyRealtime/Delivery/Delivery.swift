@@ -32,15 +32,21 @@ struct Delivery: Sendable {
         case .edit(let message):
             return ServerFrame.encoded(type: "edit", data: message.jsonBytes())
         case .revoke(let messageId, let conversationId, let operatorId, let seq):
-            return ServerFrame.encoded(type: "revoke", json: .object(JSONObject([
-                ("msgId", .string(messageId)), ("conversationId", .string(conversationId)),
-                ("operatorId", .string(operatorId)), ("seq", .number(JSONNumber(seq))),
-            ])))
+            return ServerFrame.encoded(
+                type: "revoke",
+                json: .object(
+                    JSONObject([
+                        ("msgId", .string(messageId)), ("conversationId", .string(conversationId)),
+                        ("operatorId", .string(operatorId)), ("seq", .number(JSONNumber(seq))),
+                    ])))
         case .read(let conversationId, let userId, let seq):
-            return ServerFrame.encoded(type: "read", json: .object(JSONObject([
-                ("conversationId", .string(conversationId)), ("userId", .string(userId)),
-                ("seq", .number(JSONNumber(seq))),
-            ])))
+            return ServerFrame.encoded(
+                type: "read",
+                json: .object(
+                    JSONObject([
+                        ("conversationId", .string(conversationId)), ("userId", .string(userId)),
+                        ("seq", .number(JSONNumber(seq))),
+                    ])))
         case .conversation(let change):
             return ServerFrame.encoded(type: "conversation", json: change)
         }
@@ -57,8 +63,10 @@ struct Delivery: Sendable {
         messageJSON = event.messageJSON
     }
 
-    init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
-         excludedUserId: String?, membershipChanged: Bool, frame: [UInt8]) {
+    init(
+        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+        excludedUserId: String?, membershipChanged: Bool, frame: [UInt8]
+    ) {
         self.appId = appId
         self.conversationId = conversationId
         self.audience = audience
@@ -68,8 +76,10 @@ struct Delivery: Sendable {
         encoded = frame
     }
 
-    init(appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
-         membershipChanged: Bool, payload: MessagingEvent.Payload) {
+    init(
+        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+        membershipChanged: Bool, payload: MessagingEvent.Payload
+    ) {
         self.appId = appId
         self.conversationId = conversationId
         self.audience = audience

@@ -24,10 +24,12 @@ struct EventDelivery: Service {
     func run() async {
         let gateway = gateway
         let logger = logger
-        await gateway.relay.run(deliver: { await gateway.fanOut.deliver($0) }, lostFeed: {
-            // Events of other instances may be lost: clients must sync.
-            gateway.fanOut.members.invalidateAll()
-            RealtimeModule.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
-        })
+        await gateway.relay.run(
+            deliver: { await gateway.fanOut.deliver($0) },
+            lostFeed: {
+                // Events of other instances may be lost: clients must sync.
+                gateway.fanOut.members.invalidateAll()
+                RealtimeModule.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
+            })
     }
 }

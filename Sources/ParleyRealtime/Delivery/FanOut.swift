@@ -16,8 +16,10 @@ final class FanOut: Sendable {
         self.registry = registry
         self.members = members
         self.logger = logger
-        deliveries = metrics.counter("parley_realtime_deliveries_total",
-                                     help: "Event frames handed to gateway connections.").labels()
+        deliveries = metrics.counter(
+            "parley_realtime_deliveries_total",
+            help: "Event frames handed to gateway connections."
+        ).labels()
     }
 
     /// Deliveries of conversations whose members are being loaded, in publish order: later events of the same
@@ -42,7 +44,8 @@ final class FanOut: Sendable {
             }
             let key = MemberCache.Key(appId: delivery.appId, conversationId: delivery.conversationId)
             if !waiting.withLock({ $0[key] != nil }),
-               let userIds = members.cachedMembers(appId: delivery.appId, conversationId: delivery.conversationId) {
+                let userIds = members.cachedMembers(appId: delivery.appId, conversationId: delivery.conversationId)
+            {
                 send(delivery, to: withExtra(userIds, delivery.audience))
                 return
             }
@@ -93,12 +96,17 @@ final class FanOut: Sendable {
             userIds = [userId]
         case .conversationMembers, .conversationMembersAnd:
             do {
-                userIds = withExtra(try await members.members(appId: delivery.appId, conversationId: delivery.conversationId),
-                                    delivery.audience)
+                userIds = withExtra(
+                    try await members.members(appId: delivery.appId, conversationId: delivery.conversationId),
+                    delivery.audience)
             } catch {
                 // Clients recover by sync; say so in the log.
-                logger.warning("fan-out could not load members", ["conversation": .string(delivery.conversationId),
-                                                                  "error": .string(String(describing: error))])
+                logger.warning(
+                    "fan-out could not load members",
+                    [
+                        "conversation": .string(delivery.conversationId),
+                        "error": .string(String(describing: error)),
+                    ])
                 return
             }
         }
@@ -108,8 +116,9 @@ final class FanOut: Sendable {
     private func send(_ delivery: Delivery, to userIds: [String]) {
         var userIds = userIds
         if let excluded = delivery.excludedUserId { userIds.removeAll { $0 == excluded } }
-        let handles = registry.connections(appId: delivery.appId, userIds: userIds,
-                                           excludingSession: delivery.originSessionId)
+        let handles = registry.connections(
+            appId: delivery.appId, userIds: userIds,
+            excludingSession: delivery.originSessionId)
         guard !handles.isEmpty else { return }
         deliveries.increment(by: handles.count)
         WebSocketSessionHandle.broadcast(encodedFrame: delivery.frame, to: handles)

@@ -31,7 +31,9 @@ final class MemberCache: Sendable {
     func cachedMembers(appId: Int64, conversationId: String) -> [String]? {
         if let single = ConversationID.singleMembers(conversationId) { return single }
         let key = Key(appId: appId, conversationId: conversationId)
-        guard let cached = entries.withLock({ $0[key] }), ContinuousClock.now - cached.loadedAt < maxAge else { return nil }
+        guard let cached = entries.withLock({ $0[key] }), ContinuousClock.now - cached.loadedAt < maxAge else {
+            return nil
+        }
         return cached.members
     }
 

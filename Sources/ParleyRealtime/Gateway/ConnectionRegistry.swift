@@ -70,7 +70,8 @@ final class ConnectionRegistry: Sendable {
 
     /// Every connection of `userIds`, except those of `excludedSession`.
     func connections(appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?)
-        -> [WebSocketSessionHandle] {
+        -> [WebSocketSessionHandle]
+    {
         var handles: [WebSocketSessionHandle] = []
         for userId in userIds {
             let key = UserKey(appId: appId, userId: userId)

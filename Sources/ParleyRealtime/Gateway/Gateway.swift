@@ -18,8 +18,10 @@ final class Gateway: Sendable {
     let logger: Logger
     private let nextConnectionID = Atomic<UInt64>(0)
 
-    init(configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
-         fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger) {
+    init(
+        configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
+        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger
+    ) {
         self.configuration = configuration
         self.messaging = messaging
         self.registry = registry
@@ -41,43 +43,57 @@ final class Gateway: Sendable {
         }
     }
 
-    private func perform(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async throws -> [UInt8] {
+    private func perform(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async throws
+        -> [UInt8]
+    {
         let reqId = frame.reqId
         switch frame.type {
         case "ping":
-            return ServerFrame.ack(reqId: reqId, data: Array(#"{"serverTime":"#.utf8)
-                + JSONValue.string(ISO8601.format(Date())).serialized() + [UInt8(ascii: "}")])
+            return ServerFrame.ack(
+                reqId: reqId,
+                data: Array(#"{"serverTime":"#.utf8)
+                    + JSONValue.string(ISO8601.format(Date())).serialized() + [UInt8(ascii: "}")])
         case "send":
             let request = try MessageService.SendRequest(frame.data, prefix: "data.")
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.send(request, from: principal).json)
         case "revoke":
             let id = try IMMessage.parseID(try frame.messageID())
-            return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
+            return ServerFrame.ack(
+                reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
         case "edit":
             let id = try IMMessage.parseID(try frame.messageID())
             let extra: JSONValue?? = frame.data["extra"].map { .some($0) }
             let request = MessageService.EditRequest(content: try frame.value("content"), extra: extra)
-            return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.edit(messageId: id, request, by: principal)
-                .jsonBytes())
+            return ServerFrame.ack(
+                reqId: reqId,
+                data: try await messaging.messages.edit(messageId: id, request, by: principal)
+                    .jsonBytes())
         case "read":
             let conversationId = try ConversationID.validated(try frame.string("conversationId"))
             let seq = try frame.integer("seq")
             guard seq >= 0 else { throw APIError.validationFailed.with(message: "`data.seq` must be 0 or more") }
-            return ServerFrame.ack(reqId: reqId, try await messaging.conversations.markRead(conversationId, seq: seq,
-                                                                                          for: principal))
+            return ServerFrame.ack(
+                reqId: reqId,
+                try await messaging.conversations.markRead(
+                    conversationId, seq: seq,
+                    for: principal))
         case "typing":
             let conversationId = try ConversationID.validated(try frame.string("conversationId"))
             let members = try await fanOut.members.members(appId: principal.appId, conversationId: conversationId)
             guard members.contains(principal.userId) else { throw APIError.notMember }
             if typing.allow(now: ContinuousClock.now) {
-                let delivery = Delivery(appId: principal.appId, conversationId: conversationId,
-                                        audience: .conversationMembers, originSessionId: nil,
-                                        excludedUserId: principal.userId, membershipChanged: false,
-                                        frame: RelayDescriptor.typingFrame(conversationId: conversationId,
-                                                                           userId: principal.userId))
+                let delivery = Delivery(
+                    appId: principal.appId, conversationId: conversationId,
+                    audience: .conversationMembers, originSessionId: nil,
+                    excludedUserId: principal.userId, membershipChanged: false,
+                    frame: RelayDescriptor.typingFrame(
+                        conversationId: conversationId,
+                        userId: principal.userId))
                 await fanOut.deliver(delivery)
-                relay.publish(RelayDescriptor.typing(appId: principal.appId, conversationId: conversationId,
-                                                     userId: principal.userId))
+                relay.publish(
+                    RelayDescriptor.typing(
+                        appId: principal.appId, conversationId: conversationId,
+                        userId: principal.userId))
             }
             return ServerFrame.ack(reqId: reqId, data: Array("{}".utf8))
         case "sync":
@@ -88,10 +104,14 @@ final class Gateway: Sendable {
             }
             let limit = try frame.optionalInteger("limit") ?? Int64(SyncService.defaultPageSize)
             guard (1...Int64(SyncService.maxPageSize)).contains(limit) else {
-                throw APIError.validationFailed.with(message: "`data.limit` must be from 1 to \(SyncService.maxPageSize)")
+                throw APIError.validationFailed.with(
+                    message: "`data.limit` must be from 1 to \(SyncService.maxPageSize)")
             }
-            return ServerFrame.ack(reqId: reqId, try await messaging.sync.sync(after: cursor, limit: Int(limit),
-                                                                              for: principal))
+            return ServerFrame.ack(
+                reqId: reqId,
+                try await messaging.sync.sync(
+                    after: cursor, limit: Int(limit),
+                    for: principal))
         default:
             throw APIError.unknownFrameType.with(message: "unknown frame type `\(frame.type)`")
         }

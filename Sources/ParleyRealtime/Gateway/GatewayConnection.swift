@@ -32,18 +32,29 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
 
     func sessionOpened(_ session: WebSocketSession) {
         self.session = session
-        let entry = GatewayEntry(id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
-                                 sessionId: principal.sessionId, handle: session.handle)
+        let entry = GatewayEntry(
+            id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
+            sessionId: principal.sessionId, handle: session.handle)
         self.entry = entry
         gateway.registry.add(entry)
-        gateway.presence?.connected(.init(connectionId: entry.id, appId: entry.appId, userId: entry.userId,
-                                          sessionId: entry.sessionId))
-        session.send(encodedFrame: ServerFrame.encoded(type: "hello", json: .object(JSONObject([
-            ("serverTime", .string(ISO8601.format(Date()))),
-            ("userId", .string(principal.userId)), ("sessionId", .string(principal.sessionId)),
-            ("heartbeatSeconds", .number(JSONNumber(Int(gateway.configuration.webSocket.pingInterval?.components.seconds ?? 0)))),
-            ("tokenExpiresAt", .string(ISO8601.format(tokenExpiresAt))),
-        ]))))
+        gateway.presence?.connected(
+            .init(
+                connectionId: entry.id, appId: entry.appId, userId: entry.userId,
+                sessionId: entry.sessionId))
+        session.send(
+            encodedFrame: ServerFrame.encoded(
+                type: "hello",
+                json: .object(
+                    JSONObject([
+                        ("serverTime", .string(ISO8601.format(Date()))),
+                        ("userId", .string(principal.userId)), ("sessionId", .string(principal.sessionId)),
+                        (
+                            "heartbeatSeconds",
+                            .number(
+                                JSONNumber(Int(gateway.configuration.webSocket.pingInterval?.components.seconds ?? 0)))
+                        ),
+                        ("tokenExpiresAt", .string(ISO8601.format(tokenExpiresAt))),
+                    ]))))
         let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
         expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
             self?.tokenExpired()
@@ -86,9 +97,13 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     private func tokenExpired() {
         expiryTimer = nil
         guard let session, !closed else { return }
-        session.send(encodedFrame: ServerFrame.encoded(type: "token_expired", json: .object(JSONObject([
-            ("reason", "the IM token expired: get a new one and reconnect"),
-        ]))))
+        session.send(
+            encodedFrame: ServerFrame.encoded(
+                type: "token_expired",
+                json: .object(
+                    JSONObject([
+                        ("reason", "the IM token expired: get a new one and reconnect")
+                    ]))))
         session.close(code: .tokenExpired, reason: "token expired")
     }
 

@@ -17,7 +17,9 @@ struct ClientFrame: Sendable {
         do {
             value = try JSONValue.parse(text)
         } catch {
-            return .failure(ParseFailure(reqId: nil, error: APIError.invalidJSON.with(message: "frame is not valid JSON: \(error.reason)")))
+            return .failure(
+                ParseFailure(
+                    reqId: nil, error: APIError.invalidJSON.with(message: "frame is not valid JSON: \(error.reason)")))
         }
         guard case .object(let object) = value else {
             return .failure(ParseFailure(reqId: nil, error: .malformedFrame))
@@ -29,8 +31,11 @@ struct ClientFrame: Sendable {
             case .number(let number) where number.text.utf8.count <= maxReqIdBytes: reqId = number.text
             case .null: reqId = nil
             default:
-                return .failure(ParseFailure(reqId: nil, error: APIError.malformedFrame.with(
-                    message: "`reqId` must be a string of at most \(maxReqIdBytes) bytes")))
+                return .failure(
+                    ParseFailure(
+                        reqId: nil,
+                        error: APIError.malformedFrame.with(
+                            message: "`reqId` must be a string of at most \(maxReqIdBytes) bytes")))
             }
         }
         guard case .string(let type)? = object["type"] else {
@@ -41,7 +46,8 @@ struct ClientFrame: Sendable {
         case .object(let object)?: data = object
         case nil, .null?: data = JSONObject()
         default:
-            return .failure(ParseFailure(reqId: reqId, error: APIError.malformedFrame.with(message: "`data` must be an object")))
+            return .failure(
+                ParseFailure(reqId: reqId, error: APIError.malformedFrame.with(message: "`data` must be an object")))
         }
         return .success(ClientFrame(type: type, reqId: reqId, data: data))
     }
@@ -87,7 +93,9 @@ struct ClientFrame: Sendable {
     }
 
     func value(_ key: String) throws(APIError) -> JSONValue {
-        guard let value = data[key] else { throw APIError.validationFailed.with(message: "missing field `data.\(key)`") }
+        guard let value = data[key] else {
+            throw APIError.validationFailed.with(message: "missing field `data.\(key)`")
+        }
         return value
     }
 }

@@ -43,8 +43,11 @@ enum ServerFrame {
     }
 
     static func error(reqId: String?, _ error: APIError) -> [UInt8] {
-        encoded(type: "error", reqId: reqId, json: .object(JSONObject([
-            ("code", .number(JSONNumber(error.code))), ("message", .string(error.message)),
-        ])))
+        encoded(
+            type: "error", reqId: reqId,
+            json: .object(
+                JSONObject([
+                    ("code", .number(JSONNumber(error.code))), ("message", .string(error.message)),
+                ])))
     }
 }

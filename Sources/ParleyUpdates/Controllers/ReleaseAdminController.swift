@@ -20,12 +20,17 @@ struct ReleaseAdminController: Sendable {
         router.get("/api/admin/releases") { request, _ in
             let app = try await auth.verifySignedRequest(request)
             let query = request.query
-            let platform = try query.value(for: "platform").map { raw throws(APIError) in try ReleaseInput.platform(String(raw)) }
-            let channel = try query.value(for: "channel").map { raw throws(APIError) in try ReleaseInput.channel(String(raw)) }
+            let platform = try query.value(for: "platform").map { raw throws(APIError) in
+                try ReleaseInput.platform(String(raw))
+            }
+            let channel = try query.value(for: "channel").map { raw throws(APIError) in
+                try ReleaseInput.channel(String(raw))
+            }
             let includeWithdrawn = try Self.flag(query.value(for: "includeWithdrawn"), field: "includeWithdrawn")
             let limit = try Self.limit(query.value(for: "limit"))
-            let page = try await service.list(appId: app.id, platform: platform, channel: channel,
-                                              includeWithdrawn: includeWithdrawn, limit: limit)
+            let page = try await service.list(
+                appId: app.id, platform: platform, channel: channel,
+                includeWithdrawn: includeWithdrawn, limit: limit)
             return .ok(ReleasePage(releases: page.releases, hasMore: page.hasMore))
         }
         router.get("/api/admin/releases/{id}") { request, context in
@@ -49,7 +54,8 @@ struct ReleaseAdminController: Sendable {
     static func releaseID(_ context: RequestContext) throws(APIError) -> Int64 {
         let raw = try context.parameter("id")
         guard raw.utf8.count <= 18, raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let id = Int64(raw), id > 0 else { throw APIError.releaseNotFound }
+            let id = Int64(raw), id > 0
+        else { throw APIError.releaseNotFound }
         return id
     }
 

@@ -13,9 +13,10 @@ struct PublishReleaseRequest: Decodable {
     var rolloutPercent: Int?
 
     func draft() throws(APIError) -> ReleaseDraft {
-        try ReleaseDraft(platform: platform, channel: channel, versionCode: versionCode, versionName: versionName,
-                         releaseNotes: releaseNotes, appStoreUrl: appStoreUrl, downloadUrl: downloadUrl,
-                         minSupportedVersionCode: minSupportedVersionCode, rolloutPercent: rolloutPercent)
+        try ReleaseDraft(
+            platform: platform, channel: channel, versionCode: versionCode, versionName: versionName,
+            releaseNotes: releaseNotes, appStoreUrl: appStoreUrl, downloadUrl: downloadUrl,
+            minSupportedVersionCode: minSupportedVersionCode, rolloutPercent: rolloutPercent)
     }
 }
 
@@ -41,11 +42,14 @@ struct UpdateReleaseRequest: Decodable {
     }
 
     func changes() throws(APIError) -> ReleaseChanges {
-        let changes = try ReleaseChanges(releaseNotes: releaseNotes, appStoreUrl: appStoreUrl, downloadUrl: downloadUrl,
-                                         minSupportedVersionCode: minSupportedVersionCode, rolloutPercent: rolloutPercent)
+        let changes = try ReleaseChanges(
+            releaseNotes: releaseNotes, appStoreUrl: appStoreUrl, downloadUrl: downloadUrl,
+            minSupportedVersionCode: minSupportedVersionCode, rolloutPercent: rolloutPercent)
         guard !changes.isEmpty else {
             throw APIError.validationFailed.with(
-                message: "nothing to change: give releaseNotes, appStoreUrl, downloadUrl, minSupportedVersionCode or rolloutPercent")
+                message:
+                    "nothing to change: give releaseNotes, appStoreUrl, downloadUrl, minSupportedVersionCode or rolloutPercent"
+            )
         }
         return changes
     }

@@ -32,17 +32,23 @@ struct UpdateCheckController: Sendable {
             let query = try UpdateCheckQuery(request.query)
             var subject = query.deviceId.map { "d:" + $0 }
             if request.headers.contains(name: "authorization"),
-               let verified = try? await auth.authenticator.authenticate(request, audience: .api, consent: .exempt) {
+                let verified = try? await auth.authenticator.authenticate(request, audience: .api, consent: .exempt)
+            {
                 subject = "u:" + verified.principal.userId
             }
-            return Self.respond(try await cache.releases(appId: app.id), query: query, subject: subject, request: request)
+            return Self.respond(
+                try await cache.releases(appId: app.id), query: query, subject: subject, request: request)
         }
     }
 
-    static func respond(_ releases: AppReleases, query: UpdateCheckQuery, subject: String?,
-                        request: HTTPRequest) -> HTTPResponse {
-        releases.answer(platform: query.platform, channel: query.channel, versionCode: query.versionCode, subject: subject)
-            .response(ifNoneMatch: request.headers["if-none-match"])
+    static func respond(
+        _ releases: AppReleases, query: UpdateCheckQuery, subject: String?,
+        request: HTTPRequest
+    ) -> HTTPResponse {
+        releases.answer(
+            platform: query.platform, channel: query.channel, versionCode: query.versionCode, subject: subject
+        )
+        .response(ifNoneMatch: request.headers["if-none-match"])
     }
 }
 

@@ -23,12 +23,14 @@ public struct Release: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, platform, channel, versionCode, versionName, releaseNotes, appStoreUrl, downloadUrl,
-             minSupportedVersionCode, rolloutPercent, publishedAt, withdrawnAt, updatedAt
+            minSupportedVersionCode, rolloutPercent, publishedAt, withdrawnAt, updatedAt
     }
 
-    public init(id: Int64, appId: Int64, platform: String, channel: String, versionCode: Int64, versionName: String,
-                releaseNotes: String, appStoreUrl: String?, downloadUrl: String?, minSupportedVersionCode: Int64?,
-                rolloutPercent: Int, publishedAt: Date, withdrawnAt: Date? = nil, updatedAt: Date) {
+    public init(
+        id: Int64, appId: Int64, platform: String, channel: String, versionCode: Int64, versionName: String,
+        releaseNotes: String, appStoreUrl: String?, downloadUrl: String?, minSupportedVersionCode: Int64?,
+        rolloutPercent: Int, publishedAt: Date, withdrawnAt: Date? = nil, updatedAt: Date
+    ) {
         self.id = id
         self.appId = appId
         self.platform = platform

@@ -13,16 +13,20 @@ public struct ReleaseDraft: Sendable, Hashable {
     public var rolloutPercent: Int
 
     /// Validates every field (1002 naming the first bad one) and normalizes platform and channel to lower case.
-    public init(platform: String, channel: String? = nil, versionCode: Int64, versionName: String,
-                releaseNotes: String? = nil, appStoreUrl: String? = nil, downloadUrl: String? = nil,
-                minSupportedVersionCode: Int64? = nil, rolloutPercent: Int? = nil) throws(APIError) {
+    public init(
+        platform: String, channel: String? = nil, versionCode: Int64, versionName: String,
+        releaseNotes: String? = nil, appStoreUrl: String? = nil, downloadUrl: String? = nil,
+        minSupportedVersionCode: Int64? = nil, rolloutPercent: Int? = nil
+    ) throws(APIError) {
         self.platform = try ReleaseInput.platform(platform)
         self.channel = try ReleaseInput.channel(channel)
         self.versionCode = try ReleaseInput.versionCode(versionCode, field: "versionCode")
         self.versionName = try ReleaseInput.versionName(versionName)
         self.releaseNotes = try ReleaseInput.releaseNotes(releaseNotes ?? "")
-        self.appStoreUrl = try appStoreUrl.map { url throws(APIError) in try ReleaseInput.url(url, field: "appStoreUrl") }
-        self.downloadUrl = try downloadUrl.map { url throws(APIError) in try ReleaseInput.url(url, field: "downloadUrl") }
+        self.appStoreUrl = try appStoreUrl.map { url throws(APIError) in try ReleaseInput.url(url, field: "appStoreUrl")
+        }
+        self.downloadUrl = try downloadUrl.map { url throws(APIError) in try ReleaseInput.url(url, field: "downloadUrl")
+        }
         guard self.appStoreUrl != nil || self.downloadUrl != nil else {
             throw APIError.validationFailed.with(message: "give `appStoreUrl` or `downloadUrl` (or both)")
         }
@@ -42,8 +46,10 @@ public struct ReleaseChanges: Sendable, Hashable {
     public var minSupportedVersionCode: Int64??
     public var rolloutPercent: Int?
 
-    public init(releaseNotes: String? = nil, appStoreUrl: String?? = nil, downloadUrl: String?? = nil,
-                minSupportedVersionCode: Int64?? = nil, rolloutPercent: Int? = nil) throws(APIError) {
+    public init(
+        releaseNotes: String? = nil, appStoreUrl: String?? = nil, downloadUrl: String?? = nil,
+        minSupportedVersionCode: Int64?? = nil, rolloutPercent: Int? = nil
+    ) throws(APIError) {
         self.releaseNotes = try releaseNotes.map { notes throws(APIError) in try ReleaseInput.releaseNotes(notes) }
         self.appStoreUrl = try Self.url(appStoreUrl, field: "appStoreUrl")
         self.downloadUrl = try Self.url(downloadUrl, field: "downloadUrl")
@@ -51,7 +57,9 @@ public struct ReleaseChanges: Sendable, Hashable {
             _ = try ReleaseInput.versionCode(code, field: "minSupportedVersionCode")
         }
         self.minSupportedVersionCode = minSupportedVersionCode
-        self.rolloutPercent = try rolloutPercent.map { percent throws(APIError) in try ReleaseInput.rolloutPercent(percent) }
+        self.rolloutPercent = try rolloutPercent.map { percent throws(APIError) in
+            try ReleaseInput.rolloutPercent(percent)
+        }
     }
 
     private static func url(_ value: String??, field: String) throws(APIError) -> String?? {

@@ -30,10 +30,13 @@ public enum ReleaseInput {
 
     /// A decimal `versionCode` from a query string: 1-18 digits (so it always fits in 64 bits).
     public static func versionCode(query raw: String?) throws(APIError) -> Int64 {
-        guard let raw, !raw.isEmpty else { throw APIError.validationFailed.with(message: "missing query parameter `versionCode`") }
+        guard let raw, !raw.isEmpty else {
+            throw APIError.validationFailed.with(message: "missing query parameter `versionCode`")
+        }
         let bytes = raw.utf8
         guard bytes.count <= 18, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let code = Int64(raw) else {
+            let code = Int64(raw)
+        else {
             throw APIError.validationFailed.with(message: "`versionCode` must be a whole number of at most 18 digits")
         }
         return code
@@ -41,7 +44,8 @@ public enum ReleaseInput {
 
     public static func versionName(_ name: String) throws(APIError) -> String {
         guard !name.isEmpty, name.count <= maxVersionNameCharacters, !hasControlCharacters(name) else {
-            throw APIError.validationFailed.with(message: "`versionName` must be 1-64 characters without control characters")
+            throw APIError.validationFailed.with(
+                message: "`versionName` must be 1-64 characters without control characters")
         }
         return name
     }
@@ -50,10 +54,12 @@ public enum ReleaseInput {
     public static func releaseNotes(_ notes: String) throws(APIError) -> String {
         let allowed: Set<Unicode.Scalar> = ["\n", "\r", "\t"]
         guard notes.count <= maxReleaseNotesCharacters,
-              !notes.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
+            !notes.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) }
+            )
         else {
             throw APIError.validationFailed.with(
-                message: "`releaseNotes` must be at most \(maxReleaseNotesCharacters) characters without control characters")
+                message:
+                    "`releaseNotes` must be at most \(maxReleaseNotesCharacters) characters without control characters")
         }
         return notes
     }
@@ -64,12 +70,17 @@ public enum ReleaseInput {
         let bytes = Array(url.utf8)
         let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) ?? 0
         let scheme = bytes[..<schemeEnd]
-        let validScheme = schemeEnd > 0 && isLetter(bytes[0]) && scheme.allSatisfy {
-            isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
-        }
+        let validScheme =
+            schemeEnd > 0 && isLetter(bytes[0])
+            && scheme.allSatisfy {
+                isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+                    || $0 == UInt8(ascii: ".")
+            }
         guard bytes.count <= maxURLBytes, validScheme, bytes.count > schemeEnd + 1,
-              !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
-            throw APIError.validationFailed.with(message: "`\(field)` must be an absolute URL (https://...) of at most 2048 bytes")
+            !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F })
+        else {
+            throw APIError.validationFailed.with(
+                message: "`\(field)` must be an absolute URL (https://...) of at most 2048 bytes")
         }
         return url
     }
@@ -77,7 +88,8 @@ public enum ReleaseInput {
     /// At most the release's own versionCode (a release cannot demand more than itself to run).
     public static func minSupported(_ code: Int64, versionCode: Int64) throws(APIError) -> Int64 {
         guard code >= 0, code <= versionCode else {
-            throw APIError.validationFailed.with(message: "`minSupportedVersionCode` must be 0 to the release's versionCode")
+            throw APIError.validationFailed.with(
+                message: "`minSupportedVersionCode` must be 0 to the release's versionCode")
         }
         return code
     }

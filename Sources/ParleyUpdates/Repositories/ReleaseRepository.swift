@@ -20,13 +20,14 @@ public struct ReleaseRepository: Sendable {
         """
 
     static func decode(_ row: PostgresRow) throws -> Release {
-        Release(id: try row.decode("id"), appId: try row.decode("app_id"), platform: try row.decode("platform"),
-                channel: try row.decode("channel"), versionCode: try row.decode("version_code"),
-                versionName: try row.decode("version_name"), releaseNotes: try row.decode("release_notes"),
-                appStoreUrl: try row.decode("app_store_url"), downloadUrl: try row.decode("download_url"),
-                minSupportedVersionCode: try row.decode("min_supported_version_code"),
-                rolloutPercent: try row.decode("rollout_percent"), publishedAt: try row.decode("published_at"),
-                withdrawnAt: try row.decode("withdrawn_at"), updatedAt: try row.decode("updated_at"))
+        Release(
+            id: try row.decode("id"), appId: try row.decode("app_id"), platform: try row.decode("platform"),
+            channel: try row.decode("channel"), versionCode: try row.decode("version_code"),
+            versionName: try row.decode("version_name"), releaseNotes: try row.decode("release_notes"),
+            appStoreUrl: try row.decode("app_store_url"), downloadUrl: try row.decode("download_url"),
+            minSupportedVersionCode: try row.decode("min_supported_version_code"),
+            rolloutPercent: try row.decode("rollout_percent"), publishedAt: try row.decode("published_at"),
+            withdrawnAt: try row.decode("withdrawn_at"), updatedAt: try row.decode("updated_at"))
     }
 
     /// Inserts `draft` unless a release of the same platform and channel (withdrawn or not) has a versionCode at
@@ -37,14 +38,16 @@ public struct ReleaseRepository: Sendable {
             return try await database.withTransaction { connection in
                 let lockKey = "parley_release:\(appId):\(draft.platform):\(draft.channel)"
                 _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))")
-                let highest = try await connection.query("""
+                let highest = try await connection.query(
+                    """
                     SELECT max(version_code) FROM releases
                     WHERE app_id = \(appId) AND platform = \(draft.platform) AND channel = \(draft.channel)
                     """)[0].decode(0, as: Int64?.self)
                 if let highest, highest >= draft.versionCode {
                     throw Self.notIncreasing(highest: highest, draft: draft)
                 }
-                let rows = try await connection.query("""
+                let rows = try await connection.query(
+                    """
                     INSERT INTO releases (app_id, platform, channel, version_code, version_name, release_notes,
                                           app_store_url, download_url, min_supported_version_code, rollout_percent)
                     VALUES (\(appId), \(draft.platform), \(draft.channel), \(draft.versionCode), \(draft.versionName),
@@ -68,34 +71,43 @@ public struct ReleaseRepository: Sendable {
     }
 
     public func find(appId: Int64, id: Int64) async throws -> Release? {
-        try await database.query("SELECT \(unescaped: Self.columns) FROM releases WHERE app_id = \(appId) AND id = \(id)")
-            .first.map(Self.decode)
+        try await database.query(
+            "SELECT \(unescaped: Self.columns) FROM releases WHERE app_id = \(appId) AND id = \(id)"
+        )
+        .first.map(Self.decode)
     }
 
     /// Newest first (by platform, channel, then versionCode descending); at most `limit` (+1 to tell `hasMore`).
-    public func list(appId: Int64, platform: String?, channel: String?, includeWithdrawn: Bool,
-                     limit: Int) async throws -> [Release] {
-        try await database.query("""
+    public func list(
+        appId: Int64, platform: String?, channel: String?, includeWithdrawn: Bool,
+        limit: Int
+    ) async throws -> [Release] {
+        try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM releases
             WHERE app_id = \(appId) AND (\(platform)::text IS NULL OR platform = \(platform))
               AND (\(channel)::text IS NULL OR channel = \(channel))
               AND (\(includeWithdrawn) OR withdrawn_at IS NULL)
             ORDER BY platform, channel, version_code DESC
             LIMIT \(limit)
-            """).map(Self.decode)
+            """
+        ).map(Self.decode)
     }
 
     /// Every release of the app that has not been withdrawn: what the update-check cache holds.
     public func offered(appId: Int64) async throws -> [Release] {
-        try await database.query("""
+        try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM releases WHERE app_id = \(appId) AND withdrawn_at IS NULL
-            """).map(Self.decode)
+            """
+        ).map(Self.decode)
     }
 
     /// Applies `changes` to the app's release `id`: 1400 when there is none, 1402 when it was withdrawn.
     public func update(appId: Int64, id: Int64, _ changes: ReleaseChanges) async throws -> Release {
         try await database.withTransaction { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT \(unescaped: Self.columns) FROM releases WHERE app_id = \(appId) AND id = \(id) FOR UPDATE
                 """)
             guard let row = rows.first else { throw APIError.releaseNotFound }
@@ -103,7 +115,8 @@ public struct ReleaseRepository: Sendable {
             guard !current.isWithdrawn else { throw APIError.releaseWithdrawn }
             let changed = try changes.applied(to: current)
             if changed == current { return current }
-            let updated = try await connection.query("""
+            let updated = try await connection.query(
+                """
                 UPDATE releases SET release_notes = \(changed.releaseNotes), app_store_url = \(changed.appStoreUrl),
                                     download_url = \(changed.downloadUrl),
                                     min_supported_version_code = \(changed.minSupportedVersionCode),
@@ -118,7 +131,8 @@ public struct ReleaseRepository: Sendable {
 
     /// Withdraws the app's release `id` (idempotent: a withdrawn one is returned as it is); nil when there is none.
     public func withdraw(appId: Int64, id: Int64) async throws -> Release? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             WITH changed AS (
                 UPDATE releases SET withdrawn_at = coalesce(withdrawn_at, now()),
                                     updated_at = CASE WHEN withdrawn_at IS NULL THEN now() ELSE updated_at END

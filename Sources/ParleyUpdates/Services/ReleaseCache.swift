@@ -53,7 +53,8 @@ public final class ReleaseCache: Sendable {
         let now = Instant.now()
         return entries.withLock { entries in
             guard let entry = entries[appId], let releases = entry.releases,
-                  now.since(entry.loadedAt) < ttl else { return nil }
+                now.since(entry.loadedAt) < ttl
+            else { return nil }
             return releases
         }
     }
@@ -114,8 +115,12 @@ public final class ReleaseCache: Sendable {
                 return releases
             } catch {
                 finishLoad(appId: appId, id: id, generation: generation, releases: nil)
-                logger.warning("loading releases failed", ["app_id": .int(Int(appId)),
-                                                           "error": .string(String(describing: error))])
+                logger.warning(
+                    "loading releases failed",
+                    [
+                        "app_id": .int(Int(appId)),
+                        "error": .string(String(describing: error)),
+                    ])
                 throw error
             }
         }

@@ -12,7 +12,8 @@ public struct ReleaseService: Sendable {
     let changed: @Sendable (Int64) -> Void
     let logger: Logger
 
-    public init(repository: ReleaseRepository, logger: Logger, changed: @escaping @Sendable (Int64) -> Void = { _ in }) {
+    public init(repository: ReleaseRepository, logger: Logger, changed: @escaping @Sendable (Int64) -> Void = { _ in })
+    {
         self.repository = repository
         self.logger = logger
         self.changed = changed
@@ -21,10 +22,14 @@ public struct ReleaseService: Sendable {
     public func publish(appId: Int64, _ draft: ReleaseDraft) async throws -> Release {
         let release = try await repository.publish(appId: appId, draft)
         changed(appId)
-        logger.info("release published", ["app_id": .int(Int(appId)), "release_id": .int(Int(release.id)),
-                                          "platform": .string(release.platform), "channel": .string(release.channel),
-                                          "version_code": .int(Int(release.versionCode)),
-                                          "rollout_percent": .int(release.rolloutPercent)])
+        logger.info(
+            "release published",
+            [
+                "app_id": .int(Int(appId)), "release_id": .int(Int(release.id)),
+                "platform": .string(release.platform), "channel": .string(release.channel),
+                "version_code": .int(Int(release.versionCode)),
+                "rollout_percent": .int(release.rolloutPercent),
+            ])
         return release
     }
 
@@ -34,19 +39,26 @@ public struct ReleaseService: Sendable {
     }
 
     /// The app's releases, newest first per platform and channel, and whether more than `limit` matched.
-    public func list(appId: Int64, platform: String?, channel: String?, includeWithdrawn: Bool,
-                     limit: Int) async throws -> (releases: [Release], hasMore: Bool) {
+    public func list(
+        appId: Int64, platform: String?, channel: String?, includeWithdrawn: Bool,
+        limit: Int
+    ) async throws -> (releases: [Release], hasMore: Bool) {
         let limit = min(max(1, limit), Self.maxPageSize)
-        let rows = try await repository.list(appId: appId, platform: platform, channel: channel,
-                                             includeWithdrawn: includeWithdrawn, limit: limit + 1)
+        let rows = try await repository.list(
+            appId: appId, platform: platform, channel: channel,
+            includeWithdrawn: includeWithdrawn, limit: limit + 1)
         return (Array(rows.prefix(limit)), rows.count > limit)
     }
 
     public func update(appId: Int64, id: Int64, _ changes: ReleaseChanges) async throws -> Release {
         let release = try await repository.update(appId: appId, id: id, changes)
         changed(appId)
-        logger.info("release updated", ["app_id": .int(Int(appId)), "release_id": .int(Int(id)),
-                                        "rollout_percent": .int(release.rolloutPercent)])
+        logger.info(
+            "release updated",
+            [
+                "app_id": .int(Int(appId)), "release_id": .int(Int(id)),
+                "rollout_percent": .int(release.rolloutPercent),
+            ])
         return release
     }
 

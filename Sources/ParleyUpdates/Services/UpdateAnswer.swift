@@ -46,7 +46,9 @@ struct UpdateInfo: Encodable {
         try container.encode(publishedAt, forKey: .publishedAt)
     }
 
-    enum CodingKeys: String, CodingKey { case versionCode, versionName, releaseNotes, appStoreUrl, downloadUrl, publishedAt }
+    enum CodingKeys: String, CodingKey {
+        case versionCode, versionName, releaseNotes, appStoreUrl, downloadUrl, publishedAt
+    }
 }
 
 /// One possible answer of an update check, encoded once when the release list is loaded: the 200 (envelope,

@@ -18,7 +18,9 @@ public struct UpdateTrack: Sendable {
         let update: UpdateAnswer
         let forcedUpdate: UpdateAnswer
 
-        init(releaseId: Int64, versionCode: Int64, rolloutPercent: Int, update: UpdateAnswer, forcedUpdate: UpdateAnswer) {
+        init(
+            releaseId: Int64, versionCode: Int64, rolloutPercent: Int, update: UpdateAnswer, forcedUpdate: UpdateAnswer
+        ) {
             self.releaseId = releaseId
             self.versionCode = versionCode
             self.rolloutPercent = rolloutPercent
@@ -40,10 +42,11 @@ public struct UpdateTrack: Sendable {
         var candidates: [Candidate] = []
         for release in sorted {
             let info = UpdateInfo(release)
-            candidates.append(Candidate(
-                releaseId: release.id, versionCode: release.versionCode, rolloutPercent: release.rolloutPercent,
-                update: UpdateAnswer(UpdateCheckResult(needsUpdate: true, forceUpdate: false, info: info)),
-                forcedUpdate: UpdateAnswer(UpdateCheckResult(needsUpdate: true, forceUpdate: true, info: info))))
+            candidates.append(
+                Candidate(
+                    releaseId: release.id, versionCode: release.versionCode, rolloutPercent: release.rolloutPercent,
+                    update: UpdateAnswer(UpdateCheckResult(needsUpdate: true, forceUpdate: false, info: info)),
+                    forcedUpdate: UpdateAnswer(UpdateCheckResult(needsUpdate: true, forceUpdate: true, info: info))))
             if release.rolloutPercent >= 100 { break }
         }
         self.candidates = candidates
@@ -62,8 +65,11 @@ public struct UpdateTrack: Sendable {
         for (index, candidate) in candidates.enumerated() {
             // Newest first: once a release is not above the caller, no older one is.
             if candidate.versionCode <= versionCode { break }
-            guard RolloutBucket.isOffered(appId: appId, releaseId: candidate.releaseId,
-                                          rolloutPercent: candidate.rolloutPercent, subject: subject) else { continue }
+            guard
+                RolloutBucket.isOffered(
+                    appId: appId, releaseId: candidate.releaseId,
+                    rolloutPercent: candidate.rolloutPercent, subject: subject)
+            else { continue }
             if !forced || candidate.versionCode >= requiredVersionCode! { return (index, forced) }
             break // offered, but below the minimum: the forced caller gets the newest release instead
         }

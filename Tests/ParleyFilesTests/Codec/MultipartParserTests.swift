@@ -1,5 +1,5 @@
-import ParleyTestSupport
 import ParleyFiles
+import ParleyTestSupport
 import Testing
 
 @Suite("MultipartParser: valid bodies under every split")

@@ -79,7 +79,6 @@ func parseMultipart(
     return outcome
 }
 
-
 /// Parses `input` whole and under every other feeding (`DecoderVerifier`): other events or another error than the
 /// whole input's are an issue. Returns the outcome of feeding it whole.
 @discardableResult

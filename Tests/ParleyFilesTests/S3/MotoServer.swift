@@ -38,8 +38,9 @@ final class MotoServer: Sendable {
         logPath = NSTemporaryDirectory() + "parley-moto-\(port)-\(UUID().uuidString).log"
         var environment: [String: String] = [:]
         if let authenticatedAfter { environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(authenticatedAfter) }
-        process = try ChildProcess(executable: executable, arguments: ["-H", "127.0.0.1", "-p", "\(port)"],
-                                   environment: environment, outputPath: logPath)
+        process = try ChildProcess(
+            executable: executable, arguments: ["-H", "127.0.0.1", "-p", "\(port)"],
+            environment: environment, outputPath: logPath)
         do {
             // A TCP probe, not an HTTP request, so it does not count as one of moto's unauthenticated actions.
             try await process.waitUntilListening(port: port, timeout: .seconds(60))

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ParleyFiles
 import ParleyHTTPClient
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyFiles
 
 /// moto cannot check presigned URLs (see `S3BlobStorageMotoTests`), so this compares them with botocore's, the
 /// AWS SDK for Python that moto installs into the same virtualenv, at one fixed time: same path, same query
@@ -27,28 +28,35 @@ struct S3PresignBotocoreTests {
 
     @Test(arguments: [
         ("7/ab/0123456789abcdef", "image/png", "attachment; filename=\"holiday photo.png\""),
-        ("7/ab/odd key+with~chars$&=@é.bin", "text/plain; charset=utf-8",
-         "inline; filename*=UTF-8''h%C3%B6liday.txt"),
+        (
+            "7/ab/odd key+with~chars$&=@é.bin", "text/plain; charset=utf-8",
+            "inline; filename*=UTF-8''h%C3%B6liday.txt"
+        ),
     ])
     func presignedURLMatchesBotocore(key: String, contentType: String, disposition: String) async throws {
         let client = HTTPClient()
         defer { client.shutdown() }
         let endpoint = "http://127.0.0.1:9000"
         let storage = try S3BlobStorage(
-            configuration: S3Configuration(endpoint: endpoint, region: "eu-west-1", bucket: "parley-files",
-                                           accessKeyID: "AKIAIOSFODNN7EXAMPLE",
-                                           secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            configuration: S3Configuration(
+                endpoint: endpoint, region: "eu-west-1", bucket: "parley-files",
+                accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+                secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
             client: client, now: { 1_369_353_600 })
-        let ours = try #require(try storage.download(key: key, expiresAt: 1_369_353_600 + 300, contentType: contentType,
-                                                     contentDisposition: disposition).redirectURL)
+        let ours = try #require(
+            try storage.download(
+                key: key, expiresAt: 1_369_353_600 + 300, contentType: contentType,
+                contentDisposition: disposition
+            ).redirectURL)
 
         let directory = NSTemporaryDirectory() + "parley-botocore-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Self.script.write(toFile: directory + "/presign.py", atomically: true, encoding: .utf8)
-        let python = try ChildProcess(executable: try #require(MotoServer.python),
-                                      arguments: [directory + "/presign.py", endpoint, key, contentType, disposition],
-                                      outputPath: directory + "/out.txt")
+        let python = try ChildProcess(
+            executable: try #require(MotoServer.python),
+            arguments: [directory + "/presign.py", endpoint, key, contentType, disposition],
+            outputPath: directory + "/out.txt")
         let status = await python.waitForExit()
         let output = python.output().trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(status == 0, "botocore failed: \(output)")

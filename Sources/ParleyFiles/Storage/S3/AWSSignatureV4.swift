@@ -19,8 +19,10 @@ public struct AWSSignatureV4: Sendable {
     public let sessionToken: String?
     private let secretAccessKey: String
 
-    public init(accessKeyID: String, secretAccessKey: String, region: String, service: String = "s3",
-                sessionToken: String? = nil) {
+    public init(
+        accessKeyID: String, secretAccessKey: String, region: String, service: String = "s3",
+        sessionToken: String? = nil
+    ) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.region = region
@@ -33,7 +35,8 @@ public struct AWSSignatureV4: Sendable {
     /// The header fields to send for `request`: its own, then `Host` (unless given), `x-amz-date`,
     /// `x-amz-content-sha256` (`payloadHash`: the body's hex SHA-256 or `unsignedPayload`),
     /// `x-amz-security-token` with temporary credentials, and `Authorization`. Every field is signed.
-    public func signedHeaders(for request: AWSRequest, payloadHash: String, at time: AWSTimestamp) -> [(String, String)] {
+    public func signedHeaders(for request: AWSRequest, payloadHash: String, at time: AWSTimestamp) -> [(String, String)]
+    {
         var headers = request.headers
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { headers.insert(("Host", request.host), at: 0) }
         headers.append(("x-amz-date", time.amzDate))
@@ -41,12 +44,17 @@ public struct AWSSignatureV4: Sendable {
         if let sessionToken { headers.append(("x-amz-security-token", sessionToken)) }
 
         let canonical = Self.canonicalHeaders(headers)
-        let canonicalRequest = Self.canonicalRequest(method: request.method, path: request.path,
-                                                     query: request.query, canonicalHeaders: canonical,
-                                                     payloadHash: payloadHash)
+        let canonicalRequest = Self.canonicalRequest(
+            method: request.method, path: request.path,
+            query: request.query, canonicalHeaders: canonical,
+            payloadHash: payloadHash)
         let signature = self.signature(canonicalRequest: canonicalRequest, at: time)
-        headers.append(("Authorization", "\(Self.algorithm) Credential=\(accessKeyID)/\(scope(at: time)), "
-                            + "SignedHeaders=\(canonical.names), Signature=\(signature)"))
+        headers.append(
+            (
+                "Authorization",
+                "\(Self.algorithm) Credential=\(accessKeyID)/\(scope(at: time)), "
+                    + "SignedHeaders=\(canonical.names), Signature=\(signature)"
+            ))
         return headers
     }
 
@@ -61,9 +69,10 @@ public struct AWSSignatureV4: Sendable {
         if let sessionToken { query.append(("X-Amz-Security-Token", sessionToken)) }
         query.append(("X-Amz-SignedHeaders", "host"))
 
-        let canonicalRequest = Self.canonicalRequest(method: request.method, path: request.path, query: query,
-                                                     canonicalHeaders: Self.canonicalHeaders([("host", request.host)]),
-                                                     payloadHash: Self.unsignedPayload)
+        let canonicalRequest = Self.canonicalRequest(
+            method: request.method, path: request.path, query: query,
+            canonicalHeaders: Self.canonicalHeaders([("host", request.host)]),
+            payloadHash: Self.unsignedPayload)
         let signature = self.signature(canonicalRequest: canonicalRequest, at: time)
         return "\(request.scheme)://\(request.host)\(AWSURIEncoding.path(request.path))?"
             + AWSURIEncoding.canonicalQuery(query) + "&X-Amz-Signature=\(signature)"
@@ -75,10 +84,14 @@ public struct AWSSignatureV4: Sendable {
     func scope(at time: AWSTimestamp) -> String { "\(time.dateStamp)/\(region)/\(service)/aws4_request" }
 
     /// Method, URI, query, header fields, signed field names and payload hash, one per line (task 1 of the docs).
-    static func canonicalRequest(method: String, path: String, query: [(String, String)],
-                                 canonicalHeaders: CanonicalHeaders, payloadHash: String) -> String {
-        [method, AWSURIEncoding.path(path), AWSURIEncoding.canonicalQuery(query), canonicalHeaders.block,
-         canonicalHeaders.names, payloadHash].joined(separator: "\n")
+    static func canonicalRequest(
+        method: String, path: String, query: [(String, String)],
+        canonicalHeaders: CanonicalHeaders, payloadHash: String
+    ) -> String {
+        [
+            method, AWSURIEncoding.path(path), AWSURIEncoding.canonicalQuery(query), canonicalHeaders.block,
+            canonicalHeaders.names, payloadHash,
+        ].joined(separator: "\n")
     }
 
     /// Algorithm, time, scope and the canonical request's hash (task 2).
@@ -134,8 +147,10 @@ public struct AWSRequest: Sendable {
     public var query: [(String, String)]
     public var headers: [(String, String)]
 
-    public init(method: String, scheme: String = "https", host: String, path: String,
-                query: [(String, String)] = [], headers: [(String, String)] = []) {
+    public init(
+        method: String, scheme: String = "https", host: String, path: String,
+        query: [(String, String)] = [], headers: [(String, String)] = []
+    ) {
         self.method = method
         self.scheme = scheme
         self.host = host

@@ -15,7 +15,8 @@ public struct AWSTimestamp: Sendable, Equatable {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        amzDate = digits(parts.tm_year + 1900, 4) + digits(parts.tm_mon + 1, 2) + digits(parts.tm_mday, 2) + "T"
+        amzDate =
+            digits(parts.tm_year + 1900, 4) + digits(parts.tm_mon + 1, 2) + digits(parts.tm_mday, 2) + "T"
             + digits(parts.tm_hour, 2) + digits(parts.tm_min, 2) + digits(parts.tm_sec, 2) + "Z"
     }
 

@@ -11,8 +11,8 @@ enum AWSURIEncoding {
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 output.append(byte)
             case UInt8(ascii: "/") where keepSlash:
                 output.append(byte)
@@ -35,7 +35,8 @@ enum AWSURIEncoding {
     static func canonicalQuery(_ query: [(String, String)]) -> String {
         query.map { (encode($0.0), encode($0.1)) }
             .sorted { lhs, rhs in
-                lhs.0 == rhs.0 ? lhs.1.utf8.lexicographicallyPrecedes(rhs.1.utf8)
+                lhs.0 == rhs.0
+                    ? lhs.1.utf8.lexicographicallyPrecedes(rhs.1.utf8)
                     : lhs.0.utf8.lexicographicallyPrecedes(rhs.0.utf8)
             }
             .map { "\($0.0)=\($0.1)" }

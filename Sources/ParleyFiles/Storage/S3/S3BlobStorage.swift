@@ -16,8 +16,10 @@ public final class S3BlobStorage: BlobStorage {
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in Unix seconds (request dates, presigned URL lifetimes); tests inject one.
-    public init(configuration: S3Configuration, client: HTTPClient,
-                now: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws(S3Error) {
+    public init(
+        configuration: S3Configuration, client: HTTPClient,
+        now: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+    ) throws(S3Error) {
         guard let endpoint = S3Endpoint(configuration.endpoint) else {
             throw .invalidConfiguration("endpoint must be http(s)://host[:port], not \(configuration.endpoint)")
         }
@@ -27,8 +29,8 @@ public final class S3BlobStorage: BlobStorage {
         // S3's bucket naming rules, loosely: anything else would not survive a Host name or a path segment.
         let bucket = configuration.bucket
         guard (3...63).contains(bucket.utf8.count),
-              bucket.utf8.allSatisfy({ Self.isBucketNameByte($0) }),
-              configuration.pathStyle || !bucket.contains(".")
+            bucket.utf8.allSatisfy({ Self.isBucketNameByte($0) }),
+            configuration.pathStyle || !bucket.contains(".")
         else {
             throw .invalidConfiguration("bucket name \(bucket) is not a valid S3 bucket name")
         }
@@ -37,24 +39,29 @@ public final class S3BlobStorage: BlobStorage {
         self.endpoint = endpoint
         self.presignEndpoint = presignEndpoint
         self.now = now
-        signer = AWSSignatureV4(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
-                                region: configuration.region, service: "s3", sessionToken: configuration.sessionToken)
+        signer = AWSSignatureV4(
+            accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
+            region: configuration.region, service: "s3", sessionToken: configuration.sessionToken)
     }
 
     // MARK: BlobStorage
 
     public func store(spoolPath: String, key: String, size: Int64, sha256Hex: String, contentType: String)
-        async throws(S3Error) {
+        async throws(S3Error)
+    {
         // The spool file is consumed whatever happens; a failed upload is retried from a new spool.
         defer { unlink(spoolPath) }
         guard sha256Hex.utf8.count == 64, sha256Hex.utf8.allSatisfy(Self.isLowercaseHexByte) else {
             throw .invalidPayloadHash(sha256Hex)
         }
-        let request = objectRequest("PUT", key: key, headers: [
-            ("Content-Type", contentType.isEmpty ? "application/octet-stream" : contentType),
-        ])
-        let response = try await send(request, body: .file(path: spoolPath, offset: 0, length: size),
-                                      payloadHash: sha256Hex)
+        let request = objectRequest(
+            "PUT", key: key,
+            headers: [
+                ("Content-Type", contentType.isEmpty ? "application/octet-stream" : contentType)
+            ])
+        let response = try await send(
+            request, body: .file(path: spoolPath, offset: 0, length: size),
+            payloadHash: sha256Hex)
         guard response.status == 200 else { throw S3Error.from(response) }
     }
 
@@ -76,7 +83,8 @@ public final class S3BlobStorage: BlobStorage {
     /// A presigned GET valid until `expiresAt` (at least one second, at most S3's seven days), whose response
     /// carries `contentType` and `contentDisposition` (S3's `response-content-*` overrides).
     public func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String)
-        throws(S3Error) -> BlobDownload {
+        throws(S3Error) -> BlobDownload
+    {
         let time = now()
         let lifetime = Int(min(max(expiresAt - time, 1), Int64(AWSSignatureV4.maxPresignedExpiry)))
         var query: [(String, String)] = []
@@ -99,11 +107,14 @@ public final class S3BlobStorage: BlobStorage {
 
         var body: [UInt8] = []
         if configuration.region != "us-east-1" {
-            body = Array(("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-                + "<LocationConstraint>\(configuration.region)</LocationConstraint></CreateBucketConfiguration>").utf8)
+            body = Array(
+                ("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                    + "<LocationConstraint>\(configuration.region)</LocationConstraint></CreateBucketConfiguration>")
+                    .utf8)
         }
-        let created = try await send(bucketRequest("PUT"), body: body.isEmpty ? .none : .bytes(body),
-                                     payloadHash: Hex.encode(SHA256.hash(body)))
+        let created = try await send(
+            bucketRequest("PUT"), body: body.isEmpty ? .none : .bytes(body),
+            payloadHash: Hex.encode(SHA256.hash(body)))
         if created.status == 200 { return }
         let error = S3Error.from(created)
         // Another instance created it in between.
@@ -113,32 +124,42 @@ public final class S3BlobStorage: BlobStorage {
 
     // MARK: Requests
 
-    private func objectRequest(_ method: String, key: String, query: [(String, String)] = [],
-                               headers: [(String, String)] = [], endpoint: S3Endpoint? = nil) -> AWSRequest {
+    private func objectRequest(
+        _ method: String, key: String, query: [(String, String)] = [],
+        headers: [(String, String)] = [], endpoint: S3Endpoint? = nil
+    ) -> AWSRequest {
         let endpoint = endpoint ?? self.endpoint
         if configuration.pathStyle {
-            return AWSRequest(method: method, scheme: endpoint.scheme, host: endpoint.host,
-                              path: "/\(configuration.bucket)/\(key)", query: query, headers: headers)
+            return AWSRequest(
+                method: method, scheme: endpoint.scheme, host: endpoint.host,
+                path: "/\(configuration.bucket)/\(key)", query: query, headers: headers)
         }
-        return AWSRequest(method: method, scheme: endpoint.scheme, host: "\(configuration.bucket).\(endpoint.host)",
-                          path: "/\(key)", query: query, headers: headers)
+        return AWSRequest(
+            method: method, scheme: endpoint.scheme, host: "\(configuration.bucket).\(endpoint.host)",
+            path: "/\(key)", query: query, headers: headers)
     }
 
     private func bucketRequest(_ method: String) -> AWSRequest {
         if configuration.pathStyle {
-            return AWSRequest(method: method, scheme: endpoint.scheme, host: endpoint.host,
-                              path: "/\(configuration.bucket)")
+            return AWSRequest(
+                method: method, scheme: endpoint.scheme, host: endpoint.host,
+                path: "/\(configuration.bucket)")
         }
-        return AWSRequest(method: method, scheme: endpoint.scheme, host: "\(configuration.bucket).\(endpoint.host)",
-                          path: "/")
+        return AWSRequest(
+            method: method, scheme: endpoint.scheme, host: "\(configuration.bucket).\(endpoint.host)",
+            path: "/")
     }
 
-    private func send(_ request: AWSRequest, body: HTTPClientBody = .none,
-                      payloadHash: String = AWSSignatureV4.emptyPayloadHash) async throws(S3Error) -> HTTPClientResponse {
+    private func send(
+        _ request: AWSRequest, body: HTTPClientBody = .none,
+        payloadHash: String = AWSSignatureV4.emptyPayloadHash
+    ) async throws(S3Error) -> HTTPClientResponse {
         let headers = signer.signedHeaders(for: request, payloadHash: payloadHash, at: AWSTimestamp(unixSeconds: now()))
         do {
-            return try await client.execute(HTTPClientRequest(method: request.method, url: request.url, headers: headers,
-                                                              body: body, timeout: configuration.requestTimeout))
+            return try await client.execute(
+                HTTPClientRequest(
+                    method: request.method, url: request.url, headers: headers,
+                    body: body, timeout: configuration.requestTimeout))
         } catch {
             throw .transport(error)
         }
@@ -147,7 +168,7 @@ public final class S3BlobStorage: BlobStorage {
     private static func isBucketNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "."), UInt8(ascii: "-"):
+            UInt8(ascii: "."), UInt8(ascii: "-"):
             true
         default:
             false

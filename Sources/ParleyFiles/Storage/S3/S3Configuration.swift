@@ -19,9 +19,11 @@ public struct S3Configuration: Sendable {
 
     /// `pathStyle` defaults to false for AWS's own endpoints (`*.amazonaws.com`), true for any other, since
     /// MinIO, moto and most S3-compatible stores are addressed by IP or a name without bucket subdomains.
-    public init(endpoint: String, region: String, bucket: String, accessKeyID: String, secretAccessKey: String,
-                sessionToken: String? = nil, pathStyle: Bool? = nil, presignEndpoint: String? = nil,
-                requestTimeout: Duration = .seconds(300)) {
+    public init(
+        endpoint: String, region: String, bucket: String, accessKeyID: String, secretAccessKey: String,
+        sessionToken: String? = nil, pathStyle: Bool? = nil, presignEndpoint: String? = nil,
+        requestTimeout: Duration = .seconds(300)
+    ) {
         self.endpoint = endpoint
         self.region = region
         self.bucket = bucket

@@ -28,15 +28,16 @@ public enum S3Error: Error, Sendable, Equatable, CustomStringConvertible {
     static func from(_ response: HTTPClientResponse) -> S3Error {
         let document = String(decoding: response.body, as: UTF8.self)
         guard let code = xmlElement("Code", in: document) else { return .unexpectedStatus(response.status) }
-        return .service(status: response.status, code: code, message: xmlElement("Message", in: document) ?? "",
-                        requestID: xmlElement("RequestId", in: document) ?? response.header("x-amz-request-id"))
+        return .service(
+            status: response.status, code: code, message: xmlElement("Message", in: document) ?? "",
+            requestID: xmlElement("RequestId", in: document) ?? response.header("x-amz-request-id"))
     }
 
     /// The text of the first `<name>...</name>` in `document`, entities decoded. S3's error documents are flat
     /// and small; this is not a general XML parser.
     static func xmlElement(_ name: String, in document: String) -> String? {
         guard let open = document.firstRange(of: "<\(name)>"),
-              let close = document[open.upperBound...].firstRange(of: "</\(name)>")
+            let close = document[open.upperBound...].firstRange(of: "</\(name)>")
         else { return nil }
         return decodeEntities(document[open.upperBound..<close.lowerBound])
     }
@@ -57,7 +58,9 @@ public enum S3Error: Error, Sendable, Equatable, CustomStringConvertible {
             case "quot": result += "\""
             case "apos": result += "'"
             default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16)
+                let number =
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16)
                     : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
                 if let number, let scalar = Unicode.Scalar(number) {
                     result.unicodeScalars.append(scalar)
