@@ -147,9 +147,15 @@ public final class PostgresClient: Sendable {
 }
 
 extension PostgresClient {
-    /// Returns once the shared listening connection LISTENs to `channel` (after `listen(channel)`).
-    /// Notifications sent before that moment are not delivered.
-    func waitUntilListening(_ channel: String) async {
-        await listener.waitUntilListening(channel)
+    /// Waits until the shared listening connection LISTENs to `channel` (after `listen(channel)`), at most
+    /// `timeout`; whether it does. Notifications sent before that moment are not delivered, so a subscriber that
+    /// must not miss any (an instance about to serve) waits here first.
+    public func waitUntilListening(_ channel: String, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if await listener.listeningChannels().contains(channel) { return true }
+            if ContinuousClock.now >= deadline || Task.isCancelled { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 }

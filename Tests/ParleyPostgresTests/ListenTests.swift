@@ -7,7 +7,7 @@ import Testing
     @Test func deliversPayloadsInOrder() async throws {
         try await withTestClient { client, _ in
             let stream = client.listen("chat_events")
-            await client.waitUntilListening("chat_events")
+            #expect(await client.waitUntilListening("chat_events", timeout: .seconds(30)))
             for i in 0..<50 { try await client.notify("chat_events", payload: "message \(i)") }
             var received: [String] = []
             for await event in stream {
@@ -24,8 +24,8 @@ import Testing
         try await withTestClient { client, _ in
             let a = client.listen("Channel A")
             let b = client.listen("channel_b")
-            await client.waitUntilListening("Channel A")
-            await client.waitUntilListening("channel_b")
+            #expect(await client.waitUntilListening("Channel A", timeout: .seconds(30)))
+            #expect(await client.waitUntilListening("channel_b", timeout: .seconds(30)))
             try await client.notify("channel_b", payload: "for b")
             try await client.notify("Channel A", payload: "for a")
             var iteratorA = a.makeAsyncIterator()
@@ -41,8 +41,8 @@ import Testing
             let consumer = Task {
                 for await _ in client.listen("temporary") {}
             }
-            await client.waitUntilListening("temporary")
-            await client.waitUntilListening("kept")
+            #expect(await client.waitUntilListening("temporary", timeout: .seconds(30)))
+            #expect(await client.waitUntilListening("kept", timeout: .seconds(30)))
             #expect(await client.listener.listeningChannels() == ["kept", "temporary"])
             consumer.cancel()
             #expect(try await eventually { await client.listener.listeningChannels() == ["kept"] } != nil)
@@ -55,7 +55,7 @@ import Testing
     @Test func reconnectsAfterItsBackendIsTerminated() async throws {
         try await withTestClient { client, url in
             let stream = client.listen("presence")
-            await client.waitUntilListening("presence")
+            #expect(await client.waitUntilListening("presence", timeout: .seconds(30)))
             var iterator = stream.makeAsyncIterator()
             try await client.notify("presence", payload: "before")
             #expect(await iterator.next() == .notification(channel: "presence", payload: "before"))
@@ -76,7 +76,7 @@ import Testing
     @Test func shutdownFinishesTheStreams() async throws {
         try await withTestClient { client, _ in
             let stream = client.listen("bye")
-            await client.waitUntilListening("bye")
+            #expect(await client.waitUntilListening("bye", timeout: .seconds(30)))
             await client.listener.shutDown()
             var count = 0
             for await _ in stream { count += 1 }

@@ -199,7 +199,7 @@ import Testing
         // Keep the subscription: a dropped stream unsubscribes (UNLISTEN), and if that lands after the LISTEN
         // completed, waitUntilListening would wait for a channel nobody listens to any more.
         let subscription = client.listen("shutdown_channel")
-        await client.waitUntilListening("shutdown_channel")
+        #expect(await client.waitUntilListening("shutdown_channel", timeout: .seconds(30)))
         try await withAdminClient(url: url) { (admin: PostgresClient) async throws -> Void in
             #expect(try await backendPIDs(of: "pool_shutdown", using: admin).count >= 2)
             await client.shutdown()

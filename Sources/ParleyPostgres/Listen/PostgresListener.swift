@@ -32,7 +32,6 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     private var listening: Set<String> = []
     /// Channels whose LISTEN is on its way.
     private var pendingListen: Set<String> = []
-    private var readyWaiters: [String: [UnsafeContinuation<Void, Never>]] = [:]
     private var hasConnectedBefore = false
     private var reconnectTimer: EventLoop.TimerID?
     private var backoff: Duration = .milliseconds(50)
@@ -87,19 +86,6 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         }
     }
 
-    /// Returns once the server LISTENs to `channel` for this client (tests use it to avoid racing NOTIFY).
-    func waitUntilListening(_ channel: String) async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            onLoop { [self] in
-                if listening.contains(channel) || isShutDown {
-                    continuation.resume()
-                } else {
-                    readyWaiters[channel, default: []].append(continuation)
-                }
-            }
-        }
-    }
-
     /// Channels the server currently LISTENs to for this client.
     func listeningChannels() async -> Set<String> {
         await withUnsafeContinuation { continuation in
@@ -147,9 +133,6 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
                     case .success:
                         listening.formUnion(wanted)
                         backoff = .milliseconds(50)
-                        for channel in wanted {
-                            for waiter in readyWaiters.removeValue(forKey: channel) ?? [] { waiter.resume() }
-                        }
                         if thenAnnounceReconnect {
                             for continuation in subscribers.values.flatMap(\.values) {
                                 continuation.yield(.reconnected)
@@ -211,8 +194,6 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
                 let all = subscribers.values.flatMap(\.values)
                 subscribers.removeAll()
                 for continuation in all { continuation.finish() }
-                for waiter in readyWaiters.values.joined() { waiter.resume() }
-                readyWaiters.removeAll()
                 driver?.close()
                 driver = nil
                 continuation.resume()

@@ -133,10 +133,21 @@ final class ClusterRelay: Sendable {
 
     // MARK: Incoming
 
-    /// Listens until cancelled. `deliver` gets every resolved delivery of other instances; `lostFeed` is called
-    /// when the listening connection was lost and notifications may have been missed.
-    func run(deliver: @escaping @Sendable (Delivery) async -> Void, lostFeed: @escaping @Sendable () -> Void) async {
-        for await event in database.listen(channel) {
+    /// Subscribes to the other instances' events and returns once PostgreSQL LISTENs for this instance (at most
+    /// `timeout`; false if it did not by then): an instance that serves before its feed is up would miss, live, the
+    /// events published meanwhile.
+    func subscribe(timeout: Duration) async -> (feed: AsyncStream<PostgresNotificationEvent>, listening: Bool) {
+        let feed = database.listen(channel)
+        return (feed, await database.waitUntilListening(channel, timeout: timeout))
+    }
+
+    /// Reads `feed` (from `subscribe`) until cancelled. `deliver` gets every resolved delivery of other instances;
+    /// `lostFeed` is called when the listening connection was lost and notifications may have been missed.
+    func run(
+        _ feed: AsyncStream<PostgresNotificationEvent>, deliver: @escaping @Sendable (Delivery) async -> Void,
+        lostFeed: @escaping @Sendable () -> Void
+    ) async {
+        for await event in feed {
             switch event {
             case .reconnected:
                 lostFeed()
