@@ -32,6 +32,14 @@ public enum AppCommand {
 
     public struct UsageError: Error, CustomStringConvertible {
         public let description: String
+
+        /// The first argument, the subcommand of `command`; a usage error naming `command` when there is none.
+        static func subcommand(of arguments: [String], command: String, usage: String) throws(UsageError) -> String {
+            guard let subcommand = arguments.first else {
+                throw UsageError(description: "missing \(command) subcommand\n" + usage)
+            }
+            return subcommand
+        }
     }
 
     /// Runs the subcommand; throws `UsageError` for bad arguments, other errors for failures.
@@ -39,9 +47,7 @@ public enum AppCommand {
         _ arguments: [String], configuration: Configuration,
         output: @escaping (String) -> Void
     ) async throws {
-        guard let subcommand = arguments.first else {
-            throw UsageError(description: "missing app subcommand\n" + usage)
-        }
+        let subcommand = try UsageError.subcommand(of: arguments, command: "app", usage: usage)
         var options = try Options(Array(arguments.dropFirst()))
         let auth = try configuration.authConfiguration()
         try await CommandContext.with(configuration) { context in

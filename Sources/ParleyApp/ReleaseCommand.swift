@@ -37,9 +37,7 @@ public enum ReleaseCommand {
         _ arguments: [String], configuration: Configuration,
         output: @escaping (String) -> Void
     ) async throws {
-        guard let subcommand = arguments.first else {
-            throw AppCommand.UsageError(description: "missing release subcommand\n" + usage)
-        }
+        let subcommand = try AppCommand.UsageError.subcommand(of: arguments, command: "release", usage: usage)
         guard ["publish", "list", "update", "withdraw"].contains(subcommand) else {
             throw AppCommand.UsageError(description: "unknown release subcommand: \(subcommand)\n" + usage)
         }

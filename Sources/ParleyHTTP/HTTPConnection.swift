@@ -350,13 +350,9 @@ final class HTTPConnection: IOHandler {
             if n > 0 {
                 outputOffset += n
                 machine.bytesSent(now: loop.wakeTime)
-            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                updateInterest()
-                return false
-            } else if n < 0 && errno == EINTR {
+            } else if retriesAfterFailedWrite(n) {
                 continue
             } else {
-                close()
                 return false
             }
         }
@@ -380,6 +376,19 @@ final class HTTPConnection: IOHandler {
         return processInputNext
     }
 
+    /// After a `send` or `sendfile` that sent nothing (`n` <= 0): true to try again at once (EINTR). Otherwise the
+    /// connection waits for writable interest (EAGAIN) or, for any other error or a 0, closes; the caller stops.
+    private func retriesAfterFailedWrite(_ n: Int) -> Bool {
+        let error = errno
+        if n < 0 && error == EINTR { return true }
+        if n < 0 && (error == EAGAIN || error == EWOULDBLOCK) {
+            updateInterest()
+        } else {
+            close()
+        }
+        return false
+    }
+
     /// Sends the pending file body; false while bytes remain (writable interest is set) or the connection
     /// closed. At most 4 MiB per call, so one fast reader of a large file does not starve the loop's others.
     private func flushFile() -> Bool {
@@ -397,14 +406,9 @@ final class HTTPConnection: IOHandler {
                     updateInterest()
                     return false
                 }
-            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                updateInterest()
-                return false
-            } else if n < 0 && errno == EINTR {
+            } else if retriesAfterFailedWrite(n) { // 0 before the end: the file shrank; the connection closes
                 continue
             } else {
-                // 0 before the end: the file shrank under us; the promised length cannot be met.
-                close()
                 return false
             }
         }

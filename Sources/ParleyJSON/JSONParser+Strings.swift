@@ -20,13 +20,22 @@ extension JSONParser {
                 return String(decoding: content, as: UTF8.self)
             } else if byte == UInt8(ascii: "\\") {
                 return try parseEscapedString(quote: quote, contentStart: contentStart)
-            } else if byte < 0x20 {
-                throw .controlCharacter(at: position)
-            } else if byte >= 0x80 {
-                try skipUTF8Sequence()
             } else {
-                position += 1
+                try skipContentByte(byte)
             }
+        }
+    }
+
+    /// Steps over a byte of a string's content that is neither a quote nor a backslash: a control character is an
+    /// error (RFC 8259 §7), a non-ASCII byte starts a UTF-8 sequence checked whole.
+    @inline(__always)
+    private mutating func skipContentByte(_ byte: UInt8) throws(JSONParseError) {
+        if byte < 0x20 {
+            throw .controlCharacter(at: position)
+        } else if byte >= 0x80 {
+            try skipUTF8Sequence()
+        } else {
+            position += 1
         }
     }
 
@@ -61,12 +70,8 @@ extension JSONParser {
                 appendRun(from: runStart)
                 try appendEscape(quote: quote)
                 runStart = position
-            } else if byte < 0x20 {
-                throw .controlCharacter(at: position)
-            } else if byte >= 0x80 {
-                try skipUTF8Sequence()
             } else {
-                position += 1
+                try skipContentByte(byte)
             }
         }
     }

@@ -125,18 +125,23 @@ public struct GroupService: Sendable {
         let userId = try MessagingInput.userID(rawID, field: "userId")
         guard userId != principal.userId else { throw APIError.cannotRemoveSelf }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
-            guard
-                let target = try await groups.member(
-                    on: connection, appId: principal.appId, groupId: groupId,
-                    userId: userId)
-            else {
-                throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group")
-            }
+            let target = try await member(userId, of: groupId, on: connection, appId: principal.appId)
             guard Self.outranks(operatorMember.role, target.role) else { throw APIError.groupPermissionDenied }
             return try await removal(
                 on: connection, principal: principal, groupId: groupId, userId: userId,
                 event: "member_removed")
         }
+    }
+
+    /// `userId`'s membership of the group, or 1103 naming them.
+    private func member(_ userId: String, of groupId: String, on connection: PostgresConnection, appId: Int64)
+        async throws -> Membership
+    {
+        guard let member = try await groups.member(on: connection, appId: appId, groupId: groupId, userId: userId)
+        else {
+            throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group")
+        }
+        return member
     }
 
     public func leave(_ groupId: String, by principal: Principal) async throws {
@@ -166,13 +171,7 @@ public struct GroupService: Sendable {
         }
         if role == .owner { return try await transfer(groupId, to: userId, by: principal) }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
-            guard
-                let target = try await groups.member(
-                    on: connection, appId: principal.appId, groupId: groupId,
-                    userId: userId)
-            else {
-                throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group")
-            }
+            let target = try await member(userId, of: groupId, on: connection, appId: principal.appId)
             var notices: [MessagingEvent] = []
             if let role, role != target.role {
                 guard operatorMember.role == .owner, target.role != .owner else { throw APIError.groupPermissionDenied }
