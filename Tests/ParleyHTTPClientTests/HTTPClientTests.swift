@@ -185,7 +185,7 @@ import Testing
         let client = HTTPClient()
         defer { client.shutdown() }
 
-        let started = ContinuousClock.now
+        // `.timedOut`, not the 60 s answer: the error is the proof (a wall-clock bound would measure the load).
         await #expect {
             _ = try await client.execute(
                 HTTPClientRequest(url: server.baseURL + "/slow?ms=60000", timeout: .milliseconds(300)))
@@ -193,9 +193,6 @@ import Testing
             if case .timedOut = error as? HTTPClientError { return true }
             return false
         }
-        // Long before the 60 s answer. Loose: with every suite running at once on two cores, resuming this task
-        // once took 8.6 s.
-        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func responseOverTheLimitFailsWithAndWithoutContentLength() async throws {

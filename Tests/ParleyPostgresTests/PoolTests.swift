@@ -82,7 +82,8 @@ import Testing
             }.value
             let elapsed = ContinuousClock.now - started
             #expect(outcome?.kind == .timeout)
-            #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(10), "\(elapsed)")
+            // It waited for the acquire timeout (200 ms), and no less; the upper end is the machine's load.
+            #expect(elapsed >= .milliseconds(190), "\(elapsed)")
             released.increment()
             try await holder.value
             // Once released, the connection serves again.
@@ -98,12 +99,10 @@ import Testing
         let (logger, sink) = TestEnvironment.capturingLogger()
         let client = PostgresClient(configuration: configuration, group: TestEnvironment.eventLoopGroup, logger: logger)
         for _ in 0..<3 {
-            let started = ContinuousClock.now
             let error = await #expect(throws: PostgresError.self) { try await client.ping() }
+            // `.unavailable`, the refused connect itself: waiting for a connection until the acquire timeout would
+            // be `.timeout`. (No wall-clock bound: it would measure the machine's load.)
             #expect(error?.kind == .unavailable)
-            // Functional bound, not a speed target: well below the 60 s acquire timeout even on a loaded machine
-            // (a clean-clone CI run with every suite at once once took 12 s).
-            #expect(ContinuousClock.now - started < .seconds(30))
         }
         let concurrent = await withTaskGroup(of: PostgresError.Kind?.self) { group in
             for _ in 0..<20 {
@@ -165,15 +164,13 @@ import Testing
                             """)
                         return try rows.first?.decode(0, as: Int.self) == 1
                     } != nil)
-                let started = ContinuousClock.now
                 _ = try await admin.query(
                     """
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE application_name = 'pool_kill' AND query LIKE '%pg_sleep(60)%'
                     """)
+                // The query fails when its backend dies (its 60 s sleep would end in a row, not an error).
                 let result = await victim.result
-                // Functional bound: the query fails when its backend dies, long before its 60 s sleep would end.
-                #expect(ContinuousClock.now - started < .seconds(30))
                 guard case .failure(let error as PostgresError) = result else {
                     Issue.record("expected the killed query to fail, got \(result)")
                     return
