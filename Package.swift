@@ -44,10 +44,13 @@ let package = Package(
         .target(name: "ParleyWebSocket", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // Message kinds and their one-line previews: shared by messaging and push (which must not depend on it).
+        .target(name: "ParleyMessageModel", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
+
         // Features.
         .target(name: "ParleyAuth", dependencies: ["ParleyLifecycle", "ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
                                                    "ParleyNet"], swiftSettings: swiftSettings),
-        .target(name: "ParleyMessaging", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
+        .target(name: "ParleyMessaging", dependencies: ["ParleyMessageModel", "ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                         "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyRealtime", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
@@ -65,8 +68,8 @@ let package = Package(
                                                       "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
-        // Offline push: device tokens, the outbox worker, APNs over HTTP/2 (messaging does not depend on it).
-        .target(name: "ParleyPush", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+        // Offline push: device tokens, the outbox worker, APNs over HTTP/2 (it and messaging do not depend on each other).
+        .target(name: "ParleyPush", dependencies: ["ParleyLifecycle", "ParleyMessageModel", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                    "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
                                                    "ParleyObservability"],
                 swiftSettings: swiftSettings),
@@ -119,7 +122,7 @@ let package = Package(
         .testTarget(name: "ParleyAuthTests", dependencies: ["ParleyAuth", "ParleyApp", "ParleyHTTP", "ParleyPostgres",
                                                            "ParleyCrypto", "ParleyNet", "ParleyObservability",
                                                            "ParleyTestSupport", "ParleyLiveSupport"]),
-        .testTarget(name: "ParleyMessagingTests", dependencies: ["ParleyMessaging", "ParleyApp", "ParleyAuth",
+        .testTarget(name: "ParleyMessagingTests", dependencies: ["ParleyMessageModel", "ParleyMessaging", "ParleyApp", "ParleyAuth",
                                                                  "ParleyHTTP", "ParleyJSON", "ParleyPostgres",
                                                                  "ParleyTestSupport", "ParleyLiveSupport",
                                                                  "ParleyCrypto", "ParleyObservability"]),

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 import Testing
 
 @testable import ParleyMessaging

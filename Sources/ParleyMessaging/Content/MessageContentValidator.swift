@@ -1,5 +1,6 @@
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 
 /// Checks a message's `content` against its `msgType` and returns the JSON text to store. Structured types have
 /// their required fields checked by type and range; extra fields are kept (newer clients may add some) within

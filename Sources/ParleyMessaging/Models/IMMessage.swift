@@ -1,6 +1,7 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 
 /// A stored message as clients see it. Revoked messages keep id, seq and sender; content and extra are null.
 public struct IMMessage: Sendable, Hashable, Encodable {

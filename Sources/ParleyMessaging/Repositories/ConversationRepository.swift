@@ -1,5 +1,6 @@
 import Foundation
 import ParleyJSON
+import ParleyMessageModel
 import ParleyPostgres
 
 /// Conversations and each member's own view of them (pin, draft, mute, read point, clear point, deletion).

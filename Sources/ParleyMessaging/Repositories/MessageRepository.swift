@@ -1,6 +1,7 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 import ParleyPostgres
 
 /// What `parley_send_message` (migrations/0003) answered.

@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 
 /// Sending, revoking and editing messages: the one code path behind the REST routes and the WebSocket protocol.
 public struct MessageService: Sendable {

@@ -1,4 +1,4 @@
-import ParleyMessaging
+import ParleyMessageModel
 
 /// A stored message as the worker needs it to build pushes.
 public struct PushMessage: Sendable, Equatable {
@@ -30,13 +30,7 @@ public struct PushMessage: Sendable, Equatable {
     }
 
     /// Calls ring through VoIP pushes.
-    public var callMedia: String? {
-        switch MessageType(rawValue: msgType) {
-        case .callAudio: "audio"
-        case .callVideo: "video"
-        default: nil
-        }
-    }
+    public var callMedia: String? { MessageType(rawValue: msgType)?.callMedia }
 }
 
 /// A device token of a recipient, as the worker selects them.

@@ -1,5 +1,5 @@
 import ParleyJSON
-import ParleyMessaging
+import ParleyMessageModel
 
 /// The APNs payloads (pure). Ordinary messages are alerts whose text respects the app's preview setting, with
 /// `ext: {type: "chat", conversation_id, msg_id}` as the iOS client reads it; calls are PushKit VoIP pushes with

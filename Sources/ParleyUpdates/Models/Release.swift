@@ -1,23 +1,22 @@
 import Foundation
 
-/// One published build of an app for a platform and channel, as the admin routes show it.
+/// One published build of an app for a platform and channel, as the admin routes show it: the draft it was published
+/// from (its fields read as `release.versionCode`, ...) and what storing it added.
+@dynamicMemberLookup
 public struct Release: Sendable, Hashable, Codable {
     public var id: Int64
     /// The owning app; not part of the JSON (a caller only ever sees its own app's releases).
     public var appId: Int64
-    public var platform: String
-    /// "" is the default channel.
-    public var channel: String
-    public var versionCode: Int64
-    public var versionName: String
-    public var releaseNotes: String
-    public var appStoreUrl: String?
-    public var downloadUrl: String?
-    public var minSupportedVersionCode: Int64?
-    public var rolloutPercent: Int
+    /// Platform ("" is the default channel), version, notes, URLs, minimum supported version, rollout.
+    public var published: ReleaseDraft
     public var publishedAt: Date
     public var withdrawnAt: Date?
     public var updatedAt: Date
+
+    public subscript<Field>(dynamicMember field: WritableKeyPath<ReleaseDraft, Field>) -> Field {
+        get { published[keyPath: field] }
+        set { published[keyPath: field] = newValue }
+    }
 
     public var isWithdrawn: Bool { withdrawnAt != nil }
 
@@ -33,15 +32,10 @@ public struct Release: Sendable, Hashable, Codable {
     ) {
         self.id = id
         self.appId = appId
-        self.platform = platform
-        self.channel = channel
-        self.versionCode = versionCode
-        self.versionName = versionName
-        self.releaseNotes = releaseNotes
-        self.appStoreUrl = appStoreUrl
-        self.downloadUrl = downloadUrl
-        self.minSupportedVersionCode = minSupportedVersionCode
-        self.rolloutPercent = rolloutPercent
+        published = ReleaseDraft(
+            stored: platform, channel: channel, versionCode: versionCode, versionName: versionName,
+            releaseNotes: releaseNotes, appStoreUrl: appStoreUrl, downloadUrl: downloadUrl,
+            minSupportedVersionCode: minSupportedVersionCode, rolloutPercent: rolloutPercent)
         self.publishedAt = publishedAt
         self.withdrawnAt = withdrawnAt
         self.updatedAt = updatedAt
@@ -49,35 +43,35 @@ public struct Release: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(Int64.self, forKey: .id)
-        appId = 0
-        platform = try container.decode(String.self, forKey: .platform)
-        channel = try container.decode(String.self, forKey: .channel)
-        versionCode = try container.decode(Int64.self, forKey: .versionCode)
-        versionName = try container.decode(String.self, forKey: .versionName)
-        releaseNotes = try container.decode(String.self, forKey: .releaseNotes)
-        appStoreUrl = try container.decodeIfPresent(String.self, forKey: .appStoreUrl)
-        downloadUrl = try container.decodeIfPresent(String.self, forKey: .downloadUrl)
-        minSupportedVersionCode = try container.decodeIfPresent(Int64.self, forKey: .minSupportedVersionCode)
-        rolloutPercent = try container.decode(Int.self, forKey: .rolloutPercent)
-        publishedAt = try container.decode(Date.self, forKey: .publishedAt)
-        withdrawnAt = try container.decodeIfPresent(Date.self, forKey: .withdrawnAt)
-        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), appId: 0,
+            platform: try container.decode(String.self, forKey: .platform),
+            channel: try container.decode(String.self, forKey: .channel),
+            versionCode: try container.decode(Int64.self, forKey: .versionCode),
+            versionName: try container.decode(String.self, forKey: .versionName),
+            releaseNotes: try container.decode(String.self, forKey: .releaseNotes),
+            appStoreUrl: try container.decodeIfPresent(String.self, forKey: .appStoreUrl),
+            downloadUrl: try container.decodeIfPresent(String.self, forKey: .downloadUrl),
+            minSupportedVersionCode: try container.decodeIfPresent(Int64.self, forKey: .minSupportedVersionCode),
+            rolloutPercent: try container.decode(Int.self, forKey: .rolloutPercent),
+            publishedAt: try container.decode(Date.self, forKey: .publishedAt),
+            withdrawnAt: try container.decodeIfPresent(Date.self, forKey: .withdrawnAt),
+            updatedAt: try container.decode(Date.self, forKey: .updatedAt))
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
-        try container.encode(platform, forKey: .platform)
-        try container.encode(channel, forKey: .channel)
-        try container.encode(versionCode, forKey: .versionCode)
-        try container.encode(versionName, forKey: .versionName)
-        try container.encode(releaseNotes, forKey: .releaseNotes)
+        try container.encode(published.platform, forKey: .platform)
+        try container.encode(published.channel, forKey: .channel)
+        try container.encode(published.versionCode, forKey: .versionCode)
+        try container.encode(published.versionName, forKey: .versionName)
+        try container.encode(published.releaseNotes, forKey: .releaseNotes)
         // Explicit nulls: clients see every field.
-        try container.encode(appStoreUrl, forKey: .appStoreUrl)
-        try container.encode(downloadUrl, forKey: .downloadUrl)
-        try container.encode(minSupportedVersionCode, forKey: .minSupportedVersionCode)
-        try container.encode(rolloutPercent, forKey: .rolloutPercent)
+        try container.encode(published.appStoreUrl, forKey: .appStoreUrl)
+        try container.encode(published.downloadUrl, forKey: .downloadUrl)
+        try container.encode(published.minSupportedVersionCode, forKey: .minSupportedVersionCode)
+        try container.encode(published.rolloutPercent, forKey: .rolloutPercent)
         try container.encode(publishedAt, forKey: .publishedAt)
         try container.encode(withdrawnAt, forKey: .withdrawnAt)
         try container.encode(updatedAt, forKey: .updatedAt)

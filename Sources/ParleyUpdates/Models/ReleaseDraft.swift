@@ -35,6 +35,22 @@ public struct ReleaseDraft: Sendable, Hashable {
         }
         self.rolloutPercent = try ReleaseInput.rolloutPercent(rolloutPercent ?? 100)
     }
+
+    /// A release as stored (published earlier, so already checked): no checks again.
+    init(
+        stored platform: String, channel: String, versionCode: Int64, versionName: String, releaseNotes: String,
+        appStoreUrl: String?, downloadUrl: String?, minSupportedVersionCode: Int64?, rolloutPercent: Int
+    ) {
+        self.platform = platform
+        self.channel = channel
+        self.versionCode = versionCode
+        self.versionName = versionName
+        self.releaseNotes = releaseNotes
+        self.appStoreUrl = appStoreUrl
+        self.downloadUrl = downloadUrl
+        self.minSupportedVersionCode = minSupportedVersionCode
+        self.rolloutPercent = rolloutPercent
+    }
 }
 
 /// Changes to a published release (`PATCH /api/admin/releases/{id}`, `parley release update`). nil leaves a field

@@ -1,7 +1,7 @@
-/// The kinds of message Parley stores; structured ones are validated by `MessageContentValidator`.
-public enum MessageType: String, Sendable, Hashable, Codable, CaseIterable {
-    case text, image, video, audio, file, custom, location, notify, richText, callAudio, callVideo, forward
+import ParleyMessageModel
 
+/// Messaging's rules per kind of message.
+extension MessageType {
     /// Only the server writes notify messages (group changes).
     var isClientSendable: Bool { self != .notify }
     /// Only text can be edited.
