@@ -205,6 +205,9 @@ async def pgrestart(args):
         cycle["down_s"] = time.monotonic()
         log(f"pgrestart: PostgreSQL stopped ({mode}, {time.monotonic() - started:.1f} s); out for {args.outage} s")
         await asyncio.sleep(args.outage)
+        # The feed can come back as soon as PostgreSQL accepts connections, which may be before `pg_ctl start`
+        # returns: its 4003s count from when the start was issued.
+        cycle["start_s"] = starting = time.monotonic()
         await _pgctl(args, "start")
         cycle["up_s"] = up = time.monotonic()
         ready = {}
@@ -222,7 +225,8 @@ async def pgrestart(args):
         # on a loaded machine the listener can come back after a fixed settle time, and an outage that began before
         # would be blamed on this cycle.
         while time.monotonic() < up + args.recovery_limit and not all(
-                any(b == base and code == 4003 and t >= up for c in fleet.clients for t, code, b in c.close_events)
+                any(b == base and code == 4003 and t >= starting for c in fleet.clients
+                    for t, code, b in c.close_events)
                 for base in bases):
             await asyncio.sleep(0.05)
         await asyncio.sleep(args.settle)
@@ -232,7 +236,7 @@ async def pgrestart(args):
         cycles.append(cycle)
     # The cluster feed (LISTEN) comes back after the pool: each instance then closes its clients with 4003 and
     # they sync. From then on every message must arrive live again.
-    last_up = cycles[-1]["up_s"]
+    last_up = cycles[-1]["start_s"]
     feed_deadline = time.monotonic() + args.recovery_limit
     while time.monotonic() < feed_deadline and not all(
             c.connected.is_set() and any(t >= last_up and code == 4003 for t, code, _ in c.close_events)
@@ -292,12 +296,13 @@ async def pgrestart(args):
         feed = {}
         for base in bases:
             times = [t for c in fleet.clients for t, code, b in c.close_events
-                     if b == base and code == 4003 and cycle["up_s"] <= t < end]
-            feed[base] = _ms(min(times) - cycle["up_s"]) if times else None
+                     if b == base and code == 4003 and cycle["start_s"] <= t < end]
+            feed[base] = _ms(max(0.0, min(times) - cycle["up_s"])) if times else None
         cycle["feed_restored_after_ms"] = feed
     t0 = cycles[0]["down_s"]
     for cycle in cycles:  # seconds since the first outage began
         cycle["down_s"], cycle["up_s"] = round(cycle["down_s"] - t0, 2), round(cycle["up_s"] - t0, 2)
+        cycle["start_s"] = round(cycle["start_s"] - t0, 2)
     figures.update({
         "cycles": cycles,
         "outage_s": args.outage,
