@@ -63,16 +63,20 @@ public final class LiveApp: Sendable {
         self.app = app
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
         stopSignal = continuation
+        let ended = Atomic<Bool>(false)
         runTask = Task {
+            defer { ended.store(true, ordering: .releasing) }
             try await app.run(applyMigrations: true) {
                 for await _ in stream {}
             }
         }
-        // Wait for the server to listen (or for `run` to fail).
-        let deadline = Date().addingTimeInterval(20)
-        while app.server.port == 0 {
-            if Date() > deadline { throw TestFailure("server did not start; log:\n\(sink.capturedText)") }
-            try await Task.sleep(for: .milliseconds(10))
+        // Wait for the server to listen, or for `run` to end (it failed). Not a timing claim: on a loaded machine
+        // the eleven migrations of a fresh database alone can take tens of seconds; the bound only stops a hang.
+        let started = try await eventually(timeout: .seconds(300)) {
+            app.server.port != 0 || ended.load(ordering: .acquiring)
+        }
+        guard started != nil, app.server.port != 0 else {
+            throw TestFailure("server did not start; log:\n\(sink.capturedText)")
         }
         port = app.server.port
     }

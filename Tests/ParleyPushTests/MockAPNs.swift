@@ -72,7 +72,7 @@ final class MockAPNs: Sendable {
             arguments += ["--key", "\(provider.keyId):\(provider.teamId):\(path)"]
         }
         process = try ChildProcess(executable: python, arguments: arguments, outputPath: "\(directory)/output.log")
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(120) // a hang guard: python may start slowly on a loaded machine
         var port: Int?
         while port == nil {
             if let text = try? String(contentsOfFile: "\(directory)/port", encoding: .utf8) { port = Int(text) }

@@ -43,7 +43,7 @@ final class MotoServer: Sendable {
             environment: environment, outputPath: logPath)
         do {
             // A TCP probe, not an HTTP request, so it does not count as one of moto's unauthenticated actions.
-            try await process.waitUntilListening(port: port, timeout: .seconds(60))
+            try await process.waitUntilListening(port: port, timeout: .seconds(180))
         } catch {
             process.stop()
             throw error
