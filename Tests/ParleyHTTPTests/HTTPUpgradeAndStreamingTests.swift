@@ -115,53 +115,43 @@ private func upgradeRoutes(_ router: inout Router) {
     }
 
     @Test func clientThatHalfClosesAfterItsRequestStillGetsTheAnswer() async throws {
-        let live = try await LiveServer(routes: upgradeRoutes)
-        let client = try RawHTTPClient(port: live.port)
-        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
-        shutdown(client.fd, Int32(SHUT_WR))
-        let response = try client.readResponse()
+        let response = try await answerAfterHalfClose(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
         #expect(response.status == 200)
         #expect(response.bodyText.contains(#""bytes":3"#))
-        #expect(client.waitForClose())
-        await live.stop()
     }
 
     @Test func clientThatHalfClosesWhileASlowHandlerRunsStillGetsTheAnswer() async throws {
-        let live = try await LiveServer(routes: upgradeRoutes)
-        let client = try RawHTTPClient(port: live.port)
-        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        shutdown(client.fd, Int32(SHUT_WR))
-        let response = try client.readResponse()
+        let response = try await answerAfterHalfClose("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(response.status == 200)
         #expect(response.header("connection") == "close")
-        #expect(client.waitForClose())
-        await live.stop()
     }
 
     @Test func clientThatHalfClosesWhileReadingIsPausedStillGetsTheAnswer() async throws {
-        let live = try await LiveServer(routes: upgradeRoutes)
-        let client = try RawHTTPClient(port: live.port)
         // Over 64 KiB pipelined behind a slow request: the connection stops reading until it is answered, so it
         // hears of the half-close only as a hangup.
         let pipelined = String(repeating: "GET /never-parsed HTTP/1.1\r\nHost: x\r\n\r\n", count: 2500)
-        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + pipelined)
-        shutdown(client.fd, Int32(SHUT_WR))
-        let response = try client.readResponse()
+        let response = try await answerAfterHalfClose("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + pipelined)
         #expect(response.status == 200)
         #expect(response.header("connection") == "close")
-        #expect(client.waitForClose())
-        await live.stop()
     }
 
     @Test func clientThatHalfClosesInsideAStreamedBodyGetsTheHandlersErrorAnswer() async throws {
+        // The body can never end: the handler's stream fails, and its error answer still goes out.
+        let response = try await answerAfterHalfClose(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly ten b")
+        #expect(response.status == 400)
+    }
+
+    /// Sends `request`, half-closes (SHUT_WR) and returns the answer; the server must close after it.
+    private func answerAfterHalfClose(_ request: String) async throws -> RawHTTPClient.Response {
         let live = try await LiveServer(routes: upgradeRoutes)
         let client = try RawHTTPClient(port: live.port)
-        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly ten b")
+        try client.send(request)
         shutdown(client.fd, Int32(SHUT_WR))
-        // The body can never end: the handler's stream fails, and its error answer still goes out.
         let response = try client.readResponse()
-        #expect(response.status == 400)
         #expect(client.waitForClose())
         await live.stop()
+        return response
     }
 }
