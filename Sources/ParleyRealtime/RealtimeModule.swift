@@ -115,7 +115,9 @@ public final class RealtimeModule: Sendable {
                 type: "account_conflict",
                 json: .object(
                     JSONObject([
-                        ("deviceModel", .string(notice.deviceModel)), ("text", .string(notice.text)),
+                        // `device_model` too: seed 000 reads the OpenIM-era snake_case name.
+                        ("deviceModel", .string(notice.deviceModel)), ("device_model", .string(notice.deviceModel)),
+                        ("text", .string(notice.text)),
                     ])))
             code = .accountConflict
         } else {

@@ -6,12 +6,15 @@ public struct MessagingFixture: Sendable {
     public let live: LiveApp
     public let appKey: String
     public let appId: Int64
+    /// The app's secret, for signed server-to-server calls.
+    public let secret: String
     public let client: TestClient
 
-    public init(live: LiveApp, appKey: String, appId: Int64) {
+    public init(live: LiveApp, appKey: String, appId: Int64, secret: String = "") {
         self.live = live
         self.appKey = appKey
         self.appId = appId
+        self.secret = secret
         client = live.client()
     }
 
@@ -19,8 +22,8 @@ public struct MessagingFixture: Sendable {
         async throws -> T
     {
         try await withLiveApp(environment: environment) { live in
-            let (app, _) = try await live.createApp(name: "Messaging")
-            return try await body(MessagingFixture(live: live, appKey: app.appKey, appId: app.id))
+            let (app, secret) = try await live.createApp(name: "Messaging")
+            return try await body(MessagingFixture(live: live, appKey: app.appKey, appId: app.id, secret: secret))
         }
     }
 

@@ -250,6 +250,39 @@ struct GatewayTests {
         }
     }
 
+    /// Seed 000's silent renewal (a new signed login for the same device) keeps its socket; a login on another
+    /// device displaces it with the notice in the displaced device's language, under both names seed 000 reads.
+    @Test func aSignedRenewalKeepsTheSocketAndTheConflictNoticeSpeaksItsLanguage() async throws {
+        try await MessagingFixture.run { fx in
+            let peer = try Session(try await fx.client.register(appKey: fx.appKey, username: "peer"))
+            let login: [String: Any] = [
+                "appKey": fx.appKey, "userId": "tb_12345", "platform": "ios", "deviceId": "phone", "language": "zh",
+            ]
+            let first = try await fx.live.signedLogin(appKey: fx.appKey, secret: fx.secret, login)
+            let socket = try await IMTestClient.connect(port: fx.live.port, token: try #require(first.string("token")))
+            let renewal = try await fx.live.signedLogin(appKey: fx.appKey, secret: fx.secret, login)
+            #expect(renewal.data["renewed"] as? Bool == true)
+            let ack = try await socket.request(
+                "send",
+                [
+                    "toId": peer.userId, "chatType": "single", "msgType": "text", "content": "still here",
+                    "clientMsgId": "c1",
+                ])
+            #expect(ack["fromId"] as? String == "tb_12345")
+            #expect(try await socket.collect("account_conflict", for: .milliseconds(300)).isEmpty)
+
+            var otherDevice = login
+            otherDevice["deviceId"] = "tablet"
+            otherDevice["deviceModel"] = "iPad Pro"
+            _ = try await fx.live.signedLogin(appKey: fx.appKey, secret: fx.secret, otherDevice)
+            let notice = try #require(try await socket.next("account_conflict")["data"] as? [String: Any])
+            #expect(notice["deviceModel"] as? String == "iPad Pro")
+            #expect(notice["device_model"] as? String == "iPad Pro")
+            #expect(notice["text"] as? String == "您的账号在另一台设备（iPad Pro）登录，如非本人请修改密码。")
+            #expect(try await socket.waitForClose()?.rawValue == 4500)
+        }
+    }
+
     @Test func logoutEndsTheConnection() async throws {
         try await MessagingFixture.run { fx in
             let device = try await Self.device(fx, username: "dave")

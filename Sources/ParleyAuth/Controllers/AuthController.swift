@@ -31,7 +31,8 @@ struct AuthController: Sendable {
         let avatar = try AuthInput.avatar(body.avatar)
         let device = try AuthInput.device(
             platform: body.platform, deviceId: body.deviceId,
-            deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
+            deviceModel: body.deviceModel, ipAddress: address,
+            language: SessionLanguage(acceptLanguage: request.headers["accept-language"]), defaultPlatform: "unknown")
         try services.limits.admit(account: username, appId: app.id)
         let password = body.password
         let parameters = services.configuration.passwordParameters
@@ -53,7 +54,8 @@ struct AuthController: Sendable {
         let body = try request.decodeJSON(LoginRequest.self)
         let device = try AuthInput.device(
             platform: body.platform, deviceId: body.deviceId,
-            deviceModel: body.deviceModel, ipAddress: address)
+            deviceModel: body.deviceModel, ipAddress: address,
+            language: SessionLanguage(acceptLanguage: request.headers["accept-language"]))
         // A malformed username cannot exist: still answer 1035 (after the same work) so nothing is revealed.
         let username = Validation.normalizedUsername(body.username) ?? ""
         guard body.password.utf8.count <= AuthInput.maxPasswordBytes else { throw APIError.invalidCredentials }

@@ -31,6 +31,7 @@ struct IMLoginRequest: Decodable {
     var platform: String?
     var deviceId: String?
     var deviceModel: String?
+    var language: String?
 }
 
 struct ConsentRequest: Decodable {
@@ -108,7 +109,7 @@ enum AuthInput {
     }
 
     static func device(
-        platform: String?, deviceId: String?, deviceModel: String?, ipAddress: String,
+        platform: String?, deviceId: String?, deviceModel: String?, ipAddress: String, language: SessionLanguage,
         defaultPlatform: String? = nil
     ) throws(APIError) -> DeviceInfo {
         guard let rawPlatform = platform ?? defaultPlatform else {
@@ -126,6 +127,17 @@ enum AuthInput {
         guard Validation.isValidText(deviceModel, maxCharacters: 128) else {
             throw APIError.validationFailed.with(message: "`deviceModel` must be at most 128 characters")
         }
-        return DeviceInfo(platform: platform, deviceId: deviceId, deviceModel: deviceModel, ipAddress: ipAddress)
+        return DeviceInfo(
+            platform: platform, deviceId: deviceId, deviceModel: deviceModel, ipAddress: ipAddress, language: language)
+    }
+
+    /// The signed login's `language` (a language tag such as `zh-CN`: the app's backend speaks for the device), else
+    /// the request's `Accept-Language`.
+    static func language(_ tag: String?, of request: HTTPRequest) throws(APIError) -> SessionLanguage {
+        guard let tag else { return SessionLanguage(acceptLanguage: request.headers["accept-language"]) }
+        guard tag.utf8.count <= 35, let language = SessionLanguage(languageRange: tag) else {
+            throw APIError.validationFailed.with(message: "`language` must be a language tag starting zh or en")
+        }
+        return language
     }
 }

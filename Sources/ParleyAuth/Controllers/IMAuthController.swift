@@ -14,7 +14,8 @@ struct IMAuthController: Sendable {
         }
     }
 
-    /// `{appKey, userId, platform?, deviceId?, deviceModel?}`, signed; creates the user on first use.
+    /// `{appKey, userId, platform?, deviceId?, deviceModel?, language?}`, signed; creates the user on first use and
+    /// renews the device's signed session when it has one.
     func signedLogin(_ request: HTTPRequest) async throws -> HTTPResponse {
         let address = try services.limits.admit(request)
         let app = try await services.signatures.verify(request)
@@ -25,16 +26,17 @@ struct IMAuthController: Sendable {
         let userId = try AuthInput.userID(body.userId)
         let device = try AuthInput.device(
             platform: body.platform, deviceId: body.deviceId,
-            deviceModel: body.deviceModel, ipAddress: address, defaultPlatform: "unknown")
+            deviceModel: body.deviceModel, ipAddress: address,
+            language: try AuthInput.language(body.language, of: request), defaultPlatform: "unknown")
         try services.limits.admit(account: "id:" + userId, appId: app.id)
-        let token = try await services.sessions.externalLogin(app: app, userId: userId, device: device)
+        let answer = try await services.sessions.externalLogin(app: app, userId: userId, device: device)
         services.logger.info(
             "signed login",
             [
                 "app_id": .int(Int(app.id)), "user_id": .string(userId),
-                "platform": .string(device.platform),
+                "platform": .string(device.platform), "renewed": .bool(answer.renewed),
             ])
-        return .ok(token)
+        return .ok(answer)
     }
 
     /// A fresh IM token for the session of the access token presented. The token is checked before the address's

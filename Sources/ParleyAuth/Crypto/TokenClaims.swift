@@ -2,7 +2,7 @@
 /// seconds since 1970 (NumericDate).
 public struct TokenClaims: Sendable, Hashable, Codable {
     public var iss: String
-    /// `api` (REST access token) or `im` (WebSocket).
+    /// `api` (REST access token), `im` (WebSocket) or `client` (a signed login's token: both).
     public var aud: String
     /// The user id.
     public var sub: String
@@ -20,8 +20,16 @@ public struct TokenClaims: Sendable, Hashable, Codable {
     public var principal: Principal { Principal(appId: app, userId: sub, sessionId: sid) }
 }
 
-/// Which kind of token a route takes.
+/// Which kind of token a route takes, or a token is issued for.
 public enum TokenAudience: String, Sendable, Hashable {
     case api
     case im
+    /// Issued to backend-signed logins only (`POST /api/im/auth/login`): their clients (seeds 000 and 001) use one
+    /// token for REST and the WebSocket. Accepted wherever `api` or `im` is; password logins keep the two apart.
+    case client
+
+    /// Whether a token issued for `issued` (its `aud` claim) opens a route that takes `self`.
+    public func accepts(_ issued: String) -> Bool {
+        issued == rawValue || issued == TokenAudience.client.rawValue
+    }
 }

@@ -54,7 +54,7 @@ public struct TokenService: Sendable {
 
     /// Audience, then expiry, of claims whose signature was checked.
     public func check(_ claims: TokenClaims, audience: TokenAudience, now: Int64) throws(APIError) {
-        guard claims.aud == audience.rawValue else {
+        guard audience.accepts(claims.aud) else {
             throw audience == .api
                 ? APIError.tokenWrongAudience.with(message: "this endpoint takes an access token, not an IM token")
                 : APIError.tokenWrongAudience.with(message: "the WebSocket takes an IM token, not an access token")

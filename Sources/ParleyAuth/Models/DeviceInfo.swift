@@ -6,11 +6,17 @@ public struct DeviceInfo: Sendable, Hashable {
     public var deviceModel: String
     /// The client address (after trusted-proxy resolution), for the session list.
     public var ipAddress: String
+    /// The language the device asked for at login (texts the server writes for it).
+    public var language: SessionLanguage
 
-    public init(platform: String, deviceId: String = "", deviceModel: String = "", ipAddress: String = "") {
+    public init(
+        platform: String, deviceId: String = "", deviceModel: String = "", ipAddress: String = "",
+        language: SessionLanguage = .en
+    ) {
         self.platform = platform
         self.deviceId = deviceId
         self.deviceModel = deviceModel
         self.ipAddress = ipAddress
+        self.language = language
     }
 }

@@ -24,7 +24,7 @@ struct SessionRepository: Sendable {
 
     let database: PostgresClient
 
-    static let endedColumns = "id, app_id, user_id, end_reason, ended_by_device_model, ended_at"
+    static let endedColumns = "id, app_id, user_id, end_reason, ended_by_device_model, language, ended_at"
 
     static func decodeEnded(_ row: PostgresRow) throws -> EndedSessionRow {
         let reason = SessionEndReason(rawValue: try row.decode("end_reason", as: String.self)) ?? .revoked
@@ -32,7 +32,8 @@ struct SessionRepository: Sendable {
             session: EndedSession(
                 sessionId: try row.decode("id"), userId: try row.decode("user_id"),
                 appId: try row.decode("app_id"), reason: reason,
-                deviceModel: try row.decode("ended_by_device_model")),
+                deviceModel: try row.decode("ended_by_device_model"),
+                language: SessionLanguage(rawValue: try row.decode("language", as: String.self)) ?? .en),
             endedAt: try row.decode("ended_at"))
     }
 
@@ -64,21 +65,55 @@ struct SessionRepository: Sendable {
 
     /// Inserts a session and its first refresh token.
     func insert(
-        on connection: PostgresConnection, appId: Int64, userId: String, device: DeviceInfo,
+        on connection: PostgresConnection, appId: Int64, userId: String, device: DeviceInfo, origin: SessionOrigin,
         refreshTokenHash: [UInt8], refreshExpiresAt: Date
     ) async throws -> String {
         let sessionId = Identifiers.newSessionID()
         _ = try await connection.query(
             """
             WITH created AS (
-                INSERT INTO sessions (id, app_id, user_id, platform, device_id, device_model, ip_address)
+                INSERT INTO sessions (id, app_id, user_id, platform, device_id, device_model, ip_address, origin,
+                                      language)
                 VALUES (\(sessionId), \(appId), \(userId), \(device.platform), \(device.deviceId), \(device.deviceModel),
-                        \(device.ipAddress))
+                        \(device.ipAddress), \(origin.rawValue), \(device.language.rawValue))
                 RETURNING id)
             INSERT INTO refresh_tokens (token_hash, app_id, session_id, expires_at)
             SELECT \(refreshTokenHash), \(appId), created.id, \(refreshExpiresAt) FROM created
             """)
         return sessionId
+    }
+
+    /// The open signed session a signed login on `device` renews: the user's, on the same platform and device id
+    /// (both may be empty), the most recently seen. Inside the login transaction, after the user row was locked.
+    func renewable(on connection: PostgresConnection, appId: Int64, userId: String, device: DeviceInfo) async throws
+        -> String?
+    {
+        try await connection.query(
+            """
+            SELECT id FROM sessions
+            WHERE app_id = \(appId) AND user_id = \(userId) AND ended_at IS NULL AND origin = 'signed'
+              AND platform = \(device.platform) AND device_id = \(device.deviceId)
+            ORDER BY last_seen_at DESC LIMIT 1
+            """
+        ).first.map { try $0.decode("id", as: String.self) }
+    }
+
+    /// Gives a session a new refresh token in place of all it had (a superseded one is then unknown, not reused:
+    /// presenting it answers 1037 and leaves the session alone) and records the device's latest details.
+    func renew(
+        on connection: PostgresConnection, sessionId: String, device: DeviceInfo, refreshTokenHash: [UInt8],
+        refreshExpiresAt: Date
+    ) async throws {
+        _ = try await connection.query(
+            """
+            WITH seen AS (
+                UPDATE sessions SET last_seen_at = now(), ip_address = \(device.ipAddress),
+                                    device_model = \(device.deviceModel), language = \(device.language.rawValue)
+                WHERE id = \(sessionId) RETURNING id, app_id),
+                 superseded AS (DELETE FROM refresh_tokens WHERE session_id = \(sessionId))
+            INSERT INTO refresh_tokens (token_hash, app_id, session_id, expires_at)
+            SELECT \(refreshTokenHash), seen.app_id, seen.id, \(refreshExpiresAt) FROM seen
+            """)
     }
 
     // MARK: Refresh

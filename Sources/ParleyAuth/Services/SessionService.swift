@@ -36,30 +36,38 @@ final class SessionService: Sendable {
     func login(app: AppSettings, userId: String, device: DeviceInfo) async throws -> AuthTokens {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId, displaced) = try await database.withTransaction { connection in
-            try await openSession(on: connection, app: app, userId: userId, device: device, refresh: refresh)
+            let user = try await lockUser(on: connection, app: app, userId: userId)
+            let (sessionId, displaced) = try await openSession(
+                on: connection, app: app, userId: userId, device: device, origin: .password, refresh: refresh)
+            return (user, sessionId, displaced)
         }
         announce(displaced)
         return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
     }
 
-    /// Locks the user, ends the sessions the app's policy displaces and opens the new one, all in the caller's
-    /// transaction (login and external login share it).
-    private func openSession(
-        on connection: PostgresConnection, app: AppSettings, userId: String, device: DeviceInfo,
-        refresh: (token: String, hash: [UInt8], expiresAt: Date)
-    ) async throws
-        -> (StoredUser, String, [EndedSessionRow])
+    /// Locks the user row for the login (two logins of one user are serialized), 1035 when there is none.
+    private func lockUser(on connection: PostgresConnection, app: AppSettings, userId: String) async throws
+        -> StoredUser
     {
         guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
             throw APIError.invalidCredentials
         }
+        return user
+    }
+
+    /// Ends the sessions the app's policy displaces and opens the new one, in the caller's transaction after it
+    /// locked the user (login and signed login share it).
+    private func openSession(
+        on connection: PostgresConnection, app: AppSettings, userId: String, device: DeviceInfo,
+        origin: SessionOrigin, refresh: (token: String, hash: [UInt8], expiresAt: Date)
+    ) async throws -> (String, [EndedSessionRow]) {
         let displaced = try await sessions.endDisplaced(
             on: connection, appId: app.id, userId: userId,
             policy: app.sessionPolicy, device: device)
         let sessionId = try await sessions.insert(
-            on: connection, appId: app.id, userId: userId, device: device,
+            on: connection, appId: app.id, userId: userId, device: device, origin: origin,
             refreshTokenHash: refresh.hash, refreshExpiresAt: refresh.expiresAt)
-        return (user, sessionId, displaced)
+        return (sessionId, displaced)
     }
 
     /// Registers a built-in account and opens its first session; 1040 when the username is taken.
@@ -76,30 +84,41 @@ final class SessionService: Sendable {
                 consentedVersion: app.privacyVersion)
             let sessionId = try await sessions.insert(
                 on: connection, appId: app.id, userId: user.profile.id,
-                device: device, refreshTokenHash: refresh.hash,
+                device: device, origin: .password, refreshTokenHash: refresh.hash,
                 refreshExpiresAt: refresh.expiresAt)
             return (user, sessionId)
         }
         return try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
     }
 
-    /// A signed login from the app's backend: the user is created on first use; answers an IM token.
-    func externalLogin(app: AppSettings, userId: String, device: DeviceInfo) async throws -> IMTokenResponse {
+    /// A signed login from the app's backend: the user is created on first use. When the user already holds an
+    /// open signed session on the same platform and device id, that session is renewed (new tokens, same session:
+    /// its sockets and push tokens stay, nobody is displaced); otherwise a session opens under the app's policy.
+    func externalLogin(app: AppSettings, userId: String, device: DeviceInfo) async throws -> SignedLoginResponse {
         let refresh = newRefreshToken(app: app)
-        let (user, sessionId, displaced) = try await database.withTransaction { connection in
+        let (user, sessionId, renewed, displaced) = try await database.withTransaction { connection in
             _ = try await users.findOrCreateExternal(
                 on: connection, appId: app.id, userId: userId,
                 consentedVersion: app.privacyVersion)
-            // The session gets a refresh token like any other, but it is not handed out: this caller is a server
-            // that can always sign a new login.
-            return try await openSession(on: connection, app: app, userId: userId, device: device, refresh: refresh)
+            let user = try await lockUser(on: connection, app: app, userId: userId)
+            if let sessionId = try await sessions.renewable(
+                on: connection, appId: app.id, userId: userId, device: device)
+            {
+                try await sessions.renew(
+                    on: connection, sessionId: sessionId, device: device, refreshTokenHash: refresh.hash,
+                    refreshExpiresAt: refresh.expiresAt)
+                return (user, sessionId, true, [EndedSessionRow]())
+            }
+            let (sessionId, displaced) = try await openSession(
+                on: connection, app: app, userId: userId, device: device, origin: .signed, refresh: refresh)
+            return (user, sessionId, false, displaced)
         }
         announce(displaced)
-        let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
-        let im = try tokens.issue(
-            .im, for: principal, consentedVersion: user.profile.privacyVersion,
-            lifetime: lifetimes(app).im)
-        return IMTokenResponse(token: im.token, expiresAt: im.expiresAt)
+        let session = try bundle(app: app, user: user, sessionId: sessionId, refresh: refresh)
+        let client = try tokens.issue(
+            .client, for: Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId),
+            consentedVersion: user.profile.privacyVersion, lifetime: lifetimes(app).im)
+        return SignedLoginResponse(token: client.token, expiresAt: client.expiresAt, renewed: renewed, tokens: session)
     }
 
     // MARK: Refreshing
