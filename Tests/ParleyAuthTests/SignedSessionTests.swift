@@ -53,7 +53,14 @@ struct SignedSessionTests {
             let login: [String: Any] = [
                 "appKey": app.appKey, "userId": "tb_7", "platform": "ios", "deviceId": "phone-1",
             ]
-            let first = try Session(try await live.signedLogin(appKey: app.appKey, secret: secret, login))
+            let firstAnswer = try await live.signedLogin(appKey: app.appKey, secret: secret, login)
+            let first = try Session(firstAnswer)
+            // A push token bound with the first answer's client token stays bound through the renewal.
+            let pushToken = String(repeating: "ab", count: 32)
+            let bound = try await client.post(
+                "/api/push/tokens", json: ["token": pushToken, "vendor": "apns"],
+                token: try #require(firstAnswer.string("token")))
+            #expect(bound.status == 201)
             let again = try await live.signedLogin(appKey: app.appKey, secret: secret, login)
             let second = try Session(again)
             #expect(again.data["renewed"] as? Bool == true)
@@ -65,6 +72,9 @@ struct SignedSessionTests {
             let open = try await live.app.database.query(
                 "SELECT count(*) FROM sessions WHERE app_id = \(app.id) AND user_id = 'tb_7' AND ended_at IS NULL")
             #expect(try open[0].decode(0, as: Int.self) == 1)
+            let kept = try await live.app.database.query(
+                "SELECT session_id FROM push_tokens WHERE app_id = \(app.id) AND token = \(pushToken)")
+            #expect(try kept.first?.decode(0, as: String.self) == first.sessionId)
 
             // The superseded refresh token is unknown (1037) without ending the session; the new one rotates.
             #expect(try await client.refresh(first.refreshToken).code == 1037)
