@@ -61,6 +61,51 @@ struct ConsentTests {
         }
     }
 
+    /// Consent and the IM-token renewal issue tokens for a session, never a way to outlive it: consent answers a
+    /// token only while the presented one predates the policy, and no token outlives the session's refresh token.
+    @Test func noTokenRenewsItself() async throws {
+        try await withLiveApp { live in
+            let (app, _) = try await live.createApp(privacyVersion: 1)
+            let client = live.client()
+            let session = try Session(try await client.register(appKey: app.appKey, username: "carol"))
+            // Consent not pending for this token: recorded again, no new token.
+            let idle = try await client.post("/api/privacy/consent", json: ["version": 1], token: session.accessToken)
+            #expect(idle.status == 200)
+            #expect(idle.data["version"] as? Int == 1)
+            #expect(idle.data.keys.contains("accessToken") && idle.data["accessToken"] is NSNull)
+            #expect(idle.data["accessTokenExpiresAt"] is NSNull)
+
+            // The session's refresh token runs out in a minute: nothing issued for it lasts longer.
+            _ = try await live.app.database.query(
+                """
+                UPDATE refresh_tokens SET expires_at = now() + interval '60 seconds'
+                WHERE session_id = \(session.sessionId)
+                """)
+            let limit = Date().addingTimeInterval(61)
+            let im = try await client.post("/api/im/auth/token", token: session.accessToken)
+            #expect(im.status == 200)
+            let imClaims = try live.auth.authenticator.tokens.verify(try #require(im.string("token")), audience: .im)
+            #expect(Double(imClaims.exp) <= limit.timeIntervalSince1970)
+
+            _ = try await live.auth.appRepository.update(appKey: app.appKey, privacyVersion: 2)
+            #expect(try await eventually { live.auth.directory.app(id: app.id)?.privacyVersion == 2 } != nil)
+            let consent = try await client.post(
+                "/api/privacy/consent", json: ["version": 2], token: session.accessToken)
+            let consentToken = try #require(consent.string("accessToken"))
+            let access = try live.auth.authenticator.tokens.verify(consentToken, audience: .api)
+            #expect(access.pv == 2)
+            #expect(Double(access.exp) <= limit.timeIntervalSince1970)
+
+            // Once the refresh token has expired the session cannot be stretched at all.
+            _ = try await live.app.database.query(
+                """
+                UPDATE refresh_tokens SET expires_at = now() - interval '1 second'
+                WHERE session_id = \(session.sessionId)
+                """)
+            #expect(try await client.post("/api/im/auth/token", token: consentToken).code == 1034)
+        }
+    }
+
     @Test func newUsersAcceptTheCurrentPolicyWhenTheyRegister() async throws {
         try await withLiveApp { live in
             let (app, _) = try await live.createApp(privacyVersion: 5)

@@ -39,19 +39,19 @@ struct IMAuthController: Sendable {
         return .ok(answer)
     }
 
-    /// A fresh IM token for the session of the access token presented. The token is checked before the address's
-    /// bucket, so a call without valid credentials answers 401 and spends none of its tokens.
+    /// A fresh IM token for the session of the access token presented, expiring with the session's refresh token
+    /// at the latest. The token is checked before the address's bucket, so a call without valid credentials
+    /// answers 401 and spends none of its tokens.
     func renew(_ request: HTTPRequest) async throws -> HTTPResponse {
         let verified = try await services.authenticator.authenticate(request, audience: .api, consent: .required)
         let address = try services.limits.admit(request)
         let principal = verified.principal
         try services.limits.admit(account: "id:" + principal.userId, appId: principal.appId)
-        try await services.sessions.sessions.touch(
-            appId: principal.appId, sessionId: principal.sessionId,
-            ipAddress: address)
         // Consent was just checked against the app's current version.
         let version = max(verified.claims.pv, verified.app.privacyVersion)
-        return .ok(
-            try services.sessions.issueIMToken(app: verified.app, principal: principal, consentedVersion: version))
+        let im = try await services.sessions.issueWithinSession(
+            .im, app: verified.app, principal: principal, consentedVersion: version,
+            lifetime: services.sessions.lifetimes(verified.app).im, ipAddress: address)
+        return .ok(IMTokenResponse(token: im.token, expiresAt: im.expiresAt))
     }
 }

@@ -15,9 +15,20 @@ struct PrivacyController: Sendable {
 
     struct ConsentResult: Encodable {
         var version: Int
-        /// A new access token carrying the consent, so that later calls need no consent lookup.
-        var accessToken: String
-        var accessTokenExpiresAt: Date
+        /// A new access token carrying the consent, so that later calls need no consent lookup: only when the
+        /// presented token predates the policy (consent was pending), expiring with the session's refresh token at
+        /// the latest. Null otherwise: consent is no way to renew a token.
+        var accessToken: String?
+        var accessTokenExpiresAt: Date?
+
+        enum CodingKeys: String, CodingKey { case version, accessToken, accessTokenExpiresAt }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(version, forKey: .version)
+            try container.encode(accessToken, forKey: .accessToken)
+            try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
+        }
     }
 
     func register(on router: inout Router) {
@@ -58,9 +69,13 @@ struct PrivacyController: Sendable {
             throw APIError.sessionEnded
         }
         services.consents.record(appId: principal.appId, userId: principal.userId, version: recorded)
-        let lifetime = services.sessions.lifetimes(verified.app).access
-        let access = try services.sessions.tokens.issue(
-            .api, for: principal, consentedVersion: recorded, lifetime: lifetime)
+        guard verified.claims.pv < current else {
+            return .ok(ConsentResult(version: recorded, accessToken: nil, accessTokenExpiresAt: nil))
+        }
+        let access = try await services.sessions.issueWithinSession(
+            .api, app: verified.app, principal: principal, consentedVersion: recorded,
+            lifetime: services.sessions.lifetimes(verified.app).access,
+            ipAddress: services.limits.clientAddress(of: request))
         return .ok(ConsentResult(version: recorded, accessToken: access.token, accessTokenExpiresAt: access.expiresAt))
     }
 }

@@ -7,6 +7,15 @@ struct EndedSessionRow: Sendable {
     var endedAt: Date
 }
 
+/// How far a session can still go: tokens issued for it never outlive its refresh token, so no token renews
+/// itself into a session longer than a refresh would allow.
+enum SessionReach: Sendable, Hashable {
+    case until(Date)
+    /// Open, but its refresh token expired (or was used without a successor): no new token.
+    case exhausted
+    case ended
+}
+
 /// What presenting a refresh token led to.
 enum RefreshOutcome: Sendable {
     case rotated(user: StoredUser, appId: Int64, sessionId: String, expiresAt: Date)
@@ -215,12 +224,18 @@ struct SessionRepository: Sendable {
         }
     }
 
-    func touch(appId: Int64, sessionId: String, ipAddress: String) async throws {
-        _ = try await database.query(
+    /// Records the session's activity and answers until when it can go on: the expiry of its live refresh token
+    /// (nil when it has none left); `.ended` when the session is over.
+    func touch(appId: Int64, sessionId: String, ipAddress: String) async throws -> SessionReach {
+        let rows = try await database.query(
             """
-            UPDATE sessions SET last_seen_at = now(), ip_address = \(ipAddress)
-            WHERE app_id = \(appId) AND id = \(sessionId) AND ended_at IS NULL
+            UPDATE sessions s SET last_seen_at = now(), ip_address = \(ipAddress)
+            WHERE s.app_id = \(appId) AND s.id = \(sessionId) AND s.ended_at IS NULL
+            RETURNING (SELECT max(rt.expires_at) FROM refresh_tokens rt
+                       WHERE rt.session_id = s.id AND rt.used_at IS NULL AND rt.expires_at > now()) AS refresh_until
             """)
+        guard let row = rows.first else { return .ended }
+        return row.isNull("refresh_until") ? .exhausted : .until(try row.decode("refresh_until", as: Date.self))
     }
 
     /// Sessions ended at or after `since` (start-up load and the poll's lookback window).

@@ -182,9 +182,19 @@ final class SessionService: Sendable {
 
     func lifetimes(_ app: AppSettings) -> TokenLifetimes { defaults.applying(app) }
 
-    func issueIMToken(app: AppSettings, principal: Principal, consentedVersion: Int) throws -> IMTokenResponse {
-        let im = try tokens.issue(.im, for: principal, consentedVersion: consentedVersion, lifetime: lifetimes(app).im)
-        return IMTokenResponse(token: im.token, expiresAt: im.expiresAt)
+    /// A token for an open session that expires with its refresh token at the latest (consent and the IM token
+    /// renewal must not stretch a session past what a refresh would allow); 1034 when the session cannot go on.
+    func issueWithinSession(
+        _ audience: TokenAudience, app: AppSettings, principal: Principal, consentedVersion: Int,
+        lifetime: Int, ipAddress: String
+    ) async throws -> IssuedToken {
+        let reach = try await sessions.touch(appId: app.id, sessionId: principal.sessionId, ipAddress: ipAddress)
+        let now = Date()
+        guard case .until(let limit) = reach else { throw APIError.sessionEnded }
+        let remaining = Int(limit.timeIntervalSince(now).rounded(.down))
+        guard remaining > 0 else { throw APIError.sessionEnded }
+        return try tokens.issue(
+            audience, for: principal, consentedVersion: consentedVersion, lifetime: min(lifetime, remaining), now: now)
     }
 
     private func newRefreshExpiry(_ app: AppSettings) -> Date {
