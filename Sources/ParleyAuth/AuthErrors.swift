@@ -45,6 +45,10 @@ extension APIError {
     public static let unknownAppKey = APIError(code: 1039, status: 401, message: "unknown app key")
     public static let usernameTaken = APIError(code: 1040, status: 409, message: "username already taken")
     public static let forbidden = APIError(code: 1041, status: 403, message: "forbidden")
+    /// A signed login named a user who signs in with a password: the app's backend may speak for its own users,
+    /// not take over accounts that have a password.
+    public static let passwordAccount = APIError(
+        code: 1042, status: 409, message: "this user id belongs to an account that logs in with a password")
     /// Password hashing is saturated: answer quickly instead of queueing logins without bound.
     public static let authBusy = APIError(
         code: 1503, status: 503, message: "too many logins in progress, retry shortly",

@@ -101,6 +101,7 @@ final class SessionService: Sendable {
                 on: connection, appId: app.id, userId: userId,
                 consentedVersion: app.privacyVersion)
             let user = try await lockUser(on: connection, app: app, userId: userId)
+            guard user.passwordHash == nil else { throw APIError.passwordAccount }
             if let sessionId = try await sessions.renewable(
                 on: connection, appId: app.id, userId: userId, device: device)
             {
