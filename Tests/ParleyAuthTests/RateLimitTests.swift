@@ -112,6 +112,32 @@ struct RateLimitTests {
         #expect(throws: TrustedProxies.Invalid.self) { try TrustedProxies(parsing: "not-an-ip") }
     }
 
+    /// IPv6 clients share one budget per /64 (a subscriber's allocation); IPv4 addresses and garbage stay as sent.
+    @Test func ipv6ClientsAreLimitedByTheirSlash64() async throws {
+        #expect(TrustedProxies.rateLimitKey(for: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(TrustedProxies.rateLimitKey(for: "2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64")
+        #expect(TrustedProxies.rateLimitKey(for: "2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(TrustedProxies.rateLimitKey(for: "::ffff:192.0.2.7") == "::ffff:192.0.2.7")
+        #expect(TrustedProxies.rateLimitKey(for: "192.0.2.7") == "192.0.2.7")
+        #expect(TrustedProxies.rateLimitKey(for: "not an address") == "not an address")
+        // Behind a trusted proxy, addresses of one /64 drain one bucket.
+        try await withLiveApp(
+            environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]
+        ) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            func login(_ username: String, from address: String) async throws -> TestResponse {
+                try await client.post(
+                    "/api/auth/login", json: ["username": username, "password": "p", "platform": "web"],
+                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+            }
+            #expect(try await login("u1", from: "2001:db8:7:7::1").code == 1035)
+            #expect(try await login("u2", from: "2001:db8:7:7::2").code == 1035)
+            #expect(try await login("u3", from: "2001:db8:7:7:1:2:3:4").code == 1010)
+            #expect(try await login("u4", from: "2001:db8:7:8::1").code == 1035) // another /64
+        }
+    }
+
     @Test func trustedProxyHeaderDrivesTheBucket() async throws {
         try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"])
         { live in

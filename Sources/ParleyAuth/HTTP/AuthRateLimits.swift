@@ -24,7 +24,9 @@ final class AuthRateLimits: Sendable {
     @discardableResult
     func admit(_ request: HTTPRequest) throws(APIError) -> String {
         let address = clientAddress(of: request)
-        if let wait = byAddress.acquire(address) { throw APIError.rateLimited(retryAfterSeconds: wait) }
+        if let wait = byAddress.acquire(TrustedProxies.rateLimitKey(for: address)) {
+            throw APIError.rateLimited(retryAfterSeconds: wait)
+        }
         return address
     }
 

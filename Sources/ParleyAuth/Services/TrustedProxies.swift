@@ -75,6 +75,17 @@ public struct TrustedProxies: Sendable {
         return hops.first ?? peer
     }
 
+    /// The key a client address is rate-limited under: IPv4 addresses as they are, IPv6 ones by their /64 (one
+    /// subscriber's whole allocation: hopping between its addresses must not multiply the budget).
+    public static func rateLimitKey(for address: String) -> String {
+        guard let bytes = parseAddress(address), bytes.count == 16 else { return address }
+        var key = ""
+        for index in stride(from: 0, to: 8, by: 2) {
+            key += String(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]), radix: 16) + ":"
+        }
+        return key + ":/64"
+    }
+
     static func parseAddress(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
