@@ -36,6 +36,7 @@ public struct Configuration: Sendable {
     public var authAccountRatePerMinute: Int
     public var loginMaxFailures: Int
     public var loginFailureWindowSeconds: Int
+    public var loginFirstDelaySeconds: Int
     public var trustedProxies: TrustedProxies
     public var passwordHashThreads: Int
     public var messaging = MessagingConfiguration()
@@ -113,9 +114,15 @@ public struct Configuration: Sendable {
             help: "auth requests per minute per account: logins per username, renewals per user (0: unlimited)"),
         Setting(
             name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
-            help: "failed logins per account within the window that lock it (code 1036 + Retry-After)"),
+            help:
+                "failed logins per account and client address (or known device) before progressive delays "
+                + "(1 s doubling; code 1036 + Retry-After); the whole account allows 10 times as many"),
         Setting(
-            name: "PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", defaultValue: "900", help: "the failed-login window (15 min)"),
+            name: "PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", defaultValue: "900",
+            help: "the longest failed-login delay, and how long a quiet source's failures are remembered (15 min)"),
+        Setting(
+            name: "PARLEY_LOGIN_FIRST_DELAY_SECONDS", defaultValue: "1",
+            help: "the first failed-login delay past the allowance; each further failure doubles it"),
         Setting(
             name: "PARLEY_TRUSTED_PROXIES", defaultValue: "(none)",
             help: "proxy IPs/CIDRs whose X-Forwarded-For names the client address, comma-separated"),
@@ -261,6 +268,7 @@ public struct Configuration: Sendable {
         authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
         loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
+        loginFirstDelaySeconds = try integer("PARLEY_LOGIN_FIRST_DELAY_SECONDS", 1, range: 1...3600)
         passwordHashThreads = try integer(
             "PARLEY_PASSWORD_HASH_THREADS", ProcessInfo.processInfo.activeProcessorCount,
             range: 1...64)
@@ -331,6 +339,7 @@ public struct Configuration: Sendable {
         auth.accountRatePerMinute = authAccountRatePerMinute
         auth.maxLoginFailures = loginMaxFailures
         auth.loginFailureWindow = loginFailureWindowSeconds
+        auth.loginFirstDelay = loginFirstDelaySeconds
         auth.trustedProxies = trustedProxies
         auth.passwordHashThreads = passwordHashThreads
         auth.passwordParameters = passwordParameters

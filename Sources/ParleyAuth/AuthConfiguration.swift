@@ -10,9 +10,13 @@ public struct AuthConfiguration: Sendable {
     public var addressRatePerMinute = 120
     /// Auth requests per minute per account (login attempts by username, token renewals by user; 0: unlimited).
     public var accountRatePerMinute = 30
-    /// Failed logins per account within `loginFailureWindow` seconds that lock it until the window slides.
+    /// Failed logins per account and source (client address, or a device that had a session) before each further
+    /// attempt waits `loginFirstDelay`, twice that, ... up to `loginFailureWindow`; the account as a whole allows ten sources' worth.
     public var maxLoginFailures = 10
+    /// How long a quiet source's failures are remembered after its last delay, and the longest delay (seconds).
     public var loginFailureWindow = 15 * 60
+    /// The first delay past the allowance (seconds); each further failure doubles it.
+    public var loginFirstDelay = 1
     public var trustedProxies = TrustedProxies.none
     /// Threads hashing passwords (scrypt) off the event loops.
     public var passwordHashThreads = 2

@@ -29,9 +29,11 @@ extension APIError {
         headers: bearerChallenge)
     /// Same text whether or not the account exists.
     public static let invalidCredentials = APIError(code: 1035, status: 401, message: "invalid username or password")
-    public static func accountLocked(retryAfterSeconds: Int) -> APIError {
+    /// Failed logins from this source (address, or the device) slow further attempts down; the owner's own
+    /// devices are throttled on their own failures only.
+    public static func loginThrottled(retryAfterSeconds: Int) -> APIError {
         APIError(
-            code: 1036, status: 429, message: "too many failed logins, account temporarily locked",
+            code: 1036, status: 429, message: "too many failed logins, try again later",
             headers: ["Retry-After": String(max(1, retryAfterSeconds))])
     }
     public static let refreshTokenInvalid = APIError(

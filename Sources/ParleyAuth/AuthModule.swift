@@ -41,8 +41,10 @@ public final class AuthModule: Sendable {
             tokens: tokens, directory: directory, revocations: revocations,
             consents: consents, users: users, apps: apps)
         let secrets = AppSecretBox(masterKey: configuration.masterKey)
+        let throttles = LoginThrottleRepository(database: database)
         services = AuthServices(
-            configuration: configuration, apps: apps, users: users, sessions: sessions, authenticator: authenticator,
+            configuration: configuration, apps: apps, users: users, throttles: throttles, sessions: sessions,
+            authenticator: authenticator,
             consents: consents,
             limits: AuthRateLimits(
                 addressPerMinute: configuration.addressRatePerMinute,
@@ -55,7 +57,8 @@ public final class AuthModule: Sendable {
                 window: configuration.signatureWindow),
             logger: logger)
         sync = AuthSyncService(
-            apps: appRepository, directory: directory, sessions: sessions, revocations: revocations,
+            apps: appRepository, directory: directory, sessions: sessions, throttles: throttles,
+            revocations: revocations,
             configuration: configuration, logger: logger)
         self.authenticator = authenticator
         self.events = events

@@ -7,6 +7,7 @@ struct AuthServices: Sendable {
     let configuration: AuthConfiguration
     let apps: AppResolver
     let users: UserRepository
+    let throttles: LoginThrottleRepository
     let sessions: SessionService
     let authenticator: Authenticator
     let consents: ConsentCache

@@ -49,32 +49,98 @@ struct RateLimitTests {
         }
     }
 
-    @Test func repeatedFailuresLockTheAccount() async throws {
-        try await withLiveApp(environment: ["PARLEY_LOGIN_MAX_FAILURES": "3"]) { live in
+    /// Failures slow the guesser's source, never the owner: another address, or a device that already had a
+    /// session of the account, logs in at once; unknown accounts answer the same way.
+    @Test func failuresDelayTheGuesserNotTheOwner() async throws {
+        // A first delay far longer than any request takes here: the refusal cannot depend on the machine's load.
+        let environment = [
+            "PARLEY_LOGIN_MAX_FAILURES": "3", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60",
+        ]
+        try await withLiveApp(environment: environment) { live in
             let (app, _) = try await live.createApp()
             let client = live.client()
-            _ = try Session(try await client.register(appKey: app.appKey, username: "alice"))
-            for _ in 1...3 {
-                #expect(
-                    try await client.login(appKey: app.appKey, username: "alice", password: "guess1234").code == 1035)
+            func login(_ username: String, _ password: String, from address: String, deviceId: String = "")
+                async throws -> TestResponse
+            {
+                try await client.post(
+                    "/api/auth/login",
+                    json: ["username": username, "password": password, "platform": "ios", "deviceId": deviceId],
+                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
             }
-            // Locked: even the right password is refused, with a Retry-After up to the window (15 min).
-            let locked = try await client.login(appKey: app.appKey, username: "alice")
-            #expect(locked.status == 429)
-            #expect(locked.code == 1036)
-            let retryAfter = try #require(locked.header("Retry-After").flatMap(Int.init))
-            #expect((1...900).contains(retryAfter))
-            // Unknown accounts lock the same way: the lock reveals nothing about existence.
-            for _ in 1...3 { _ = try await client.login(appKey: app.appKey, username: "ghost", password: "guess1234") }
-            #expect(try await client.login(appKey: app.appKey, username: "ghost", password: "guess1234").code == 1036)
-            // Other accounts are unaffected.
-            _ = try Session(try await client.register(appKey: app.appKey, username: "bob"))
-            #expect(try await client.login(appKey: app.appKey, username: "bob").status == 200)
+            _ = try Session(try await client.register(appKey: app.appKey, username: "alice"))
+            #expect(try await login("alice", "correct horse", from: "203.0.113.1", deviceId: "phone").status == 200)
+
+            let attacker = "198.51.100.9"
+            for _ in 1...4 { #expect(try await login("alice", "guess1234", from: attacker).code == 1035) }
+            let delayed = try await login("alice", "guess1234", from: attacker)
+            #expect(delayed.status == 429)
+            #expect(delayed.code == 1036)
+            let retryAfter = try #require(delayed.header("Retry-After").flatMap(Int.init))
+            #expect((1...60).contains(retryAfter))
+            // The owner: from another address, and from a device that had a session even at the guesser's address.
+            #expect(try await login("alice", "correct horse", from: "203.0.113.2").status == 200)
+            #expect(try await login("alice", "correct horse", from: attacker, deviceId: "phone").status == 200)
+            // An account that does not exist answers exactly the same way.
+            for _ in 1...4 { #expect(try await login("ghost", "guess1234", from: attacker).code == 1035) }
+            #expect(try await login("ghost", "guess1234", from: attacker).code == 1036)
+        }
+    }
+
+    /// Guessing spread over many addresses still slows down once the account's allowance (ten addresses' worth)
+    /// is spent; the owner's known device is not delayed by it.
+    @Test func spreadGuessingSlowsDownTheWholeAccountButNotTheOwnersDevice() async throws {
+        let environment = [
+            "PARLEY_LOGIN_MAX_FAILURES": "1", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60",
+        ]
+        try await withLiveApp(environment: environment) { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            func login(_ password: String, from address: String, deviceId: String = "") async throws -> TestResponse {
+                try await client.post(
+                    "/api/auth/login",
+                    json: ["username": "dora", "password": password, "platform": "ios", "deviceId": deviceId],
+                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+            }
+            _ = try Session(try await client.register(appKey: app.appKey, username: "dora"))
+            #expect(try await login("correct horse", from: "203.0.113.1", deviceId: "tablet").status == 200)
+            // Allowance 1 x 10: the 11th address's attempt is admitted and sets the delay, the 12th waits.
+            for host in 1...11 { #expect(try await login("guess1234", from: "198.51.100.\(host)").code == 1035) }
+            #expect(try await login("guess1234", from: "198.51.100.12").code == 1036)
+            #expect(try await login("correct horse", from: "198.51.100.13").code == 1036)
+            #expect(try await login("correct horse", from: "198.51.100.14", deviceId: "tablet").status == 200)
+        }
+    }
+
+    /// Parallel guesses cannot race past the count: it is taken under the throttle rows' locks.
+    @Test func parallelGuessesCannotRacePastTheCount() async throws {
+        let environment = [
+            "PARLEY_LOGIN_MAX_FAILURES": "3", "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE": "0",
+            "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60",
+        ]
+        try await withLiveApp(environment: environment) { live in
+            let (app, _) = try await live.createApp()
+            _ = try Session(try await live.client().register(appKey: app.appKey, username: "erin"))
+            let codes = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        try await live.client().login(appKey: app.appKey, username: "erin", password: "guess1234").code
+                    }
+                }
+                var codes: [Int?] = []
+                for try await code in group { codes.append(code) }
+                return codes
+            }
+            // Three free failures and the one that sets the first delay; every other guess waits.
+            #expect(codes.filter { $0 == 1035 }.count == 4)
+            #expect(codes.filter { $0 == 1036 }.count == 12)
         }
     }
 
     @Test func successfulLoginClearsEarlierFailures() async throws {
-        try await withLiveApp(environment: ["PARLEY_LOGIN_MAX_FAILURES": "3"]) { live in
+        let environment = ["PARLEY_LOGIN_MAX_FAILURES": "3", "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60"]
+        try await withLiveApp(environment: environment) { live in
             let (app, _) = try await live.createApp()
             let client = live.client()
             _ = try Session(try await client.register(appKey: app.appKey, username: "carol"))

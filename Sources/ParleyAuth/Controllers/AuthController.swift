@@ -61,31 +61,29 @@ struct AuthController: Sendable {
         guard body.password.utf8.count <= AuthInput.maxPasswordBytes else { throw APIError.invalidCredentials }
         try services.limits.admit(account: username, appId: app.id)
 
-        let window = services.configuration.loginFailureWindow
         let candidate = try await services.users.loginCandidate(
-            appId: app.id, username: username,
-            failureWindowSeconds: window)
-        if candidate.recentFailures >= services.configuration.maxLoginFailures {
-            let unlock = (candidate.oldestFailure ?? Date()).addingTimeInterval(TimeInterval(window))
-            throw APIError.accountLocked(retryAfterSeconds: Int(unlock.timeIntervalSinceNow.rounded(.up)))
+            appId: app.id, username: username, deviceId: device.deviceId)
+        // Counted before the password is checked (a success takes it back), whether or not the account exists.
+        let sources = LoginSource.of(address: address, deviceId: device.deviceId, knownDevice: candidate.knownDevice)
+        if let wait = try await services.throttles.attempt(
+            appId: app.id, username: username, sources: sources,
+            allowance: services.configuration.maxLoginFailures,
+            firstDelaySeconds: services.configuration.loginFirstDelay,
+            windowSeconds: services.configuration.loginFailureWindow,
+            maxDelaySeconds: services.configuration.loginFailureWindow)
+        {
+            throw APIError.loginThrottled(retryAfterSeconds: wait)
         }
         let stored = candidate.user?.passwordHash
         let encoded = stored ?? services.dummyHash.encoded
         let password = body.password
         let matches = try await services.passwords.run { PasswordHasher.verify(password: password, encoded: encoded) }
         guard matches, stored != nil, !username.isEmpty, let user = candidate.user else {
-            if !username.isEmpty { try await services.users.recordLoginFailure(appId: app.id, username: username) }
             services.logger.info(
-                "login failed",
-                [
-                    "app_id": .int(Int(app.id)),
-                    "failures": .int(candidate.recentFailures + 1),
-                ])
+                "login failed", ["app_id": .int(Int(app.id)), "known_device": .bool(candidate.knownDevice)])
             throw APIError.invalidCredentials
         }
-        if candidate.recentFailures > 0 {
-            try await services.users.clearLoginFailures(appId: app.id, username: username)
-        }
+        try await services.throttles.succeeded(appId: app.id, username: username, sources: sources)
         let tokens = try await services.sessions.login(app: app, userId: user.profile.id, device: device)
         services.logger.info(
             "login",

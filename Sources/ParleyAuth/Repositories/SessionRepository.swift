@@ -265,8 +265,8 @@ struct SessionRepository: Sendable {
         ).first.map(Self.decodeEnded)
     }
 
-    /// Housekeeping: expired refresh tokens, refresh tokens of ended sessions, expired nonces, old failures.
-    func purgeExpired(loginFailureWindowSeconds: Int) async throws {
+    /// Housekeeping: expired refresh tokens, refresh tokens of ended sessions, expired nonces.
+    func purgeExpired() async throws {
         _ = try await database.query("DELETE FROM refresh_tokens WHERE expires_at < now()")
         _ = try await database.query(
             """
@@ -274,9 +274,5 @@ struct SessionRepository: Sendable {
             WHERE rt.session_id = s.id AND s.ended_at < now() - interval '1 day'
             """)
         _ = try await database.query("DELETE FROM request_nonces WHERE expires_at < now()")
-        _ = try await database.query(
-            """
-            DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(loginFailureWindowSeconds))
-            """)
     }
 }

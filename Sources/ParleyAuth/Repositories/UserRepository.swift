@@ -25,31 +25,20 @@ struct UserRepository: Sendable {
     }
 
     /// The account for a login, together with the number of failed logins within the window, in one round trip.
-    func loginCandidate(appId: Int64, username: String, failureWindowSeconds: Int) async throws
-        -> (user: StoredUser?, recentFailures: Int, oldestFailure: Date?)
+    /// The account a login names, and whether `deviceId` (when not empty) already had a session of it: such a
+    /// device is throttled on its own failures only.
+    func loginCandidate(appId: Int64, username: String, deviceId: String) async throws
+        -> (user: StoredUser?, knownDevice: Bool)
     {
         let rows = try await database.query(
             """
-            SELECT f.failures, f.oldest, u.*
-            FROM (SELECT count(*) AS failures, min(failed_at) AS oldest FROM login_failures
-                  WHERE app_id = \(appId) AND username = \(username)
-                    AND failed_at > now() - make_interval(secs => \(failureWindowSeconds))) f
-            LEFT JOIN (SELECT \(unescaped: Self.columns) FROM users WHERE app_id = \(appId) AND username = \(username)) u
-              ON true
+            SELECT \(unescaped: Self.columns),
+                   EXISTS (SELECT 1 FROM sessions s WHERE s.app_id = users.app_id AND s.user_id = users.id
+                           AND s.device_id = \(deviceId) AND s.device_id <> '') AS known_device
+            FROM users WHERE app_id = \(appId) AND username = \(username)
             """)
-        let row = rows[0]
-        let failures = try row.decode("failures", as: Int.self)
-        let oldest = try row.decode("oldest", as: Date?.self)
-        let user = row.isNull("id") ? nil : try Self.decode(row)
-        return (user, failures, oldest)
-    }
-
-    func recordLoginFailure(appId: Int64, username: String) async throws {
-        _ = try await database.query("INSERT INTO login_failures (app_id, username) VALUES (\(appId), \(username))")
-    }
-
-    func clearLoginFailures(appId: Int64, username: String) async throws {
-        _ = try await database.query("DELETE FROM login_failures WHERE app_id = \(appId) AND username = \(username)")
+        guard let row = rows.first else { return (nil, false) }
+        return (try Self.decode(row), try row.decode("known_device", as: Bool.self))
     }
 
     /// Inserts a built-in account on `connection` (inside the registration transaction); throws 1040 when the

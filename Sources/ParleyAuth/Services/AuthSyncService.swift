@@ -30,18 +30,20 @@ public final class AuthSyncService: Service {
     let apps: AppRepository
     let directory: AppDirectory
     let sessions: SessionService
+    let throttles: LoginThrottleRepository
     let revocations: SessionRevocations
     let configuration: AuthConfiguration
     let logger: Logger
     private let state = Mutex(State())
 
     init(
-        apps: AppRepository, directory: AppDirectory, sessions: SessionService, revocations: SessionRevocations,
-        configuration: AuthConfiguration, logger: Logger
+        apps: AppRepository, directory: AppDirectory, sessions: SessionService, throttles: LoginThrottleRepository,
+        revocations: SessionRevocations, configuration: AuthConfiguration, logger: Logger
     ) {
         self.apps = apps
         self.directory = directory
         self.sessions = sessions
+        self.throttles = throttles
         self.revocations = revocations
         self.configuration = configuration
         self.logger = logger
@@ -149,7 +151,8 @@ public final class AuthSyncService: Service {
         }
         guard due else { return }
         revocations.prune(endedBefore: Int64(Date().timeIntervalSince1970) - Int64(retentionSeconds()))
-        try await sessions.sessions.purgeExpired(loginFailureWindowSeconds: configuration.loginFailureWindow)
+        try await sessions.sessions.purgeExpired()
+        try await throttles.purge(windowSeconds: configuration.loginFailureWindow)
     }
 
     /// The longest an access or IM token can live: an ended session is remembered this long.
