@@ -182,6 +182,30 @@ struct TokenVerificationTests {
         for bad in ["Bearer ", "Bearer    ", "Basic abc", "Bearerabc", ""] as [String?] + [nil] {
             #expect(Authenticator.bearerToken(bad) == nil, "\(bad ?? "nil")")
         }
+        // Only RFC 6750 b64token characters: other bytes (U+212A is canonically equal to `K`) are no token.
+        #expect(Authenticator.bearerToken("Bearer a-b_c.d~e+f/g==") == "a-b_c.d~e+f/g==")
+        for bad in ["Bearer ab\u{212A}c", "Bearer a b", "Bearer a,b", "Bearer é", "Bearer a\u{0}b"] {
+            #expect(Authenticator.bearerToken(bad) == nil, "\(bad)")
+        }
+    }
+
+    /// A token that differs from a verified one only by canonically equivalent characters is not that token.
+    @Test func aCanonicallyEquivalentTokenIsRefused() async throws {
+        try await withLiveApp { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            var token = try Session(try await client.register(appKey: app.appKey, username: "kate")).accessToken
+            // A token without a `K` is rare (its signature is random); a few logins make one certain.
+            for _ in 0..<10 where !token.utf8.contains(UInt8(ascii: "K")) {
+                token = try Session(try await client.login(appKey: app.appKey, username: "kate")).accessToken
+            }
+            #expect(try await client.get("/api/users/me", token: token).status == 200)
+            let k = try #require(token.firstIndex(of: "K"))
+            var twin = token
+            twin.replaceSubrange(k...k, with: "\u{212A}")
+            #expect(twin == token) // Swift's String equality: canonical equivalence
+            #expect(try await client.get("/api/users/me", token: twin).code == 1030)
+        }
     }
 
     private func request(query: String?, _ fields: [(String, String)] = []) -> HTTPRequest {

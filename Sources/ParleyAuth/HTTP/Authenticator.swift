@@ -159,10 +159,23 @@ public final class Authenticator: Sendable {
     public static func bearerToken(of request: HTTPRequest, from source: TokenSource = .header) -> String? {
         if let header = request.headers["authorization"] { return bearerToken(header) }
         // A token that does not decode is no token (401), like a missing one.
-        guard source == .headerOrQuery, let token = try? request.query.value(for: "token"), !token.isEmpty else {
+        guard source == .headerOrQuery, let token = try? request.query.value(for: "token"), isToken(token.utf8) else {
             return nil
         }
         return String(token)
+    }
+
+    /// RFC 6750's b64token characters only (a JWT is base64url and dots). Anything else is no token, and every
+    /// token compared or cached is ASCII, where String equality is byte equality (Unicode canonical equivalence
+    /// would otherwise let different bytes, e.g. U+212A for `K`, match a verified token).
+    static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.isEmpty
+            && bytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: "~") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
+                    || byte == UInt8(ascii: "=")
+            }
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1; blanks around the token dropped).
@@ -180,7 +193,8 @@ public final class Authenticator: Sendable {
         func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         while index < end, isBlank(bytes[index]) { index = bytes.index(after: index) }
         while index < end, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        return index < end ? String(header[index..<end]) : nil
+        guard index < end, isToken(bytes[index..<end]) else { return nil }
+        return String(header[index..<end])
     }
 }
 
