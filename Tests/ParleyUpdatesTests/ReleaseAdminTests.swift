@@ -15,7 +15,7 @@ struct ReleaseAdminTests {
             #expect(noKey.status == 401 && noKey.code == 1039)
             let json: [String: Any] = [
                 "platform": "ios", "versionCode": 1, "versionName": "1.0",
-                "downloadUrl": "https://example.com/a.ipa",
+                "appStoreUrl": "https://apps.apple.com/app/id1",
             ]
             let wrongSecret = try await fx.signed("POST", "/api/admin/releases", json: json, secret: "as_wrong")
             #expect(wrongSecret.status == 401 && wrongSecret.code == 1038)
@@ -126,11 +126,19 @@ struct ReleaseAdminTests {
             #expect(patched.data["minSupportedVersionCode"] as? Int == 100)
             #expect(patched.data["appStoreUrl"] as? String == "https://apps.apple.com/app/id123")
             let cleared = try await fx.signed(
-                "PATCH", "/api/admin/releases/\(b)",
-                json: ["appStoreUrl": NSNull(), "minSupportedVersionCode": NSNull()])
-            #expect(cleared.data["appStoreUrl"] is NSNull && cleared.data["minSupportedVersionCode"] is NSNull)
+                "PATCH", "/api/admin/releases/\(b)", json: ["minSupportedVersionCode": NSNull()])
+            #expect(cleared.data["minSupportedVersionCode"] is NSNull)
+            // An iOS release keeps its App Store URL, even with a download URL beside it.
+            let noStoreURL = try await fx.signed(
+                "PATCH", "/api/admin/releases/\(b)", json: ["appStoreUrl": NSNull()])
+            #expect(noStoreURL.status == 400 && noStoreURL.code == 1002)
+            #expect(noStoreURL.message?.contains("appStoreUrl") == true)
             #expect(
-                try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["downloadUrl": NSNull()]).code == 1002)
+                try await fx.signed("GET", "/api/admin/releases/\(b)").data["appStoreUrl"] as? String
+                    == "https://apps.apple.com/app/id123")
+            // The App Store URL alone is enough.
+            #expect(
+                try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["downloadUrl": NSNull()]).status == 200)
             #expect(
                 try await fx.signed("PATCH", "/api/admin/releases/\(b)", json: ["minSupportedVersionCode": 111]).code
                     == 1002)

@@ -44,7 +44,7 @@ struct ReleaseCommandTests {
                     try await Self.run(
                         [
                             "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "42",
-                            "--version-name", "again", "--download-url", "https://x/y",
+                            "--version-name", "again", "--app-store-url", "https://x/y",
                         ], configuration)
                 }
                 #expect(refused?.code == 1401)
@@ -55,6 +55,14 @@ struct ReleaseCommandTests {
                             "--version-name", "no url",
                         ], configuration)
                 }
+                let noStoreURL = await #expect(throws: AppCommand.UsageError.self) {
+                    try await Self.run(
+                        [
+                            "publish", "--app", app.appKey, "--platform", "ios", "--version-code", "43",
+                            "--version-name", "ipa only", "--download-url", "https://example.com/a.ipa",
+                        ], configuration)
+                }
+                #expect(noStoreURL?.description.contains("appStoreUrl") == true)
                 await #expect(throws: AppCommand.UsageError.self) {
                     try await Self.run(["publish", "--app", "ak_nope", "--platform", "ios"], configuration)
                 }

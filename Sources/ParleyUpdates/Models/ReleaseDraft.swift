@@ -30,6 +30,7 @@ public struct ReleaseDraft: Sendable, Hashable {
         guard self.appStoreUrl != nil || self.downloadUrl != nil else {
             throw APIError.validationFailed.with(message: "give `appStoreUrl` or `downloadUrl` (or both)")
         }
+        try ReleaseInput.requireAppStoreURL(platform: self.platform, self.appStoreUrl)
         self.minSupportedVersionCode = try minSupportedVersionCode.map { code throws(APIError) in
             try ReleaseInput.minSupported(code, versionCode: versionCode)
         }
@@ -104,6 +105,8 @@ public struct ReleaseChanges: Sendable, Hashable {
         guard changed.appStoreUrl != nil || changed.downloadUrl != nil else {
             throw APIError.validationFailed.with(message: "a release keeps `appStoreUrl` or `downloadUrl` (or both)")
         }
+        // An iOS release stored before the rule (see `UpdateInfo`) gets its App Store URL with its first change.
+        try ReleaseInput.requireAppStoreURL(platform: changed.platform, changed.appStoreUrl)
         return changed
     }
 }

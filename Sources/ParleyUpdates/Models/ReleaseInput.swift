@@ -85,6 +85,18 @@ public enum ReleaseInput {
         return url
     }
 
+    /// iOS apps update only through the App Store (or TestFlight, an enterprise manifest: whatever URL the app
+    /// opens), and the client SDK decodes `info.appStoreUrl` as a non-optional string: an iOS release needs one.
+    public static func requireAppStoreURL(platform: String, _ appStoreUrl: String?) throws(APIError) {
+        guard platform != iOSPlatform || appStoreUrl != nil else {
+            throw APIError.validationFailed.with(
+                message: "an iOS release needs `appStoreUrl` (the URL the app opens to update)")
+        }
+    }
+
+    /// The platform whose update answers always carry `appStoreUrl`.
+    public static let iOSPlatform = "ios"
+
     /// At most the release's own versionCode (a release cannot demand more than itself to run).
     public static func minSupported(_ code: Int64, versionCode: Int64) throws(APIError) -> Int64 {
         guard code >= 0, code <= versionCode else {

@@ -18,7 +18,7 @@ struct UpdateCheckResult: Encodable {
     enum CodingKeys: String, CodingKey { case needsUpdate, forceUpdate, info }
 }
 
-/// The release a caller should update to, as the client SDK reads it.
+/// The release a caller should update to, as the client SDK reads it (for iOS, `appStoreUrl` is never null).
 struct UpdateInfo: Encodable {
     var versionCode: Int64
     var versionName: String
@@ -31,7 +31,12 @@ struct UpdateInfo: Encodable {
         versionCode = release.versionCode
         versionName = release.versionName
         releaseNotes = release.releaseNotes
-        appStoreUrl = release.appStoreUrl
+        // Every iOS answer carries `appStoreUrl` (the SDK decodes it as a non-optional string). New iOS releases
+        // must have one; one stored before that rule offers its download URL there, the only place the device
+        // can go (the table keeps one of the two), rather than hiding the update or failing the client's decode.
+        appStoreUrl =
+            release.platform == ReleaseInput.iOSPlatform
+            ? release.appStoreUrl ?? release.downloadUrl : release.appStoreUrl
         downloadUrl = release.downloadUrl
         publishedAt = release.publishedAt
     }

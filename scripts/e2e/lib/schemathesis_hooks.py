@@ -218,9 +218,19 @@ def _minimum_within_version(case):
         body["minSupportedVersionCode"] = body["versionCode"]
 
 
+def _publishable_release(case):
+    """publishRelease: the minimum as above, and "an iOS release needs `appStoreUrl`"."""
+    _minimum_within_version(case)
+    body = case.body
+    if isinstance(body, dict) and isinstance(body.get("platform"), str) and body["platform"].lower() == "ios" \
+            and not isinstance(body.get("appStoreUrl"), str):
+        body["appStoreUrl"] = "https://apps.apple.com/app/id1"
+
+
 def _release_stays_valid(case):
-    """updateRelease: "the release keeps at least one of the two" URLs, and its minimum stays at most its
-    `versionCode` (checked against the release as it is now; an unknown id is left to answer 404)."""
+    """updateRelease: "the release keeps at least one of the two" URLs (an iOS release its `appStoreUrl`), and its
+    minimum stays at most its `versionCode` (checked against the release as it is now; an unknown id is left to
+    answer 404)."""
     body = case.body
     if not isinstance(body, dict):
         return
@@ -232,8 +242,8 @@ def _release_stays_valid(case):
     except urllib.error.HTTPError:
         return
     after = {key: body.get(key, release[key]) for key in ("appStoreUrl", "downloadUrl", "minSupportedVersionCode")}
-    if after["appStoreUrl"] is None and after["downloadUrl"] is None:
-        body["downloadUrl"] = "https://example.com/app"
+    if after["appStoreUrl"] is None and (release["platform"] == "ios" or after["downloadUrl"] is None):
+        body["appStoreUrl"] = "https://apps.apple.com/app/id1"
     if _number(after["minSupportedVersionCode"]) and after["minSupportedVersionCode"] > release["versionCode"]:
         body["minSupportedVersionCode"] = release["versionCode"]
 
@@ -263,7 +273,7 @@ RULES = {
     "clearConversation": _ordered_pair,
     "listMessages": _one_history_anchor,
     "transferGroup": _new_owner_a_member,
-    "publishRelease": _minimum_within_version,
+    "publishRelease": _publishable_release,
     "updateRelease": _release_stays_valid,
     "consent": _current_privacy_version,
     "editMessage": _message_of_the_content_type,
