@@ -119,11 +119,6 @@ struct PushTokenRouteTests {
         try await MessagingFixture.run { fixture in
             let users = try await fixture.users(2)
             let token = PushFixture.token()
-            let mismatch = try await fixture.client.post(
-                "/user/device/push-token",
-                json: ["uid": users[1].userId, "token": token, "type": "apns"],
-                token: users[0].accessToken)
-            #expect(mismatch.status == 403 && mismatch.code == 1451)
             let bound = try await fixture.client.post(
                 "/user/device/push-token",
                 json: ["uid": users[0].userId, "token": token, "type": "apns"],
@@ -152,6 +147,61 @@ struct PushTokenRouteTests {
             #expect(nothing.status == 200 && nothing.data["removed"] as? Int == 0)
             #expect(try await fixture.database.query("SELECT 1 FROM push_tokens").isEmpty)
         }
+    }
+
+    /// Seed 000 posts its business uid (`12345`) while its IM user is `tb_12345`: the token binds to the caller and
+    /// the uid is recorded. A uid naming another existing user binds nothing to them.
+    @Test func theLegacyUidIsRecordedAndNeverChoosesTheOwner() async throws {
+        try await MessagingFixture.run { fixture in
+            let users = try await fixture.users(2)
+            let (caller, other) = (users[0], users[1])
+            let token = PushFixture.token()
+            let business = try await fixture.client.post(
+                "/user/device/push-token", json: ["uid": "12345", "token": token, "type": "apns"],
+                token: caller.accessToken)
+            #expect(business.status == 201, "\(business.text)")
+            #expect(try await Self.owner(fixture, token)?.userId == caller.userId)
+            #expect(try await Self.appUID(fixture, token) == "12345")
+
+            // Naming another user of the app: still the caller's token, and the other user has none.
+            let voip = PushFixture.token()
+            let naming = try await fixture.client.post(
+                "/user/device/push-token", json: ["uid": other.userId, "token": voip, "type": "voip"],
+                token: caller.accessToken)
+            #expect(naming.status == 201, "\(naming.text)")
+            #expect(try await Self.owner(fixture, voip)?.userId == caller.userId)
+            #expect(try await Self.owner(fixture, voip)?.sessionId == caller.sessionId)
+            #expect(try await Self.appUID(fixture, voip) == other.userId)
+            let othersTokens = try await fixture.database.query(
+                "SELECT count(*) AS n FROM push_tokens WHERE user_id = \(other.userId)")[0].decode("n", as: Int.self)
+            #expect(othersTokens == 0)
+
+            // The app's uid is text a person reads: bounded, no control characters; nothing is bound then.
+            for bad in ["", String(repeating: "9", count: 129), "12\u{0}45"] {
+                let refused = try await fixture.client.post(
+                    "/user/device/push-token", json: ["uid": bad, "token": PushFixture.token(), "type": "apns"],
+                    token: caller.accessToken)
+                #expect(refused.status == 400 && refused.code == 1002, "\(bad.debugDescription): \(refused.text)")
+            }
+            #expect(
+                try await fixture.database.query("SELECT count(*) AS n FROM push_tokens")[0].decode("n", as: Int.self)
+                    == 2)
+
+            // The unbind alias accepts any uid and removes only the caller's tokens.
+            let unbound = try await fixture.client.post(
+                "/user/device/push-token/unbind", json: ["uid": "12345", "token": token], token: caller.accessToken)
+            #expect(unbound.status == 200 && unbound.data["removed"] as? Int == 1, "\(unbound.text)")
+            let notTheirs = try await fixture.client.post(
+                "/user/device/push-token/unbind", json: ["uid": caller.userId, "token": voip],
+                token: other.accessToken)
+            #expect(notTheirs.status == 200 && notTheirs.data["removed"] as? Int == 0)
+            #expect(try await Self.owner(fixture, voip)?.userId == caller.userId)
+        }
+    }
+
+    static func appUID(_ fixture: MessagingFixture, _ token: String) async throws -> String? {
+        try await fixture.database.query("SELECT app_uid FROM push_tokens WHERE token = \(token)").first?.decode(
+            "app_uid")
     }
 
     @Test func logoutAndADisplacedSessionUnbindTheirTokens() async throws {

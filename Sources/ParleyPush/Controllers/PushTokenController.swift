@@ -33,12 +33,14 @@ struct PushTokenController: Sendable {
             "/user/device/push-token", options: Self.bodyLimit,
             authenticator.protect { request, _, principal in
                 let body = try request.decodeJSON(LegacyBindRequest.self)
-                guard body.uid == principal.userId else { throw APIError.pushUserMismatch }
-                let binding = try PushTokenInput.binding(
+                // `uid` is the app's own id for the user (seed 000 sends `12345` for the IM user `tb_12345`): it is
+                // recorded with the token, and the token binds to the caller whatever it says.
+                var binding = try PushTokenInput.binding(
                     token: body.token,
                     vendor: try PushTokenInput.legacyVendor(body.type).rawValue,
                     deviceId: body.deviceId, bundleId: body.bundleId,
                     environment: body.environment)
+                binding.appUid = try PushTokenInput.appUID(body.uid)
                 return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
             })
         // Called at logout: unbinding nothing is not an error.
@@ -49,7 +51,7 @@ struct PushTokenController: Sendable {
                     request.bodyBytes.isEmpty
                     ? LegacyUnbindRequest(uid: nil, token: nil, type: nil)
                     : try request.decodeJSON(LegacyUnbindRequest.self)
-                if let uid = body.uid, uid != principal.userId { throw APIError.pushUserMismatch }
+                // `uid` (the app's own id for the user) is accepted as sent: only the caller's tokens are removed.
                 let removed: Int
                 if let token = body.token {
                     let vendor = try body.type.map { raw throws(APIError) in try PushTokenInput.legacyVendor(raw) }

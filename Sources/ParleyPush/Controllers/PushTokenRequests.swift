@@ -11,6 +11,7 @@ struct BindTokenRequest: Decodable {
 
 /// `POST /user/device/push-token` as the OpenIM-based client sends it.
 struct LegacyBindRequest: Decodable {
+    /// The app's own id for the user; recorded, never used to choose the owner (the caller).
     var uid: String
     var token: String
     /// "apns" (default), "voip"/"apns_voip", "fcm", "hms".
@@ -79,6 +80,16 @@ enum PushTokenInput {
         return PushTokenRepository.Binding(
             vendor: vendor, token: normalized, deviceId: device, bundleId: bundle,
             environment: env)
+    }
+
+    /// The legacy route's `uid`: 1-128 characters without control characters.
+    static func appUID(_ uid: String) throws(APIError) -> String {
+        guard !uid.isEmpty, uid.unicodeScalars.count <= 128,
+            !uid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw APIError.validationFailed.with(message: "uid must be 1 to 128 characters, no control characters")
+        }
+        return uid
     }
 
     /// The legacy `type` field: "apns" by default; "voip" is the PushKit token.

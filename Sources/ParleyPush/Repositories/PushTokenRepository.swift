@@ -12,6 +12,8 @@ public struct PushTokenRepository: Sendable {
         public var deviceId: String
         public var bundleId: String
         public var environment: PushEnvironment
+        /// The app's own id for the user as the device reported it (the legacy route's `uid`); nil otherwise.
+        public var appUid: String? = nil
     }
 
     /// Binds the token to the session (taking it from any previous owner in the app) and drops the session's
@@ -24,12 +26,14 @@ public struct PushTokenRepository: Sendable {
                 DELETE FROM push_tokens
                 WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
                   AND token <> \(binding.token))
-            INSERT INTO push_tokens (app_id, vendor, token, user_id, session_id, device_id, bundle_id, environment)
+            INSERT INTO push_tokens (app_id, vendor, token, user_id, session_id, device_id, bundle_id, environment,
+                                     app_uid)
             VALUES (\(appId), \(binding.vendor.rawValue), \(binding.token), \(userId), \(sessionId), \(binding.deviceId),
-                    \(binding.bundleId), \(binding.environment.rawValue))
+                    \(binding.bundleId), \(binding.environment.rawValue), \(binding.appUid))
             ON CONFLICT (app_id, vendor, token) DO UPDATE SET
                 user_id = EXCLUDED.user_id, session_id = EXCLUDED.session_id, device_id = EXCLUDED.device_id,
-                bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment, updated_at = now()
+                bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment, app_uid = EXCLUDED.app_uid,
+                updated_at = now()
             """)
     }
 
