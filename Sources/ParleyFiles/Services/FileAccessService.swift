@@ -8,6 +8,7 @@ public struct FileAccessService: Sendable {
     /// Throws the API error to answer when a message may not reference one of `objectKeys` (messaging's
     /// `AttachmentAuthorizer`).
     public func authorize(objectKeys: [String], appId: Int64, userId: String) async throws {
+        // A key of another app, or of no shape the server issues: as unknown as any other (nothing is told).
         for key in objectKeys where ObjectKey.appId(of: key) != appId {
             throw APIError.fileNotFound.with(message: "no file `\(key)` in this app")
         }

@@ -79,9 +79,11 @@ struct MessageContentValidator: Sendable {
         return serialized
     }
 
-    /// The object keys a (validated) content references: `objectKey`, `thumbnailObjectKey`, `coverObjectKey`, and
-    /// those of forwarded messages. The same fields as the database's `parley_message_object_keys` (0006).
-    static func objectKeys(_ type: MessageType, _ content: JSONValue) -> [String] {
+    /// The object keys a (validated) content references: `objectKey`, `thumbnailObjectKey`, `coverObjectKey`; for
+    /// custom messages every reference `FileReferences` finds (1002 when one is malformed, too deep or one too
+    /// many); and those of forwarded messages (their custom ones sharing one `FileReferences.maxCount`). The same
+    /// keys as the database's `parley_message_object_keys` (0006, 0012).
+    static func objectKeys(_ type: MessageType, _ content: JSONValue) throws(APIError) -> [String] {
         func keys(of value: JSONValue?) -> [String] {
             guard case .object(let object)? = value else { return [] }
             return ["objectKey", "thumbnailObjectKey", "coverObjectKey"].compactMap { object[$0]?.stringValue }
@@ -89,12 +91,28 @@ struct MessageContentValidator: Sendable {
         switch type {
         case .image, .video, .audio, .file:
             return keys(of: content)
+        case .custom:
+            return try FileReferences.scan(content)
         case .forward:
             guard case .object(let object) = content, case .array(let messages)? = object["messages"] else { return [] }
             var all: [String] = []
-            for message in messages {
+            var seen: Set<String> = []
+            var customReferences = 0
+            for (index, message) in messages.enumerated() {
                 guard case .object(let item) = message else { continue }
-                for key in keys(of: item["content"]) where !all.contains(key) { all.append(key) }
+                var found = keys(of: item["content"])
+                if item["msgType"]?.stringValue == MessageType.custom.rawValue, let inner = item["content"] {
+                    let references = try FileReferences.scan(inner, field: "content.messages[\(index)].content")
+                    customReferences += references.count
+                    guard customReferences <= FileReferences.maxCount else {
+                        throw APIError.validationFailed.with(
+                            message:
+                                "`content.messages` reference more than \(FileReferences.maxCount) files in custom messages"
+                        )
+                    }
+                    found += references
+                }
+                for key in found where seen.insert(key).inserted { all.append(key) }
             }
             return all
         default:

@@ -59,7 +59,7 @@ public struct MessageService: Sendable {
         let content = try validator.validate(msgType, request.content)
         let extra = try validator.validateExtra(request.extra)
         if let attachments {
-            let keys = MessageContentValidator.objectKeys(msgType, request.content)
+            let keys = try MessageContentValidator.objectKeys(msgType, request.content)
             if !keys.isEmpty { try await attachments(keys, principal.appId, principal.userId) }
         }
         let conversationId =
