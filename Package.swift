@@ -138,7 +138,7 @@ let package = Package(
                                                                "ParleyLiveSupport", "ParleyCrypto",
                                                                "ParleyObservability"]),
         .testTarget(name: "ParleyPushTests", dependencies: ["ParleyPush", "ParleyApp", "ParleyAuth", "ParleyHTTP",
-                                                            "ParleyJSON", "ParleyCrypto", "ParleyPostgres",
+                                                            "ParleyJSON", "ParleyMessageModel", "ParleyCrypto", "ParleyPostgres",
                                                             "ParleyWebSocket", "ParleyTestSupport",
                                                             "ParleyLiveSupport", "ParleyObservability"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),

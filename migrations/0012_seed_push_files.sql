@@ -71,3 +71,22 @@ $$;
 -- recipients and are kept by the sweeper from now on.
 UPDATE messages SET content = content
 WHERE msg_type IN ('custom', 'forward') AND content IS NOT NULL AND strpos(content, 'bject') > 0;
+
+-- A user's total unread: the badge of the alerts pushed to them (seed 000 shows it on the app icon). The same count
+-- as each conversation's unreadCount in the list (messages after the read point that count, minus those revoked
+-- since), summed over the conversations the user's list shows. Only conversations with something unread cost
+-- anything: a range of the user's member rows, then two index lookups each.
+CREATE FUNCTION parley_unread_total(p_app bigint, p_user text) RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT coalesce(sum(greatest(0,
+        c.counted_total
+        - coalesce((SELECT p.counted_prefix FROM messages p WHERE p.app_id = cm.app_id
+                    AND p.conversation_id = cm.conversation_id AND p.seq = greatest(cm.read_seq, cm.clear_seq)), 0)
+        - (SELECT count(*) FROM messages r WHERE r.app_id = cm.app_id AND r.conversation_id = cm.conversation_id
+           AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL))), 0)::bigint
+    FROM conversation_members cm
+    JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
+    WHERE cm.app_id = p_app AND cm.user_id = p_user
+      AND c.last_seq > greatest(cm.read_seq, cm.clear_seq)
+      AND (cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)
+$$;

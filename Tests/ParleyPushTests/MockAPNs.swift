@@ -29,6 +29,11 @@ final class MockAPNs: Sendable {
         var aps: [String: Any] { payload["aps"] as? [String: Any] ?? [:] }
         var alert: [String: Any] { aps["alert"] as? [String: Any] ?? [:] }
         var ext: [String: Any] { payload["ext"] as? [String: Any] ?? [:] }
+        /// A VoIP push's `ext`, a JSON string (seed 003 reads `payloadDict["ext"] as? String` and parses it).
+        var extString: String? { payload["ext"] as? String }
+        var voipExt: [String: Any] {
+            extString.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
+        }
     }
 
     static let python: String? = {

@@ -116,14 +116,94 @@ struct OfflinePushTests {
             #expect(voip.pushType == "voip")
             #expect(voip.topic == PushFixture.bundleId + ".voip")
             #expect(voip.payload["voip_caller_name"] as? String == "user0")
-            #expect(voip.ext["type"] as? String == "call")
-            #expect(voip.ext["msg_id"] as? String == call["id"] as? String)
-            #expect((voip.ext["voip_ext"] as? [String: Any])?["voip_media_type"] as? String == "video")
+            #expect(voip.payload["voip_caller_id"] as? String == caller.userId)
+            #expect(voip.payload["msg_id"] as? String == call["id"] as? String)
+            // Seed 003: `ext` is a string whose JSON holds voip_ext.voip_media_type, as [String: String].
+            #expect(voip.extString != nil, "ext must be a JSON string")
+            #expect(voip.voipExt["type"] as? String == "call")
+            #expect(voip.voipExt["msg_id"] as? String == call["id"] as? String)
+            #expect(voip.voipExt["caller_id"] as? String == caller.userId)
+            #expect(voip.voipExt["conversation_id"] as? String == MessagingFixture.singleID(caller, withVoIP))
+            #expect(voip.voipExt["voip_ext"] as? [String: String] == ["voip_media_type": "video"])
             #expect(voip.aps.isEmpty)
             // Without a VoIP token: an alert.
             let fallback = try #require(fixture.mock.requests(token: onlyAlert).first)
             #expect(fallback.pushType == "alert")
             #expect(fallback.alert["body"] as? String == "[voice call]")
+        }
+    }
+
+    /// The record of a call (ended, missed, with a duration) never rings: an ordinary alert on the APNs token.
+    @Test func callRecordsNeverRing() async throws {
+        try await PushFixture.run { fixture in
+            let users = try await fixture.messaging.users(2)
+            let (caller, callee) = (users[0], users[1])
+            let alertToken = PushFixture.token()
+            let voipToken = PushFixture.token()
+            try await fixture.bind(callee, token: alertToken)
+            try await fixture.bind(callee, token: voipToken, vendor: "apns_voip")
+            for content: [String: Any] in [
+                ["status": "missed"], ["status": "ended", "durationSec": 42], ["durationSec": 3],
+                ["status": "cancelled"],
+            ] {
+                try await fixture.messaging.sendOK(caller, to: callee.userId, msgType: "callAudio", content: content)
+            }
+            try await fixture.drained()
+            #expect(fixture.mock.requests(token: voipToken).isEmpty, "a call record rang a phone")
+            let alerts = fixture.mock.requests(token: alertToken)
+            #expect(alerts.count == 4)
+            #expect(alerts.allSatisfy { $0.pushType == "alert" && $0.alert["body"] as? String == "[voice call]" })
+        }
+    }
+
+    /// Alerts carry the recipient's total unread as `badge` and `content-available: 1` (seed 000's badge and
+    /// background handler); a zh session gets zh previews, custom messages by their content `type`.
+    @Test func alertsCarryTheBadgeAndTheSessionsLanguage() async throws {
+        try await PushFixture.run(environment: ["PARLEY_PUSH_POLL_MS": "0"]) { fixture in
+            let push = fixture.live.app.push
+            let users = try await fixture.messaging.users(3)
+            let (alice, bob, carol) = (users[0], users[1], users[2])
+            let bobToken = PushFixture.token()
+            try await fixture.bind(bob, token: bobToken)
+            // Carol's device logged in asking for Chinese.
+            let login = try await fixture.client.post(
+                "/api/auth/login",
+                json: ["username": "user2", "password": "correct horse", "platform": "android"],
+                headers: ["X-App-Key": fixture.messaging.appKey, "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"])
+            #expect(login.status == 200, "\(login.text)")
+            let carolZh = try Session(login)
+            let carolToken = PushFixture.token()
+            try await fixture.bind(carolZh, token: carolToken)
+
+            try await fixture.messaging.sendOK(alice, to: bob.userId, content: "one")
+            try await fixture.messaging.sendOK(carol, to: bob.userId, content: "two")
+            await push.deliverDueJobs()
+            let first = fixture.mock.requests(token: bobToken)
+            #expect(first.count == 2)
+            #expect(first.allSatisfy { $0.aps["badge"] as? Int == 2 }, "\(first.map { $0.aps["badge"] ?? "-" })")
+            #expect(first.allSatisfy { $0.aps["content-available"] as? Int == 1 })
+            #expect(first.allSatisfy { $0.alert["body"] is String })
+
+            // Bob reads the conversation with Alice: one unread left, then one more message makes two.
+            let read = try await fixture.client.post(
+                "/api/im/conversations/\(MessagingFixture.singleID(alice, bob))/read", json: ["seq": 1],
+                token: bob.accessToken)
+            #expect(read.status == 200, "\(read.text)")
+            try await fixture.messaging.sendOK(alice, to: bob.userId, content: "three")
+            await push.deliverDueJobs()
+            #expect(fixture.mock.requests(token: bobToken).last?.aps["badge"] as? Int == 2)
+
+            // Custom messages preview by their `type`, in the session's language.
+            try await fixture.messaging.sendOK(
+                alice, to: carol.userId, msgType: "custom", content: ["type": "audio", "duration_sec": 3])
+            try await fixture.messaging.sendOK(alice, to: carol.userId, content: "你好")
+            try await fixture.messaging.sendOK(
+                alice, to: bob.userId, msgType: "custom", content: ["type": "flash_image", "w": 1])
+            await push.deliverDueJobs()
+            let zh = fixture.mock.requests(token: carolToken)
+            #expect(Set(zh.compactMap { $0.alert["body"] as? String }) == ["[语音]", "你好"])
+            #expect(zh.allSatisfy { $0.aps["badge"] as? Int == 2 })
+            #expect(fixture.mock.requests(token: bobToken).last?.alert["body"] as? String == "[flash image]")
         }
     }
 

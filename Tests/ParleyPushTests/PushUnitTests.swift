@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyCrypto
 import ParleyJSON
+import ParleyMessageModel
 import Testing
 
 @testable import ParleyPush
@@ -21,24 +22,26 @@ struct PushUnitTests {
     }
 
     @Test func alertPayloadsFollowThePreviewSetting() throws {
-        let full = try Self.json(PushPayload.alert(for: Self.message(), preview: .full))
+        let full = try Self.json(PushPayload.alert(for: Self.message(), preview: .full, badge: 3))
         let aps = try #require(full["aps"] as? [String: Any])
         #expect(aps["alert"] as? [String: String] == ["title": "Alice", "body": "hi there"])
         #expect(aps["sound"] as? String == "default")
         #expect(aps["mutable-content"] as? Int == 1)
+        #expect(aps["content-available"] as? Int == 1)
+        #expect(aps["badge"] as? Int == 3)
         #expect(full["ext"] as? [String: String] == ["type": "chat", "conversation_id": "si:a:b", "msg_id": "42"])
         let image = try Self.json(
-            PushPayload.alert(for: Self.message("image", content: #"{"objectKey":"k"}"#), preview: .full))
+            PushPayload.alert(for: Self.message("image", content: #"{"objectKey":"k"}"#), preview: .full, badge: 1))
         #expect(((image["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"] == "[image]")
-        let sender = try Self.json(PushPayload.alert(for: Self.message(), preview: .sender))
+        let sender = try Self.json(PushPayload.alert(for: Self.message(), preview: .sender, badge: 1))
         #expect(
             (sender["aps"] as? [String: Any])?["alert"] as? [String: String]
                 == ["title": "Alice", "body": "Alice sent you a message"])
-        let none = try Self.json(PushPayload.alert(for: Self.message(), preview: .none))
+        let none = try Self.json(PushPayload.alert(for: Self.message(), preview: .none, badge: 1))
         #expect((none["aps"] as? [String: Any])?["alert"] as? [String: String] == ["body": "You have a new message"])
         // A long text is cut as conversation lists cut it; names and texts are JSON-escaped.
         let long = Self.message(content: JSONValue.string(String(repeating: "\"x\n", count: 200)).serializedString)
-        let cut = try Self.json(PushPayload.alert(for: long, preview: .full))
+        let cut = try Self.json(PushPayload.alert(for: long, preview: .full, badge: 1))
         let body = try #require(((cut["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"])
         #expect(body.count == 101 && body.hasSuffix("…"))
     }
@@ -49,13 +52,67 @@ struct PushUnitTests {
         let voip = try Self.json(PushPayload.voip(for: call, media: "audio", preview: .full))
         #expect((voip["aps"] as? [String: Any])?.isEmpty == true)
         #expect(voip["voip_caller_name"] as? String == "Alice")
-        let ext = try #require(voip["ext"] as? [String: Any])
+        #expect(voip["voip_caller_id"] as? String == "a")
+        #expect(voip["msg_id"] as? String == "42")
+        // Seed 003 reads `payloadDict["ext"] as? String`, parses it, and casts voip_ext to [String: String].
+        let extText = try #require(voip["ext"] as? String)
+        let ext = try Self.json(Array(extText.utf8))
         #expect(ext["type"] as? String == "call")
+        #expect(ext["caller_id"] as? String == "a")
+        #expect(ext["msg_id"] as? String == "42")
+        #expect(ext["conversation_id"] as? String == "si:a:b")
         #expect((ext["voip_ext"] as? [String: String]) == ["voip_media_type": "audio"])
-        let hidden = try Self.json(PushPayload.voip(for: call, media: "video", preview: .none))
-        #expect(hidden["voip_caller_name"] as? String == "Incoming call")
+        let hidden = try Self.json(PushPayload.voip(for: call, media: "video", preview: .none, language: .zh))
+        #expect(hidden["voip_caller_name"] as? String == "来电")
+        #expect(hidden["voip_caller_id"] == nil)
+        let hiddenExt = try Self.json(Array(try #require(hidden["ext"] as? String).utf8))
+        #expect(hiddenExt["caller_id"] == nil)
+        #expect((hiddenExt["voip_ext"] as? [String: String]) == ["voip_media_type": "video"])
         #expect(Self.message("callVideo").callMedia == "video")
         #expect(Self.message().callMedia == nil)
+    }
+
+    @Test func onlyCallInvitationsRing() {
+        #expect(Self.message("callAudio", content: #"{"status":"calling"}"#).ringingMedia == "audio")
+        #expect(Self.message("callVideo", content: "{}").ringingMedia == "video")
+        #expect(Self.message("callVideo", content: #"{"status":"ringing","extra":1}"#).ringingMedia == "video")
+        for record in [
+            #"{"status":"missed"}"#, #"{"status":"ended","durationSec":12}"#, #"{"durationSec":0}"#,
+            #"{"status":"cancelled"}"#, #"{"status":"completed"}"#, #"{"status":5}"#,
+        ] {
+            #expect(Self.message("callAudio", content: record).ringingMedia == nil, "\(record)")
+        }
+        #expect(Self.message("text").ringingMedia == nil)
+        // A record goes as an alert to APNs tokens, never to VoIP ones.
+        let tokens = [
+            PushTarget(userId: "u", vendor: .apnsVoip, token: "v", environment: .production, bundleId: ""),
+            PushTarget(userId: "u", vendor: .apns, token: "a", environment: .production, bundleId: ""),
+        ]
+        let plan = PushPayload.plan(for: Self.message("callAudio", content: #"{"status":"missed"}"#), tokens: tokens)
+        #expect(plan.map { "\($0.0.token):\($0.1.rawValue)" } == ["a:alert"])
+    }
+
+    @Test func alertsSpeakTheRecipientsLanguage() throws {
+        func body(_ message: PushMessage, _ preview: PushPreview, _ language: PreviewLanguage) throws -> String? {
+            let payload = try Self.json(PushPayload.alert(for: message, preview: preview, badge: 0, language: language))
+            return ((payload["aps"] as? [String: Any])?["alert"] as? [String: String])?["body"]
+        }
+        let image = Self.message("custom", content: #"{"type":"image","object_key":"k","width":1,"height":1}"#)
+        #expect(try body(image, .full, .zh) == "[图片]")
+        #expect(try body(image, .full, .en) == "[image]")
+        let multi = Self.message("custom", content: #"{"type":"multi_image","object_keys":["k"]}"#)
+        #expect(try body(multi, .full, .zh) == "[图片]")
+        #expect(try body(multi, .full, .en) == "[images]")
+        #expect(try body(Self.message("custom", content: #"{"type":"voice"}"#), .full, .zh) == "[语音]")
+        #expect(try body(Self.message("custom", content: #"{"type":"signal_quote"}"#), .full, .zh) == "[消息]")
+        #expect(
+            try body(Self.message("custom", content: #"{"type":"signal_quote"}"#), .full, .en) == "[custom message]")
+        #expect(try body(Self.message("callVideo", content: "{}"), .full, .zh) == "[视频通话]")
+        #expect(try body(Self.message(), .full, .zh) == "hi there")
+        #expect(try body(Self.message(), .sender, .zh) == "Alice 给你发来一条消息")
+        #expect(try body(Self.message(), .none, .zh) == "你有一条新消息")
+        #expect(PreviewLanguage(stored: "zh") == .zh && PreviewLanguage(stored: "fr") == .en)
+        #expect(PreviewLanguage(stored: nil) == .en)
     }
 
     @Test func callsGoToVoIPTokensAndOtherwiseToAlertTokens() {

@@ -99,9 +99,6 @@ values = $(seeded userIds)
 [dictionaries.recipients]
 values = $(seeded recipients)
 
-[dictionaries.me]
-values = ["$(seeded userId)"]
-
 [dictionaries.releases]
 values = [$(seeded releaseId)]
 
@@ -166,11 +163,6 @@ parameters = { "path.objectKey" = { dictionary = "objectKey", probability = 0.8 
 [[operations]]
 include-operation-id = "sendMessage"
 parameters = { "body.toId" = { dictionary = "recipients", probability = 0.8 }, "body.content.objectKey" = { dictionary = "objectKey", probability = 0.8 } }
-
-# The OpenIM-style push routes name the signed-in user again.
-[[operations]]
-include-path-regex = '^/user/device/push-token'
-parameters = { "body.uid" = { dictionary = "me", probability = 0.8 } }
 
 [[operations]]
 include-operation-id = "unbindPushToken"

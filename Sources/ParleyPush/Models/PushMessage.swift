@@ -1,3 +1,4 @@
+import ParleyJSON
 import ParleyMessageModel
 
 /// A stored message as the worker needs it to build pushes.
@@ -29,8 +30,23 @@ public struct PushMessage: Sendable, Equatable {
         self.senderName = senderName
     }
 
-    /// Calls ring through VoIP pushes.
+    /// "audio" or "video" for a call message, nil for anything else.
     public var callMedia: String? { MessageType(rawValue: msgType)?.callMedia }
+
+    /// The media of a call invitation, which rings the recipient's phone through a VoIP push; nil for anything
+    /// else, call records included. A call message is a record (a normal alert, never a ring) when its content
+    /// says how the call went: a `durationSec`, or a `status` other than an invitation's (`ended`, `missed`,
+    /// `cancelled`, `rejected`, `completed`, ...). A call message with neither rings, as before.
+    public var ringingMedia: String? {
+        guard let media = callMedia else { return nil }
+        guard let content, case .object(let object)? = try? JSONValue.parse(content) else { return media }
+        if object["durationSec"] != nil { return nil }
+        guard let status = object["status"] else { return media }
+        return status.stringValue.map(Self.invitationStatuses.contains) == true ? media : nil
+    }
+
+    /// `status` values that mean the call is being placed (case as sent).
+    static let invitationStatuses: Set<String> = ["calling", "ringing", "invite", "inviting", "incoming", "dialing"]
 }
 
 /// A device token of a recipient, as the worker selects them.
@@ -41,12 +57,18 @@ public struct PushTarget: Sendable, Hashable {
     public var environment: PushEnvironment
     /// '' = the app's configured bundle id.
     public var bundleId: String
+    /// The language of the session that bound the token: what its alerts are written in.
+    public var language: PreviewLanguage
 
-    public init(userId: String, vendor: PushVendor, token: String, environment: PushEnvironment, bundleId: String) {
+    public init(
+        userId: String, vendor: PushVendor, token: String, environment: PushEnvironment, bundleId: String,
+        language: PreviewLanguage = .en
+    ) {
         self.userId = userId
         self.vendor = vendor
         self.token = token
         self.environment = environment
         self.bundleId = bundleId
+        self.language = language
     }
 }

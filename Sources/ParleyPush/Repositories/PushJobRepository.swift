@@ -1,3 +1,4 @@
+import ParleyMessageModel
 import ParleyPostgres
 
 /// The outbox: leasing due jobs, what a job needs (message, recipients' tokens), and its end.
@@ -57,7 +58,7 @@ public struct PushJobRepository: Sendable {
     func targets(job: Job, message: PushMessage, staleSeconds: Int) async throws -> [(PushTarget, delivered: Bool)] {
         let rows = try await database.query(
             """
-            SELECT t.user_id, t.vendor, t.token, t.environment, t.bundle_id,
+            SELECT t.user_id, t.vendor, t.token, t.environment, t.bundle_id, s.language,
                    EXISTS (SELECT 1 FROM push_deliveries d
                            WHERE d.job_id = \(job.id) AND d.vendor = t.vendor AND d.token = t.token) AS delivered
             FROM conversation_members cm
@@ -78,9 +79,24 @@ public struct PushJobRepository: Sendable {
             else { return nil }
             let target = PushTarget(
                 userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
-                environment: environment, bundleId: try row.decode("bundle_id"))
+                environment: environment, bundleId: try row.decode("bundle_id"),
+                language: PreviewLanguage(stored: try row.decode("language")))
             return (target, try row.decode("delivered", as: Bool.self))
         }
+    }
+
+    /// Each user's total unread (the badge of their alerts): `parley_unread_total` (migration 0012), one range of
+    /// the user's conversation rows and two index lookups per conversation with unread messages.
+    func unreadTotals(appId: Int64, userIds: [String]) async throws -> [String: Int64] {
+        guard !userIds.isEmpty else { return [:] }
+        let rows = try await database.query(
+            """
+            SELECT u.user_id, parley_unread_total(\(appId), u.user_id) AS unread
+            FROM unnest(\(PostgresTextArray(userIds))::text[]) AS u(user_id)
+            """)
+        var totals: [String: Int64] = [:]
+        for row in rows { totals[try row.decode("user_id")] = try row.decode("unread") }
+        return totals
     }
 
     /// Records pushed tokens, so that a retry of the job skips them.

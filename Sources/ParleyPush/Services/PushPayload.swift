@@ -1,24 +1,40 @@
 import ParleyJSON
 import ParleyMessageModel
 
-/// The APNs payloads (pure). Ordinary messages are alerts whose text respects the app's preview setting, with
-/// `ext: {type: "chat", conversation_id, msg_id}` as the iOS client reads it; calls are PushKit VoIP pushes with
-/// `voip_caller_name` and `ext.voip_ext.voip_media_type` (the TIMPush-style fields the client's CallKit code reads).
+/// The APNs payloads (pure), in the recipient device's language (en or zh).
+///
+/// - Alerts: the text as the app's preview setting allows, `badge` (the recipient's total unread) and
+///   `content-available: 1` (the app's background handler updates its state), and
+///   `ext: {type: "chat", conversation_id, msg_id}` as seed 000's client reads it.
+/// - VoIP (PushKit) pushes for call invitations, as TIMPush-based clients (seed 003) read them:
+///   `voip_caller_name`, and `ext` as a JSON *string* holding `{voip_ext: {voip_media_type}}` (its values all
+///   strings: the client casts it to `[String: String]`) beside the call's conversation, message and caller.
 public enum PushPayload {
-    public static let genericBody = "You have a new message"
+    /// What an alert says when the preview is `none`, or there is nothing to preview.
+    public static func genericBody(_ language: PreviewLanguage) -> String {
+        language == .zh ? "你有一条新消息" : "You have a new message"
+    }
 
-    /// The alert for `message` under `preview`.
-    public static func alert(for message: PushMessage, preview: PushPreview) -> [UInt8] {
+    /// The alert for `message` under `preview`, for a recipient with `badge` unread messages.
+    public static func alert(
+        for message: PushMessage, preview: PushPreview, badge: Int64, language: PreviewLanguage = .en
+    ) -> [UInt8] {
         var alert: [(String, JSONValue)] = []
         switch preview {
         case .full:
             alert.append(("title", .string(message.senderName)))
-            alert.append(("body", .string(previewText(message))))
+            alert.append(("body", .string(previewText(message, language: language))))
         case .sender:
             alert.append(("title", .string(message.senderName)))
-            alert.append(("body", .string("\(message.senderName) sent you a message")))
+            alert.append(
+                (
+                    "body",
+                    .string(
+                        language == .zh
+                            ? "\(message.senderName) 给你发来一条消息" : "\(message.senderName) sent you a message")
+                ))
         case .none:
-            alert.append(("body", .string(genericBody)))
+            alert.append(("body", .string(genericBody(language))))
         }
         let payload: JSONValue = .object(
             JSONObject([
@@ -27,7 +43,10 @@ public enum PushPayload {
                     .object(
                         JSONObject([
                             ("alert", .object(JSONObject(alert))),
+                            ("badge", .number(JSONNumber(max(0, badge)))),
                             ("sound", .string("default")),
+                            // Wakes the app's background handler (seed 000 updates its badge there).
+                            ("content-available", .number(JSONNumber(1))),
                             // Lets a notification service extension decrypt or enrich it.
                             ("mutable-content", .number(JSONNumber(1))),
                         ]))
@@ -45,41 +64,46 @@ public enum PushPayload {
         return payload.serialized()
     }
 
-    /// The VoIP push of a call message (`callMedia` is "audio" or "video").
-    public static func voip(for message: PushMessage, media: String, preview: PushPreview) -> [UInt8] {
+    /// The VoIP push of a call invitation (`media` is "audio" or "video"). Under the `none` preview the caller is
+    /// neither named nor identified (the app finds the call by `msg_id`).
+    public static func voip(
+        for message: PushMessage, media: String, preview: PushPreview, language: PreviewLanguage = .en
+    ) -> [UInt8] {
         // CallKit must show someone: under `none` a neutral caller.
-        let caller = preview == .none ? "Incoming call" : message.senderName
-        let payload: JSONValue = .object(
-            JSONObject([
-                ("aps", .object(JSONObject())),
-                ("voip_caller_name", .string(caller)),
-                (
-                    "ext",
-                    .object(
-                        JSONObject([
-                            ("type", .string("call")),
-                            ("conversation_id", .string(message.conversationId)),
-                            ("msg_id", .string(String(message.id))),
-                            ("voip_ext", .object(JSONObject([("voip_media_type", .string(media))]))),
-                        ]))
-                ),
-            ]))
-        return payload.serialized()
+        let caller = preview == .none ? (language == .zh ? "来电" : "Incoming call") : message.senderName
+        var ext: [(String, JSONValue)] = [
+            ("type", .string("call")),
+            ("conversation_id", .string(message.conversationId)),
+            ("msg_id", .string(String(message.id))),
+        ]
+        var payload: [(String, JSONValue)] = [
+            ("aps", .object(JSONObject())),
+            ("voip_caller_name", .string(caller)),
+        ]
+        if preview != .none {
+            ext.append(("caller_id", .string(message.fromId)))
+            payload.append(("voip_caller_id", .string(message.fromId)))
+        }
+        ext.append(("voip_ext", .object(JSONObject([("voip_media_type", .string(media))]))))
+        payload.append(("msg_id", .string(String(message.id))))
+        payload.append(("ext", .string(JSONValue.object(JSONObject(ext)).serializedString)))
+        return JSONValue.object(JSONObject(payload)).serialized()
     }
 
-    /// "hello", "[image]", ... as conversation lists show it.
-    static func previewText(_ message: PushMessage) -> String {
-        guard let type = MessageType(rawValue: message.msgType) else { return genericBody }
+    /// "hello", "[image]", ... as conversation lists show it, in `language`.
+    static func previewText(_ message: PushMessage, language: PreviewLanguage) -> String {
+        guard let type = MessageType(rawValue: message.msgType) else { return genericBody(language) }
         let content = message.content.flatMap { try? JSONValue.parse($0) } ?? .null
-        let text = MessagePreview.text(type: type, content: content, revoked: message.revoked)
-        return text.isEmpty ? genericBody : text
+        let text = MessagePreview.text(type: type, content: content, revoked: message.revoked, language: language)
+        return text.isEmpty ? genericBody(language) : text
     }
 
-    /// Which pushes a recipient's tokens get for `message`: calls go to VoIP tokens (or, for a user without any,
-    /// as alerts to their APNs tokens); everything else as alerts to APNs tokens. VoIP tokens never get alerts
-    /// (iOS terminates apps that receive VoIP pushes without reporting a call).
+    /// Which pushes a recipient's tokens get for `message`: call invitations go to VoIP tokens (or, for a user
+    /// without any, as alerts to their APNs tokens); everything else, call records included, as alerts to APNs
+    /// tokens. VoIP tokens never get alerts (iOS terminates apps that receive VoIP pushes without reporting a
+    /// call).
     public static func plan(for message: PushMessage, tokens: [PushTarget]) -> [(PushTarget, PushNotification.Kind)] {
-        guard message.callMedia != nil else {
+        guard message.ringingMedia != nil else {
             return tokens.filter { $0.vendor == .apns }.map { ($0, .alert) }
         }
         var usersWithVoIP = Set<String>()

@@ -96,13 +96,22 @@ final class PushWorker: Sendable {
             return
         }
         let now = Int(Date().timeIntervalSince1970)
-        let alert = PushPayload.alert(for: message, preview: settings.preview)
-        let voip = message.callMedia.map { PushPayload.voip(for: message, media: $0, preview: settings.preview) }
+        let alertUsers = Set(plan.filter { $0.1 == .alert }.map { $0.0.userId })
+        let badges = try await jobs.unreadTotals(appId: job.appId, userIds: Array(alertUsers))
+        let ringing = message.ringingMedia ?? "audio"
         let outcomes = await withTaskGroup(of: (PushTarget, PushOutcome).self) { group in
             for (target, kind) in plan {
+                let payload =
+                    kind == .voip
+                    ? PushPayload.voip(
+                        for: message, media: ringing, preview: settings.preview,
+                        language: target.language)
+                    : PushPayload.alert(
+                        for: message, preview: settings.preview, badge: badges[target.userId] ?? 0,
+                        language: target.language)
                 let notification = PushNotification(
                     vendor: target.vendor, token: target.token, environment: target.environment,
-                    bundleId: target.bundleId, kind: kind, payload: kind == .voip ? voip ?? alert : alert,
+                    bundleId: target.bundleId, kind: kind, payload: payload,
                     collapseId: String(message.id),
                     expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
                 group.addTask { [sender] in (target, await sender.send(notification, credentials: credentials)) }
