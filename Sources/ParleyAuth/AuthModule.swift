@@ -39,7 +39,7 @@ public final class AuthModule: Sendable {
             logger: logger)
         let authenticator = Authenticator(
             tokens: tokens, directory: directory, revocations: revocations,
-            consents: consents, users: users, apps: apps)
+            consents: consents, users: users, apps: apps, lifetimes: configuration.lifetimes)
         let secrets = AppSecretBox(masterKey: configuration.masterKey)
         let throttles = LoginThrottleRepository(database: database)
         services = AuthServices(

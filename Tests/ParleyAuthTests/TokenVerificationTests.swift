@@ -189,6 +189,27 @@ struct TokenVerificationTests {
         }
     }
 
+    /// Lowering a lifetime cuts tokens issued under the longer one: ended sessions are remembered only for the
+    /// current lifetimes, so such a token would otherwise outlive its session's revocation.
+    @Test func aShortenedLifetimeCutsLongerLivedTokens() async throws {
+        try await withLiveApp { live in
+            let (app, _) = try await live.createApp()
+            let client = live.client()
+            let before = try Session(try await client.register(appKey: app.appKey, username: "lena"))
+            #expect(try await client.get("/api/users/me", token: before.accessToken).status == 200)
+            let updated = try await live.auth.appRepository.update(
+                appKey: app.appKey, lifetimes: TokenLifetimeOverrides(access: 60))
+            live.auth.directory.upsert(try #require(updated))
+            let cut = try await client.get("/api/users/me", token: before.accessToken)
+            #expect(cut.code == 1031)
+            #expect(cut.message == "token expired: its app's token lifetime was shortened")
+            // The IM token's lifetime was not lowered; a token issued now works.
+            #expect(try live.auth.authenticator.verifyIMToken(before.imToken).sessionId == before.sessionId)
+            let after = try Session(try await client.refresh(before.refreshToken))
+            #expect(try await client.get("/api/users/me", token: after.accessToken).status == 200)
+        }
+    }
+
     /// A token that differs from a verified one only by canonically equivalent characters is not that token.
     @Test func aCanonicallyEquivalentTokenIsRefused() async throws {
         try await withLiveApp { live in

@@ -47,12 +47,16 @@ public final class Authenticator: Sendable {
     let users: UserRepository
     /// The directory with its database fallback, for apps not yet in the directory.
     let apps: AppResolver
+    /// The server-wide lifetimes (apps may override them): no token may have lived longer than its kind's current
+    /// lifetime allows.
+    let lifetimes: TokenLifetimes
     let verified = VerifiedTokenCache()
 
     init(
         tokens: TokenService, directory: AppDirectory, revocations: SessionRevocations, consents: ConsentCache,
-        users: UserRepository, apps: AppResolver
+        users: UserRepository, apps: AppResolver, lifetimes: TokenLifetimes
     ) {
+        self.lifetimes = lifetimes
         self.tokens = tokens
         self.directory = directory
         self.revocations = revocations
@@ -132,11 +136,21 @@ public final class Authenticator: Sendable {
         return claims
     }
 
-    /// The app still exists, is the one `X-App-Key` names (when sent), and the session has not ended.
+    /// The app still exists, is the one `X-App-Key` names (when sent), the token is no longer-lived than its kind's
+    /// current lifetime, and the session has not ended.
+    ///
+    /// The lifetime check is what makes ended sessions safe to forget: they are remembered for the longest current
+    /// lifetime (`AuthSyncService.retentionSeconds`), so a lowered TTL must also cut tokens issued under the longer
+    /// one, or a revoked session's token would outlive its revocation.
     private func accept(_ claims: TokenClaims, app: AppSettings?, appKey: String?) throws(APIError) -> VerifiedToken {
         guard let app else { throw APIError.tokenInvalid }
         if let appKey, appKey != app.appKey {
             throw APIError.forbidden.with(message: "the token belongs to another app than X-App-Key names")
+        }
+        let current = lifetimes.applying(app)
+        let longest = claims.aud == TokenAudience.api.rawValue ? current.access : current.im
+        guard claims.exp - claims.iat <= Int64(longest) else {
+            throw APIError.tokenExpired.with(message: "token expired: its app's token lifetime was shortened")
         }
         guard !revocations.contains(claims.sid) else { throw APIError.sessionEnded }
         return VerifiedToken(principal: claims.principal, claims: claims, app: app)

@@ -110,17 +110,17 @@ public final class AuthSyncService: Service {
     /// Another instance (or this one) ended a session: refuse its tokens, and publish the event with the
     /// details the database has (who, why, which device displaced it).
     func sessionEnded(_ sessionId: String) async {
-        if revocations.contains(sessionId) { return }
+        // Refused before the database is read (the read may take a while, or fail); whoever inserts the
+        // revocation publishes the event, so it goes out once (the poll's `announce` sees it inserted).
+        guard revocations.insert(sessionId, endedAt: Int64(Date().timeIntervalSince1970)) else { return }
         do {
             if let row = try await sessions.sessions.ended(id: sessionId) {
-                sessions.announce([row])
-                return
+                sessions.events.publish(.sessionEnded(row.session))
             }
         } catch {
+            // The tokens are refused; only the event (closing live sockets) is lost while the database is down.
             logger.warning("could not read an ended session", ["error": .string(String(describing: error))])
         }
-        // Without details still refuse the tokens; the event is lost only while the database is unreadable.
-        revocations.insert(sessionId, endedAt: Int64(Date().timeIntervalSince1970))
     }
 
     // MARK: Poll
@@ -155,7 +155,8 @@ public final class AuthSyncService: Service {
         try await throttles.purge(windowSeconds: configuration.loginFailureWindow)
     }
 
-    /// The longest an access or IM token can live: an ended session is remembered this long.
+    /// The longest an access or IM token can live now (the authenticator refuses one issued under a longer lifetime
+    /// since lowered): an ended session is remembered this long.
     func retentionSeconds() -> Int {
         let defaults = configuration.lifetimes
         var longest = max(defaults.access, defaults.im)
