@@ -91,7 +91,8 @@ public final class Application: Sendable {
         files: FilesModule, updates: UpdatesModule, push: PushModule
     ) -> HTTPResponder {
         var router = Router()
-        OperationsController(database: database, metrics: metrics).register(on: &router)
+        OperationsController(database: database, metrics: metrics, metricsToken: configuration.metricsToken)
+            .register(on: &router)
         auth.register(on: &router)
         messaging.register(on: &router)
         realtime.register(on: &router)

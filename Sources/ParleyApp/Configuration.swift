@@ -26,6 +26,8 @@ public struct Configuration: Sendable {
     public var migrationsDirectory: String
     public var logLevel: LogLevel
     public var logFile: String?
+    /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
+    public var metricsToken: String?
     public var accessLog: Bool
     public var devRoutes: Bool
     /// Auth: required by `serve` (and `parley app ...`); nil when PARLEY_MASTER_KEY is unset.
@@ -90,6 +92,9 @@ public struct Configuration: Sendable {
             name: "PARLEY_LOG_FILE", defaultValue: "(stdout)",
             help: "write JSON log lines to this file instead of stdout"),
         Setting(name: "PARLEY_ACCESS_LOG", defaultValue: "1", help: "one JSON line per request (1) or none (0)"),
+        Setting(
+            name: "PARLEY_METRICS_TOKEN", defaultValue: "(none: open)",
+            help: "bearer token /metrics requires (at least 16 characters; set it wherever /metrics is reachable)"),
         Setting(
             name: "PARLEY_DEV_ROUTES", defaultValue: "0",
             help: "enable benchmark and test-only routes (never in production)"),
@@ -251,6 +256,11 @@ public struct Configuration: Sendable {
         }
         logLevel = level
         logFile = value("PARLEY_LOG_FILE")
+        metricsToken = value("PARLEY_METRICS_TOKEN")
+        if let token = metricsToken, token.utf8.count < 16 || !Authenticator.isToken(token.utf8) {
+            throw Invalid(
+                description: "PARLEY_METRICS_TOKEN must be at least 16 characters of [A-Za-z0-9-._~+/=]")
+        }
         accessLog = try flag("PARLEY_ACCESS_LOG", true)
         devRoutes = try flag("PARLEY_DEV_ROUTES", false)
         do {

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import ParleyAuth
+import ParleyCrypto
 import ParleyHTTP
 import ParleyObservability
 import ParleyPostgres
@@ -9,6 +11,8 @@ import ParleyWebSocket
 struct OperationsController {
     let database: PostgresClient
     let metrics: MetricsRegistry
+    /// `PARLEY_METRICS_TOKEN`: the scrape is refused without it (request rates and internals are not public).
+    let metricsToken: String?
 
     /// Prebuilt: `/healthz` is the hottest cheap route (load balancers poll it), so it allocates nothing to answer.
     private static let healthBody: [UInt8] = Envelope.success(["status": "ok"])
@@ -31,7 +35,12 @@ struct OperationsController {
             return .ok(["status": "ready", "database": "ok"])
         }
         let metrics = self.metrics
-        router.get("/metrics") { _, _ in
+        let required = metricsToken.map { Array($0.utf8) }
+        router.get("/metrics") { request, _ in
+            if let required {
+                guard let presented = Authenticator.bearerToken(of: request) else { throw APIError.tokenMissing }
+                guard ConstantTime.equals(Array(presented.utf8), required) else { throw APIError.tokenInvalid }
+            }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
             return HTTPResponse(status: 200, headers: headers, body: Array(metrics.render().utf8))

@@ -182,7 +182,7 @@ public final class Authenticator: Sendable {
     /// RFC 6750's b64token characters only (a JWT is base64url and dots). Anything else is no token, and every
     /// token compared or cached is ASCII, where String equality is byte equality (Unicode canonical equivalence
     /// would otherwise let different bytes, e.g. U+212A for `K`, match a verified token).
-    static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
+    public static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
         !bytes.isEmpty
             && bytes.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
