@@ -142,7 +142,13 @@ struct UpdateDecisionTests {
         #expect(
             try ReleaseInput.url("itms-apps://itunes.apple.com/app/id1", field: "u")
                 == "itms-apps://itunes.apple.com/app/id1")
-        for bad in ["apps.apple.com/app", "https://a b", "1http://x", "https:", ""] {
+        #expect(try ReleaseInput.url("HTTPS://example.com/a.apk", field: "u") == "HTTPS://example.com/a.apk")
+        #expect(try ReleaseInput.url("market://details?id=x", field: "u") == "market://details?id=x")
+        for bad in [
+            "apps.apple.com/app", "https://a b", "1http://x", "https:", "", "http://example.com/a.apk",
+            "javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "intent://x#Intent;end",
+            "https://exampl\u{E9}.com",
+        ] {
             #expect(throws: (any Error).self) { try ReleaseInput.url(bad, field: "u") }
         }
         #expect(throws: (any Error).self) {

@@ -64,23 +64,23 @@ public enum ReleaseInput {
         return notes
     }
 
-    /// An absolute URL of at most 2048 bytes with a scheme (`https://...`, `itms-apps://...`, `market://...`), no
-    /// spaces or control characters.
+    /// The schemes an update may send a user to: `https`, and the store apps' own (`itms-apps`, `itms-appss`,
+    /// `itms-services` for enterprise manifests, `market`). Clients open these URLs as they come: no cleartext
+    /// `http` (a network can swap the download) and no `javascript:`, `data:`, `file:` or `intent:`.
+    public static let urlSchemes: Set<String> = ["https", "itms-apps", "itms-appss", "itms-services", "market"]
+
+    /// An absolute URL of at most 2048 bytes with one of `urlSchemes` (any case), no spaces or control characters.
     public static func url(_ url: String, field: String) throws(APIError) -> String {
         let bytes = Array(url.utf8)
         let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) ?? 0
-        let scheme = bytes[..<schemeEnd]
-        let validScheme =
-            schemeEnd > 0 && isLetter(bytes[0])
-            && scheme.allSatisfy {
-                isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
-                    || $0 == UInt8(ascii: ".")
-            }
-        guard bytes.count <= maxURLBytes, validScheme, bytes.count > schemeEnd + 1,
-            !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F })
+        let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
+        guard bytes.count <= maxURLBytes, urlSchemes.contains(scheme), bytes.count > schemeEnd + 1,
+            !bytes.contains(where: { $0 <= 0x20 || $0 >= 0x7F })
         else {
             throw APIError.validationFailed.with(
-                message: "`\(field)` must be an absolute URL (https://...) of at most 2048 bytes")
+                message:
+                    "`\(field)` must be an https (or itms-apps, itms-appss, itms-services, market) URL of at most "
+                    + "2048 bytes")
         }
         return url
     }
@@ -146,6 +146,5 @@ public enum ReleaseInput {
     }
 
     private static func isLower(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
-    private static func isLetter(_ byte: UInt8) -> Bool { isLower(byte | 0x20) }
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }
