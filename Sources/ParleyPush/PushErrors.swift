@@ -6,4 +6,9 @@ extension APIError {
     public static let pushTokenNotFound = APIError(
         code: 1450, status: 404,
         message: "no such push token (unknown, or bound to another user)")
+    /// Knowing a token is not owning it: a token bound to another user's signed-in device moves only from that
+    /// device (the same `deviceId`), or once that session has ended (logout unbinds it).
+    public static let pushTokenHeld = APIError(
+        code: 1452, status: 409,
+        message: "this push token is bound to another user's signed-in device")
 }

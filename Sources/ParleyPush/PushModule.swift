@@ -36,7 +36,7 @@ public final class PushModule: Sendable {
     }
 
     public func register(on router: inout Router) {
-        PushTokenController(authenticator: authenticator, tokens: tokens).register(on: &router)
+        PushTokenController(authenticator: authenticator, tokens: tokens, settings: settings).register(on: &router)
     }
 
     /// What push runs while the server serves: the worker (unless `pollInterval` is zero: then this instance

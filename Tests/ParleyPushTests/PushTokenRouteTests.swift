@@ -77,23 +77,61 @@ struct PushTokenRouteTests {
         }
     }
 
-    @Test func aTokenMovesToItsNewestOwner() async throws {
+    /// Knowing a token is not owning it: a token another user's signed-in device holds moves only from that device
+    /// (the same `deviceId`: one phone switching accounts) or once that user's session has ended.
+    @Test func aTokenMovesOnlyFromItsDeviceOrAnEndedSession() async throws {
         try await MessagingFixture.run { fixture in
-            let users = try await fixture.users(2)
+            let users = try await fixture.users(3)
             let token = PushFixture.token()
-            _ = try await Self.bind(fixture, users[0], ["token": token, "vendor": "apns"])
-            _ = try await Self.bind(fixture, users[1], ["token": token, "vendor": "apns"])
+            let first = try await Self.bind(fixture, users[0], ["token": token, "vendor": "apns", "deviceId": "phone"])
+            #expect(first.status == 201)
+            let stranger = try await Self.bind(fixture, users[1], ["token": token, "vendor": "apns"])
+            #expect(stranger.status == 409)
+            #expect(stranger.code == 1452)
+            #expect(try await Self.owner(fixture, token)?.userId == users[0].userId)
+            let sameDevice = try await Self.bind(
+                fixture, users[1], ["token": token, "vendor": "apns", "deviceId": "phone"])
+            #expect(sameDevice.status == 201)
             let owner = try #require(try await Self.owner(fixture, token))
             #expect(owner.userId == users[1].userId)
             #expect(owner.sessionId == users[1].sessionId)
+            // A refused bind changed nothing: the caller's own previous token stays bound.
+            let own = PushFixture.token()
+            #expect(try await Self.bind(fixture, users[2], ["token": own, "vendor": "apns"]).status == 201)
+            #expect(try await Self.bind(fixture, users[2], ["token": token, "vendor": "apns"]).code == 1452)
+            #expect(try await Self.owner(fixture, own)?.userId == users[2].userId)
+            // Once the holder's session has ended (before its tokens were unbound), the token is free.
+            _ = try await fixture.database.query(
+                "UPDATE sessions SET ended_at = now(), end_reason = 'logout' WHERE id = \(users[1].sessionId)")
+            #expect(try await Self.bind(fixture, users[2], ["token": token, "vendor": "apns"]).status == 201)
+            #expect(try await Self.owner(fixture, token)?.userId == users[2].userId)
             // A device's refreshed token replaces its previous one of the same vendor; other vendors stay.
             let voip = PushFixture.token()
-            _ = try await Self.bind(fixture, users[1], ["token": voip, "vendor": "apns_voip"])
+            _ = try await Self.bind(fixture, users[2], ["token": voip, "vendor": "apns_voip"])
             let refreshed = PushFixture.token()
-            _ = try await Self.bind(fixture, users[1], ["token": refreshed, "vendor": "apns"])
+            _ = try await Self.bind(fixture, users[2], ["token": refreshed, "vendor": "apns"])
             #expect(try await Self.owner(fixture, token) == nil)
-            #expect(try await Self.owner(fixture, refreshed)?.userId == users[1].userId)
+            #expect(try await Self.owner(fixture, refreshed)?.userId == users[2].userId)
             #expect(try await Self.owner(fixture, voip)?.vendor == "apns_voip")
+        }
+    }
+
+    /// With a configured bundle id, APNs tokens may name only it or its PushKit topic (`.voip`).
+    @Test func apnsTokensNameOnlyTheAppsBundle() async throws {
+        try await PushFixture.run { fixture in
+            let user = try Session(try await fixture.client.register(appKey: fixture.messaging.appKey, username: "zoe"))
+            func bind(_ bundleId: String, vendor: String = "apns") async throws -> TestResponse {
+                try await Self.bind(
+                    fixture.messaging, user, ["token": PushFixture.token(), "vendor": vendor, "bundleId": bundleId])
+            }
+            #expect(try await bind(PushFixture.bundleId).status == 201)
+            #expect(try await bind(PushFixture.bundleId + ".voip", vendor: "apns_voip").status == 201)
+            let other = try await bind("com.attacker.app")
+            #expect(other.status == 400)
+            #expect(other.code == 1002)
+            #expect(try await bind("com.example.chat.widget", vendor: "apns_voip").code == 1002)
+            // FCM/HMS tokens carry their own package names: not checked against the APNs bundle id.
+            #expect(try await bind("com.example.android", vendor: "fcm").status == 201)
         }
     }
 

@@ -6,11 +6,13 @@ import ParleyHTTP
 struct PushTokenController: Sendable {
     let authenticator: Authenticator
     let tokens: PushTokenRepository
+    let settings: PushSettingsRepository
 
     static let bodyLimit = RouteOptions(bodyLimit: 16 * 1024)
 
     func register(on router: inout Router) {
         let tokens = tokens
+        let settings = settings
         router.post(
             "/api/push/tokens", options: Self.bodyLimit,
             authenticator.protect { request, _, principal in
@@ -18,7 +20,9 @@ struct PushTokenController: Sendable {
                 let binding = try PushTokenInput.binding(
                     token: body.token, vendor: body.vendor, deviceId: body.deviceId,
                     bundleId: body.bundleId, environment: body.environment)
-                return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
+                return .ok(
+                    try await Self.bind(binding, principal: principal, tokens: tokens, settings: settings),
+                    status: 201)
             })
         // Unbinding works without fresh privacy consent (a client may unbind before showing the new policy).
         router.delete(
@@ -41,7 +45,9 @@ struct PushTokenController: Sendable {
                     deviceId: body.deviceId, bundleId: body.bundleId,
                     environment: body.environment)
                 binding.appUid = try PushTokenInput.appUID(body.uid)
-                return .ok(try await Self.bind(binding, principal: principal, tokens: tokens), status: 201)
+                return .ok(
+                    try await Self.bind(binding, principal: principal, tokens: tokens, settings: settings),
+                    status: 201)
             })
         // Called at logout: unbinding nothing is not an error.
         router.post(
@@ -65,10 +71,17 @@ struct PushTokenController: Sendable {
             })
     }
 
-    static func bind(_ binding: PushTokenRepository.Binding, principal: Principal, tokens: PushTokenRepository)
-        async throws -> BoundToken
-    {
-        try await tokens.bind(binding, appId: principal.appId, userId: principal.userId, sessionId: principal.sessionId)
+    static func bind(
+        _ binding: PushTokenRepository.Binding, principal: Principal, tokens: PushTokenRepository,
+        settings: PushSettingsRepository
+    ) async throws -> BoundToken {
+        if let configured = try await settings.settings(appId: principal.appId)?.bundleId {
+            try PushTokenInput.requireAppBundle(binding, configured: configured)
+        }
+        guard
+            try await tokens.bind(
+                binding, appId: principal.appId, userId: principal.userId, sessionId: principal.sessionId)
+        else { throw APIError.pushTokenHeld }
         return BoundToken(
             token: binding.token, vendor: binding.vendor.rawValue, deviceId: binding.deviceId,
             bundleId: binding.bundleId, environment: binding.environment.rawValue)

@@ -43,6 +43,16 @@ struct UnbindResult: Encodable {
 
 /// Checks of the bind fields (1002 with the field named).
 enum PushTokenInput {
+    /// An APNs token names its app's bundle id (or `<bundle id>.voip`, PushKit's topic) when it names one: a token
+    /// of another app would be pushed under this app's key and identity.
+    static func requireAppBundle(_ binding: PushTokenRepository.Binding, configured: String) throws(APIError) {
+        guard binding.vendor == .apns || binding.vendor == .apnsVoip, !binding.bundleId.isEmpty else { return }
+        guard binding.bundleId == configured || binding.bundleId == configured + ".voip" else {
+            throw APIError.validationFailed.with(
+                message: "bundleId must be this app's bundle id (\(configured)) or \(configured).voip")
+        }
+    }
+
     static func binding(
         token: String, vendor rawVendor: String, deviceId: String?, bundleId: String?,
         environment: String?

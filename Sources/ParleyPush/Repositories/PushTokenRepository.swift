@@ -16,26 +16,45 @@ public struct PushTokenRepository: Sendable {
         public var appUid: String? = nil
     }
 
-    /// Binds the token to the session (taking it from any previous owner in the app) and drops the session's
-    /// previous token of the same vendor: a device has one token per vendor, and a refreshed token replaces the
-    /// old one instead of doubling its pushes.
-    func bind(_ binding: Binding, appId: Int64, userId: String, sessionId: String) async throws {
-        _ = try await database.query(
-            """
-            WITH replaced AS (
-                DELETE FROM push_tokens
-                WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
-                  AND token <> \(binding.token))
-            INSERT INTO push_tokens (app_id, vendor, token, user_id, session_id, device_id, bundle_id, environment,
-                                     app_uid)
-            VALUES (\(appId), \(binding.vendor.rawValue), \(binding.token), \(userId), \(sessionId), \(binding.deviceId),
-                    \(binding.bundleId), \(binding.environment.rawValue), \(binding.appUid))
-            ON CONFLICT (app_id, vendor, token) DO UPDATE SET
-                user_id = EXCLUDED.user_id, session_id = EXCLUDED.session_id, device_id = EXCLUDED.device_id,
-                bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment, app_uid = EXCLUDED.app_uid,
-                updated_at = now()
-            """)
+    /// Binds the token to the session and drops the session's previous token of the same vendor: a device has one
+    /// token per vendor, and a refreshed token replaces the old one instead of doubling its pushes. A token another
+    /// user holds moves only from the same device (its `deviceId`) or once that user's session has ended: false,
+    /// and nothing changed, otherwise.
+    func bind(_ binding: Binding, appId: Int64, userId: String, sessionId: String) async throws -> Bool {
+        do {
+            return try await database.withTransaction { connection in
+                let bound = try await connection.query(
+                    """
+                    INSERT INTO push_tokens (app_id, vendor, token, user_id, session_id, device_id, bundle_id,
+                                             environment, app_uid)
+                    VALUES (\(appId), \(binding.vendor.rawValue), \(binding.token), \(userId), \(sessionId),
+                            \(binding.deviceId), \(binding.bundleId), \(binding.environment.rawValue), \(binding.appUid))
+                    ON CONFLICT (app_id, vendor, token) DO UPDATE SET
+                        user_id = EXCLUDED.user_id, session_id = EXCLUDED.session_id, device_id = EXCLUDED.device_id,
+                        bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment,
+                        app_uid = EXCLUDED.app_uid, updated_at = now()
+                    WHERE push_tokens.user_id = EXCLUDED.user_id
+                       OR (EXCLUDED.device_id <> '' AND push_tokens.device_id = EXCLUDED.device_id)
+                       OR NOT EXISTS (SELECT 1 FROM sessions s
+                                      WHERE s.id = push_tokens.session_id AND s.ended_at IS NULL)
+                    RETURNING 1
+                    """)
+                guard !bound.isEmpty else { throw TokenHeld() }
+                _ = try await connection.query(
+                    """
+                    DELETE FROM push_tokens
+                    WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
+                      AND token <> \(binding.token)
+                    """)
+                return true
+            }
+        } catch is TokenHeld {
+            return false
+        }
     }
+
+    /// Rolls the bind's transaction back when another user's live device holds the token.
+    private struct TokenHeld: Error {}
 
     /// Removes the user's token (any vendor, or `vendor`); returns how many rows went.
     func unbind(appId: Int64, userId: String, token: String, vendor: PushVendor? = nil) async throws -> Int {
