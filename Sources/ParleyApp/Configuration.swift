@@ -161,7 +161,10 @@ public struct Configuration: Sendable {
             help: "largest upload (100 MiB; `parley app files --max-bytes` lowers it per app)"),
         Setting(
             name: "PARLEY_FILES_URL_TTL_SECONDS", defaultValue: "3600",
-            help: "lifetime of signed download URLs when the caller names none (at most 7 days)"),
+            help: "lifetime of signed download URLs when the caller names none (at most the maximum below)"),
+        Setting(
+            name: "PARLEY_FILES_URL_MAX_TTL_SECONDS", defaultValue: "86400",
+            help: "the longest lifetime a caller may ask for a signed download URL (1 day; at most 7 days)"),
         Setting(
             name: "PARLEY_FILES_SWEEP_GRACE_SECONDS", defaultValue: "86400",
             help: "files no message or avatar references are removed after this long"),
@@ -314,7 +317,9 @@ public struct Configuration: Sendable {
             throw Invalid(description: "PARLEY_FILES_BACKEND=\(other) must be local or s3")
         }
         files.maxUploadBytes = Int64(try integer("PARLEY_FILES_MAX_BYTES", 100 << 20, range: 1...(64 << 30)))
-        files.defaultURLTTLSeconds = try integer("PARLEY_FILES_URL_TTL_SECONDS", 3600, range: 1...(7 * 86400))
+        files.maxURLTTLSeconds = try integer("PARLEY_FILES_URL_MAX_TTL_SECONDS", 86400, range: 60...(7 * 86400))
+        files.defaultURLTTLSeconds = try integer(
+            "PARLEY_FILES_URL_TTL_SECONDS", 3600, range: 1...files.maxURLTTLSeconds)
         files.sweepGraceSeconds = try integer("PARLEY_FILES_SWEEP_GRACE_SECONDS", 86400, range: 0...(365 * 86400))
         files.sweepIntervalSeconds = try integer("PARLEY_FILES_SWEEP_INTERVAL_SECONDS", 600, range: 0...86400)
         if let url = value("PARLEY_PUBLIC_URL") {

@@ -13,7 +13,8 @@ public struct FilesConfiguration: Sendable {
     public var maxUploadBytes: Int64 = 100 << 20
     /// Lifetime of signed URLs when the caller names none, and the most it may ask for (7 days).
     public var defaultURLTTLSeconds: Int = 3600
-    public var maxURLTTLSeconds: Int = 7 * 86400
+    /// The longest a signed URL may live (a URL is a bearer credential: it cannot be revoked before it expires).
+    public var maxURLTTLSeconds: Int = 86400
     /// Unreferenced files older than this are swept (PARLEY_FILES_SWEEP_GRACE_SECONDS, 24 h).
     public var sweepGraceSeconds: Int = 86400
     /// How often the sweeper runs (PARLEY_FILES_SWEEP_INTERVAL_SECONDS, 10 min; 0 disables it).
