@@ -13,7 +13,7 @@ extension ChatSession {
             await received(message)
         case "edit":
             guard let message = try? ChatMessage(json: data),
-                firstSighting(of: "edit \(message.id) \(message.editedAt ?? "")")
+                firstSighting(of: "edit \(message.id) \(message.editedAt ?? 0)")
             else { return }
             let label = await label(of: message.conversationId)
             console.say(

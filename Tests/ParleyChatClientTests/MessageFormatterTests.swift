@@ -9,10 +9,30 @@ import Testing
     {
         try ChatMessage(json: [
             "id": "1042", "conversationId": "si:u_a:u_b", "seq": 17, "fromId": "u_a", "toId": "u_b",
-            "chatType": "single", "msgType": .string(msgType), "content": content, "extra": nil,
+            "chatType": "single", "msgType": .string(msgType), "content": Self.wire(content), "extra": nil,
             "clientMsgId": "c-1", "revoked": .bool(revoked), "revokedBy": nil,
-            "createdAt": "2026-12-01T05:10:01.123Z", "editedAt": edited ? "2026-12-01T05:11:00.000Z" : nil,
+            "createdAt": "2026-12-01T05:10:01.123Z", "editedAt": edited ? 1_796_101_860_000 : nil,
         ])
+    }
+
+    /// The wire carries every content as a string: the text, or the JSON document as text (revoked: "").
+    private static func wire(_ content: JSONValue) -> JSONValue {
+        switch content {
+        case .string: return content
+        case .null: return ""
+        default: return .string(content.serializedString)
+        }
+    }
+
+    @Test func structuredContentArrivesAsItsJSONText() throws {
+        let image = try message("image", ["objectKey": "k", "width": 640, "height": 480])
+        #expect(image.content["width"] == 640)
+        let customText = try ChatMessage(json: [
+            "id": "1", "conversationId": "si:a:b", "seq": 1, "fromId": "a", "toId": "b", "chatType": "single",
+            "msgType": "custom", "content": "not json", "revoked": false, "createdAt": "x", "editedAt": nil,
+        ])
+        #expect(customText.content == "not json")
+        #expect(MessageFormatter.body(of: try message("text", #"{"a":1}"#)) == #"{"a":1}"#)
     }
 
     @Test func aLineNamesConversationSenderAndId() throws {

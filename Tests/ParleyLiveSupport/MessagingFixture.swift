@@ -56,14 +56,18 @@ public struct MessagingFixture: Sendable {
 
     // MARK: Messages
 
+    /// A message's `content` parsed back into the JSON object it holds as text (structured types go out as a string).
+    public static func contentObject(_ message: Any?) -> [String: Any]? {
+        guard let text = (message as? [String: Any])?["content"] as? String else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+    }
+
     public func send(
         _ from: Session, to toId: String, chatType: String = "single", msgType: String = "text",
-        content: Any = "hello", extra: Any? = nil, clientMsgId: String = UUID().uuidString
+        content: Any = "hello", extra: Any? = nil, clientMsgId: String? = UUID().uuidString
     ) async throws -> TestResponse {
-        var body: [String: Any] = [
-            "toId": toId, "chatType": chatType, "msgType": msgType, "content": content,
-            "clientMsgId": clientMsgId,
-        ]
+        var body: [String: Any] = ["toId": toId, "chatType": chatType, "msgType": msgType, "content": content]
+        if let clientMsgId { body["clientMsgId"] = clientMsgId }
         if let extra { body["extra"] = extra }
         return try await client.post("/api/im/messages", json: body, token: from.accessToken)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
+import ParleyLiveSupport
 import ParleyMessageModel
 import Testing
 
@@ -128,30 +129,130 @@ struct ContentValidatorTests {
     }
 }
 
-/// What clients see of a message, byte for byte (the send answer, the realtime frame, history and sync alike).
+/// What clients see of a message, byte for byte (the send answer, the realtime frame, history and sync alike): the
+/// wire of seed 001's `ImMessage` (content a string, extra a string or null, editedAt epoch milliseconds).
 struct MessageJSONTests {
-    @Test func messageJSONIsWhatClientsSee() throws {
-        let base = IMMessage(
-            id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
-            msgType: .image, content: try JSONValue.parse(#"{"width":10,"objectKey":"k","ratio":1.50}"#),
-            extra: ["k": [1, 2.5, nil], "b": "hi \"there\"\n"], clientMsgId: "c-1", revoked: false, revokedBy: nil,
-            createdAt: Date(timeIntervalSince1970: 1_764_000_000.125), editedAt: nil)
-        #expect(
-            String(decoding: base.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
-                + #""content":{"width":10,"objectKey":"k","ratio":1.50},"conversationId":"si:a:b","#
-                + #""createdAt":"2025-11-24T16:00:00.125Z","editedAt":null,"extra":{"k":[1,2.5,null],"b":"hi \"there\"\n"},"#
-                + #""fromId":"a","id":"42","msgType":"image","revoked":false,"revokedBy":null,"seq":7,"toId":"b"}"#)
+    static let base = IMMessage(
+        id: "42", conversationId: "si:a:b", seq: 7, fromId: "a", toId: "b", chatType: .single,
+        msgType: .image, content: try! JSONValue.parse(#"{"width":10,"objectKey":"k/ü","ratio":1.50}"#),
+        extra: ["k": [1, 2.5, nil], "b": "hi \"there\"\n"], clientMsgId: "c-1", revoked: false, revokedBy: nil,
+        createdAt: Date(timeIntervalSince1970: 1_764_000_000.125), editedAt: nil)
+
+    /// Every variation of the fields whose wire form differs from storage.
+    static var variations: [IMMessage] {
+        var text = base
+        text.msgType = .text
+        text.content = "line one\nline \"two\" \\ / \u{1} ü 🎉"
+        text.extra = "a plain \"string\""
+        text.clientMsgId = nil
+        text.editedAt = Date(timeIntervalSince1970: 1_764_000_100.987654)
+        var customString = base
+        customString.msgType = .custom
+        customString.content = "just words"
+        customString.extra = nil
+        var customArray = base
+        customArray.msgType = .custom
+        customArray.content = [1, "two", ["three": nil]]
+        customArray.extra = try! JSONValue.parse("12.50")
         var revoked = base
         revoked.revoked = true
         revoked.revokedBy = "a"
         revoked.content = .null
         revoked.extra = nil
-        revoked.editedAt = Date(timeIntervalSince1970: 1_764_000_100)
+        return [base, text, customString, customArray, revoked]
+    }
+
+    @Test func messageJSONIsWhatClientsSee() throws {
         #expect(
-            String(decoding: revoked.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
-                + #""content":null,"conversationId":"si:a:b","createdAt":"2025-11-24T16:00:00.125Z","#
-                + #""editedAt":"2025-11-24T16:01:40.000Z","extra":null,"fromId":"a","id":"42","msgType":"image","#
+            String(decoding: Self.base.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":"c-1","#
+                + #""content":"{\"width\":10,\"objectKey\":\"k/ü\",\"ratio\":1.50}","conversationId":"si:a:b","#
+                + #""createdAt":"2025-11-24T16:00:00.125Z","editedAt":null,"#
+                + #""extra":"{\"k\":[1,2.5,null],\"b\":\"hi \\\"there\\\"\\n\"}","#
+                + #""fromId":"a","id":"42","msgType":"image","revoked":false,"revokedBy":null,"seq":7,"toId":"b"}"#)
+        var revoked = Self.base
+        revoked.revoked = true
+        revoked.revokedBy = "a"
+        revoked.content = .null
+        revoked.extra = nil
+        revoked.clientMsgId = nil
+        revoked.editedAt = Date(timeIntervalSince1970: 1_764_000_100.0129)
+        #expect(
+            String(decoding: revoked.jsonBytes(), as: UTF8.self) == #"{"chatType":"single","clientMsgId":null,"#
+                + #""content":"","conversationId":"si:a:b","createdAt":"2025-11-24T16:00:00.125Z","#
+                + #""editedAt":1764000100012,"extra":null,"fromId":"a","id":"42","msgType":"image","#
                 + #""revoked":true,"revokedBy":"a","seq":7,"toId":"b"}"#)
+    }
+
+    /// The fast writer (JSONBytesEncoder) and Foundation's JSONEncoder, configured as `JSONCoding.encoder`, write the
+    /// same bytes for every variation.
+    @Test func fastWriterWritesWhatFoundationWrites() throws {
+        for message in Self.variations {
+            let foundation = try Array(JSONCoding.encoder.encode(message))
+            #expect(
+                String(decoding: message.jsonBytes(), as: UTF8.self) == String(decoding: foundation, as: UTF8.self))
+            #expect(message.jsonBytes() == foundation)
+        }
+    }
+
+    /// Seed 001's `ImMessage` decodes every variation; structured content comes back as its JSON text.
+    @Test func theSeedDecoderReadsEveryVariation() throws {
+        for message in Self.variations {
+            let decoded = try SeedImMessage.decode(bytes: message.jsonBytes())
+            #expect(decoded.id == message.id && decoded.revoked == message.revoked)
+            #expect(decoded.content == message.wireContent)
+            #expect(decoded.extra == message.wireExtra)
+            #expect(decoded.editedAt == message.editedAtMilliseconds)
+        }
+        let image = try SeedImMessage.decode(bytes: Self.base.jsonBytes())
+        #expect(try JSONValue.parse(image.content) == Self.base.content)
+        #expect(try SeedImMessage.decode(bytes: Self.variations[3].jsonBytes()).extra == "12.50")
+        #expect(try SeedImMessage.decode(bytes: Self.variations[4].jsonBytes()).content == "")
+    }
+
+    /// Seed 001 sends `content` as a `String`: for structured types it holds the JSON document, which is then checked
+    /// exactly like the object form; bad JSON text is 1002 naming `content`.
+    @Test func contentAsAStringIsTheDocumentItHolds() throws {
+        let validator = MessageContentValidator(configuration: MessagingConfiguration())
+        let image: JSONValue = .string(#"{"objectKey":"k","width":16,"height":9}"#)
+        let parsed = try MessageContentInput.value(.image, image)
+        #expect(parsed == (try JSONValue.parse(#"{"objectKey":"k","width":16,"height":9}"#)))
+        #expect(try validator.validate(.image, parsed) == Array(#"{"objectKey":"k","width":16,"height":9}"#.utf8))
+        // The same rules as the object form: a missing height is refused either way.
+        let noHeight = try MessageContentInput.value(.image, .string(#"{"objectKey":"k","width":16}"#))
+        #expect(throws: APIError.self) { try validator.validate(.image, noHeight) }
+        for bad in [#"{"objectKey":"k","#, "not json", "", #"{"a":1} trailing"#, String(repeating: "[", count: 80)] {
+            do {
+                _ = try MessageContentInput.value(.image, .string(bad))
+                Issue.record("accepted \(bad)")
+            } catch {
+                #expect(error.code == 1002 && error.message.contains("`content`"), "\(bad)")
+            }
+        }
+        // Text stays the text, whatever it looks like.
+        #expect(try MessageContentInput.value(.text, #"{"a":1}"#) == #"{"a":1}"#)
+        // Custom: a JSON object or array inside the string is stored as JSON, any other string as the string.
+        #expect(try MessageContentInput.value(.custom, #"{"type":"image","object_key":"k"}"#).objectValue != nil)
+        #expect(try MessageContentInput.value(.custom, "[1,2]") == [1, 2])
+        #expect(try MessageContentInput.value(.custom, "42") == "42")
+        #expect(try MessageContentInput.value(.custom, "{broken") == "{broken")
+        #expect(try MessageContentInput.value(.custom, ["already": true]) == ["already": true])
+    }
+
+    @Test func aSendWithoutClientMsgIdIsAccepted() throws {
+        let request = try MessageService.SendRequest.parse(
+            Array(#"{"toId":"b","chatType":"single","msgType":"image","content":"{\"objectKey\":\"k\"}"}"#.utf8))
+        #expect(request.clientMsgId == nil && request.content == .string(#"{"objectKey":"k"}"#))
+        #expect(
+            try MessageService.SendRequest.parse(
+                Array(#"{"toId":"b","chatType":"single","msgType":"text","content":"x","clientMsgId":null}"#.utf8)
+            ).clientMsgId == nil)
+        do {
+            _ = try MessageService.SendRequest.parse(
+                Array(#"{"toId":"b","chatType":"single","msgType":"text","content":"x","clientMsgId":7}"#.utf8))
+            Issue.record("accepted a number clientMsgId")
+        } catch {
+            #expect(error.code == 1002 && error.message.contains("clientMsgId"))
+        }
     }
 
     @Test func sendRequestParsingNamesTheField() throws {

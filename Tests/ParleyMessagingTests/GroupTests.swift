@@ -9,7 +9,7 @@ struct GroupTests {
         let response = try await fx.history(session, conversationId, query: "?limit=100")
         return (response.data["messages"] as? [[String: Any]] ?? []).compactMap { message in
             guard message["msgType"] as? String == "notify" else { return nil }
-            return (message["content"] as? [String: Any])?["event"] as? String
+            return MessagingFixture.contentObject(message)?["event"] as? String
         }
     }
 
@@ -40,7 +40,7 @@ struct GroupTests {
             let cHistory = try await fx.history(c, group.conversationId)
             let cMessages = cHistory.data["messages"] as? [[String: Any]] ?? []
             #expect(cMessages.count == 1)
-            #expect((cMessages.first?["content"] as? [String: Any])?["event"] as? String == "member_added")
+            #expect(MessagingFixture.contentObject(cMessages.first)?["event"] as? String == "member_added")
             #expect(try await fx.conversation(c, group.conversationId)?["showName"] as? String == "Crew")
 
             // Roles: the owner makes a an admin; an admin removes a plain member, but not another admin.

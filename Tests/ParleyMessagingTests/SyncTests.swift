@@ -52,7 +52,7 @@ struct SyncTests {
             let firstFive = all.changes.prefix(5).compactMap { $0["message"] as? [String: Any] }
             #expect(firstFive.compactMap { $0["id"] as? String } == sent)
             #expect(firstFive[1]["revoked"] as? Bool == true)
-            #expect(firstFive[1]["content"] is NSNull)
+            #expect(firstFive[1]["content"] as? String == "")
             #expect(all.changes[5]["msgId"] as? String == sent[1])
             #expect(all.changes[5]["operatorId"] as? String == alice.userId)
             #expect((all.changes[6]["message"] as? [String: Any])?["content"] as? String == "m2 edited")

@@ -175,8 +175,7 @@ struct GatewayTests {
                     token: devices[0].session.accessToken
                 ).status == 200)
             let removal = try await devices[4].socket.next("message") { frame in
-                ((frame["data"] as? [String: Any])?["content"] as? [String: Any])?["event"] as? String
-                    == "member_removed"
+                MessagingFixture.contentObject(frame["data"])?["event"] as? String == "member_removed"
             }
             #expect(removal["type"] as? String == "message")
             _ = try await devices[4].socket.next("conversation")
@@ -209,7 +208,7 @@ struct GatewayTests {
             #expect(edited["content"] as? String == "typo")
             let edit = try await bob.socket.next("edit")
             #expect((edit["data"] as? [String: Any])?["content"] as? String == "typo")
-            #expect((edit["data"] as? [String: Any])?["editedAt"] is String)
+            #expect((edit["data"] as? [String: Any])?["editedAt"] is Int)
 
             try await bob.socket.request("read", ["conversationId": conversationId, "seq": 1])
             let read = try await alice.socket.next("read")

@@ -13,11 +13,13 @@ public struct ChatMessage: Sendable, Equatable {
     public var chatType: String
     /// `text`, `image`, `file`, ..., `notify`.
     public var msgType: String
-    /// Depends on `msgType` (a string for text); null once revoked.
+    /// Depends on `msgType`: the text for text; for other types the JSON document the wire carries as a string,
+    /// parsed back (a custom string that is no JSON document stays a string); "" once revoked.
     public var content: JSONValue
     public var revoked: Bool
     public var createdAt: String
-    public var editedAt: String?
+    /// Epoch milliseconds of the last edit.
+    public var editedAt: Int64?
 
     public init(json: JSONValue) throws(ParleyAPIError) {
         id = try json.required("id")
@@ -27,9 +29,17 @@ public struct ChatMessage: Sendable, Equatable {
         toId = try json.required("toId")
         chatType = try json.required("chatType")
         msgType = try json.required("msgType")
-        content = json["content"] ?? .null
         revoked = json["revoked"]?.boolValue ?? false
+        content = Self.document(json["content"] ?? .null, msgType: msgType)
         createdAt = json["createdAt"]?.stringValue ?? ""
-        editedAt = json["editedAt"]?.stringValue
+        editedAt = json["editedAt"]?.int64Value
+    }
+
+    /// The wire's `content` string as the document it holds (text stays text).
+    static func document(_ content: JSONValue, msgType: String) -> JSONValue {
+        guard msgType != "text", case .string(let text) = content, !text.isEmpty,
+            let parsed = try? JSONValue.parse(text)
+        else { return content }
+        return parsed
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyHTTP
+import ParleyJSON
 
 /// Validation of ids and small fields, each failure answering 1002 with the field named.
 enum MessagingInput {
@@ -15,6 +16,22 @@ enum MessagingInput {
                     || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
                     || byte == UInt8(ascii: "-")
             }
+    }
+
+    /// A request body that must be a JSON object, parsed with ParleyJSON (no Foundation decoding on the hot path):
+    /// 1001 when it is not JSON, 1002 when it is not an object.
+    static func jsonObject(_ bytes: [UInt8]) throws(APIError) -> JSONObject {
+        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(bytes)
+        } catch {
+            throw APIError.invalidJSON
+        }
+        guard case .object(let object) = value else {
+            throw APIError.validationFailed.with(message: "request body must be a JSON object")
+        }
+        return object
     }
 
     static func userID(_ raw: String, field: String) throws(APIError) -> String {

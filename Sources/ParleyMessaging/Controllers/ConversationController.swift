@@ -58,22 +58,8 @@ struct ConversationController: Sendable {
             "/api/im/conversations/{id}/messages",
             authenticator.protect { request, context, principal in
                 let id = try MessagingInput.conversationID(try context.parameter("id")).id
-                let query = request.query
-                let before = try MessagingInput.integer(
-                    query.value(for: "before"), field: "before", range: 1...Int64.max)
-                let after = try MessagingInput.integer(query.value(for: "after"), field: "after", range: 0...Int64.max)
-                let limit = Int(
-                    try MessagingInput.integer(
-                        query.value(for: "limit"), field: "limit",
-                        range: 1...Int64(ConversationService.maxPageSize)) ?? 50)
-                let anchor: ConversationService.HistoryAnchor
-                switch (before, after) {
-                case (nil, nil): anchor = .latest
-                case (let seq?, nil): anchor = .before(seq)
-                case (nil, let seq?): anchor = .after(seq)
-                case (_?, _?): throw APIError.validationFailed.with(message: "give `before` or `after`, not both")
-                }
-                let page = try await service.history(id, anchor: anchor, limit: limit, for: principal)
+                let query = try HistoryQuery(request.query, maxLimit: ConversationService.maxPageSize)
+                let page = try await service.history(id, query, for: principal)
                 return .ok(MessagePage(messages: page.messages, hasMore: page.hasMore))
             })
     }

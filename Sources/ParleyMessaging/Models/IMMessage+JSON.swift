@@ -4,9 +4,9 @@ import ParleyJSON
 
 extension IMMessage {
     /// The message's JSON, written once per send for the answer and the realtime frame alike, by the encoder every
-    /// model goes through (content and extra as kept, as on every other path).
+    /// model goes through (the wire form of `encode(to:)`, as on every other path).
     public func jsonBytes() -> [UInt8] {
-        // Cannot fail: no floating-point field (numbers in content are text), and dates are written without throwing.
+        // Cannot fail: no floating-point field, and dates are written without throwing.
         (try? JSONCoding.bytesEncoder.encode(self)) ?? Array("null".utf8)
     }
 }
@@ -15,17 +15,7 @@ extension MessageService.SendRequest {
     /// Parses a send request body with ParleyJSON (no Foundation decoding on the hot path); 1001 for a body
     /// that is not JSON, 1002 naming the field for a missing or mistyped one.
     public static func parse(_ bytes: [UInt8]) throws(APIError) -> MessageService.SendRequest {
-        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(bytes)
-        } catch {
-            throw APIError.invalidJSON
-        }
-        guard case .object(let object) = value else {
-            throw APIError.validationFailed.with(message: "request body must be a JSON object")
-        }
-        return try MessageService.SendRequest(object, prefix: "")
+        try MessageService.SendRequest(try MessagingInput.jsonObject(bytes), prefix: "")
     }
 
     /// From an already parsed object (`prefix` names it in messages, e.g. "data." for a WebSocket frame).
@@ -43,8 +33,15 @@ extension MessageService.SendRequest {
         guard let content = object["content"], !content.isNull else {
             throw APIError.validationFailed.with(message: "missing field `\(prefix)content`")
         }
+        // Optional: the 001 SDK's `SendMessageParams` has none (such a send is never deduplicated).
+        let clientMsgId: String?
+        switch object["clientMsgId"] {
+        case nil, .null?: clientMsgId = nil
+        case .string(let value)?: clientMsgId = value
+        default: throw APIError.validationFailed.with(message: "wrong type for `\(prefix)clientMsgId`")
+        }
         self.init(
             toId: toId, chatType: chatType, msgType: msgType, content: content, extra: object["extra"],
-            clientMsgId: try string("clientMsgId"))
+            clientMsgId: clientMsgId)
     }
 }

@@ -3,7 +3,9 @@ import ParleyHTTP
 import ParleyJSON
 import ParleyMessageModel
 
-/// A stored message as clients see it. Revoked messages keep id, seq and sender; content and extra are null.
+/// A stored message. `content` and `extra` hold the stored JSON; clients get the wire form the seed SDKs decode
+/// (`ImMessage`: content always a string, extra a string or null, editedAt epoch milliseconds), see `encode(to:)`.
+/// Revoked messages keep id, seq and sender; content and extra are wiped.
 public struct IMMessage: Sendable, Hashable, Encodable {
     /// Decimal string of a 64-bit id (JSON numbers lose precision above 2^53 in JavaScript clients).
     public var id: String
@@ -13,9 +15,11 @@ public struct IMMessage: Sendable, Hashable, Encodable {
     public var toId: String
     public var chatType: ChatType
     public var msgType: MessageType
+    /// The stored JSON: a string for text, a document for structured types, null once revoked.
     public var content: JSONValue
     public var extra: JSONValue?
-    public var clientMsgId: String
+    /// nil: sent without one (never deduplicated).
+    public var clientMsgId: String?
     public var revoked: Bool
     public var revokedBy: String?
     public var createdAt: Date
@@ -26,11 +30,57 @@ public struct IMMessage: Sendable, Hashable, Encodable {
     /// A message id from a client (decimal, positive), else 1002.
     public static func parseID(_ raw: String) throws(APIError) -> Int64 { try MessagingInput.messageID(raw) }
 
+    public init(
+        id: String, conversationId: String, seq: Int64, fromId: String, toId: String, chatType: ChatType,
+        msgType: MessageType, content: JSONValue, extra: JSONValue?, clientMsgId: String?, revoked: Bool,
+        revokedBy: String?, createdAt: Date, editedAt: Date?
+    ) {
+        self.id = id
+        self.conversationId = conversationId
+        self.seq = seq
+        self.fromId = fromId
+        self.toId = toId
+        self.chatType = chatType
+        self.msgType = msgType
+        self.content = content
+        self.extra = extra
+        self.clientMsgId = clientMsgId
+        self.revoked = revoked
+        self.revokedBy = revokedBy
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+    }
+
+    /// `content` as clients get it: a stored string as itself (text, a custom string), any other document as its
+    /// compact JSON text, "" once revoked. A text message costs no copy.
+    public var wireContent: String { Self.wireText(content) ?? "" }
+
+    /// `extra` as clients get it: a stored string as itself, any other JSON as its compact text, nil when absent.
+    public var wireExtra: String? { extra.flatMap(Self.wireText) }
+
+    /// `editedAt` in epoch milliseconds, truncated like `createdAt`'s milliseconds.
+    public var editedAtMilliseconds: Int64? { editedAt.map(Self.epochMilliseconds) }
+
+    static func wireText(_ value: JSONValue) -> String? {
+        switch value {
+        case .null: return nil
+        case .string(let string): return string
+        default: return value.serializedString
+        }
+    }
+
+    static func epochMilliseconds(_ date: Date) -> Int64 {
+        let interval = date.timeIntervalSince1970
+        let seconds = floor(interval)
+        return Int64(seconds) * 1000 + Int64((interval - seconds) * 1000)
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, conversationId, seq, fromId, toId, chatType, msgType, content, extra, clientMsgId, revoked, revokedBy,
             createdAt, editedAt
     }
 
+    /// The wire form, written by `jsonBytes()` (JSONBytesEncoder) and Foundation's JSONEncoder alike, byte for byte.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
@@ -40,12 +90,20 @@ public struct IMMessage: Sendable, Hashable, Encodable {
         try c.encode(toId, forKey: .toId)
         try c.encode(chatType, forKey: .chatType)
         try c.encode(msgType, forKey: .msgType)
-        try c.encode(content, forKey: .content)
-        try c.encode(extra ?? .null, forKey: .extra)
-        try c.encode(clientMsgId, forKey: .clientMsgId)
+        try c.encode(wireContent, forKey: .content)
+        if let extra = wireExtra { try c.encode(extra, forKey: .extra) } else { try c.encodeNil(forKey: .extra) }
+        if let clientMsgId {
+            try c.encode(clientMsgId, forKey: .clientMsgId)
+        } else {
+            try c.encodeNil(forKey: .clientMsgId)
+        }
         try c.encode(revoked, forKey: .revoked)
         if let revokedBy { try c.encode(revokedBy, forKey: .revokedBy) } else { try c.encodeNil(forKey: .revokedBy) }
         try c.encode(createdAt, forKey: .createdAt)
-        if let editedAt { try c.encode(editedAt, forKey: .editedAt) } else { try c.encodeNil(forKey: .editedAt) }
+        if let editedAt = editedAtMilliseconds {
+            try c.encode(editedAt, forKey: .editedAt)
+        } else {
+            try c.encodeNil(forKey: .editedAt)
+        }
     }
 }

@@ -73,7 +73,8 @@ struct MessageRepository: Sendable {
         var msgType: MessageType
         var content: [UInt8]
         var extra: [UInt8]?
-        var clientMsgId: String
+        /// nil: never deduplicated (NULLs do not collide in `messages_client_msg_id`).
+        var clientMsgId: String?
         /// Server-written notify messages skip the membership checks.
         var system = false
         /// The parsed content and extra, when the caller has them: a batch's answer is then built without
@@ -105,10 +106,10 @@ struct MessageRepository: Sendable {
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "messages_client_msg_id"
         {
             // A duplicate racing on another conversation (same sender, same clientMsgId) committed first.
-            guard
+            guard let clientMsgId = message.clientMsgId,
                 let original = try await findByClientID(
                     appId: message.appId, fromId: message.fromId,
-                    clientMsgId: message.clientMsgId)
+                    clientMsgId: clientMsgId)
             else { throw error }
             return .duplicate(original)
         }
@@ -131,7 +132,7 @@ struct MessageRepository: Sendable {
                     \(PostgresTextArray(batch.map(\.msgType.rawValue)))::text[],
                     \(PostgresTextArray(batch.map { String(decoding: $0.content, as: UTF8.self) }))::text[],
                     \(PostgresTextArray(optionals: batch.map { $0.extra.map { String(decoding: $0, as: UTF8.self) } }))::text[],
-                    \(PostgresTextArray(batch.map(\.clientMsgId)))::text[]) r
+                    \(PostgresTextArray(optionals: batch.map(\.clientMsgId)))::text[]) r
                 """)
             var outcomes = [Result<SendOutcome, any Error>](
                 repeating: .failure(PostgresError(kind: .decoding, message: "no answer for a batched message")),
@@ -271,46 +272,34 @@ struct MessageRepository: Sendable {
         return try rows.first.map { try Self.decode($0) }
     }
 
-    /// Up to `limit` messages around the anchor, in ascending seq, never at or below `visibleAfter`; plus whether
-    /// more exist beyond the page in the direction read.
-    func history(
-        appId: Int64, conversationId: String, anchor: ConversationService.HistoryAnchor, limit: Int,
-        visibleAfter: Int64
-    )
-        async throws -> (messages: [IMMessage], hasMore: Bool)
+    /// A page of history (`query`), never at or below `visibleAfter`, in the query's order; plus whether more exist
+    /// beyond the page in the direction read. Every bound becomes a seq bound of one range scan on messages_seq
+    /// (time bounds through parley_first_seq_at, migrations/0013), so no page scans the conversation.
+    func history(appId: Int64, conversationId: String, query: HistoryQuery, visibleAfter: Int64) async throws
+        -> (messages: [IMMessage], hasMore: Bool)
     {
-        let fetch = limit + 1
-        let rows: PostgresRows
-        switch anchor {
-        case .latest:
-            rows = try await database.query(
-                """
-                SELECT \(unescaped: Self.columns) FROM messages
-                WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
-                ORDER BY seq DESC LIMIT \(fetch)
-                """)
-        case .before(let seq):
-            rows = try await database.query(
-                """
-                SELECT \(unescaped: Self.columns) FROM messages
-                WHERE app_id = \(appId) AND conversation_id = \(conversationId) AND seq > \(visibleAfter)
-                  AND seq < \(seq)
-                ORDER BY seq DESC LIMIT \(fetch)
-                """)
-        case .after(let seq):
-            rows = try await database.query(
-                """
-                SELECT \(unescaped: Self.columns) FROM messages
-                WHERE app_id = \(appId) AND conversation_id = \(conversationId)
-                  AND seq > greatest(\(seq), \(visibleAfter))
-                ORDER BY seq ASC LIMIT \(fetch)
-                """)
-        }
+        let fetch = query.limit + 1
+        // `end` is inclusive to the millisecond: the window ends where the next millisecond starts.
+        let endExclusive = query.end.map { $0 + 1 }
+        let direction = query.readsForward ? "ASC" : "DESC"
+        let rows = try await database.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM messages
+            WHERE app_id = \(appId) AND conversation_id = \(conversationId)
+              AND seq > greatest(\(visibleAfter), \(query.after)::bigint,
+                                 parley_first_seq_at(\(appId), \(conversationId),
+                                     timestamptz 'epoch' + \(query.begin)::bigint * interval '1 millisecond') - 1)
+              AND seq < least(\(query.before)::bigint,
+                              parley_first_seq_at(\(appId), \(conversationId),
+                                  timestamptz 'epoch' + \(endExclusive)::bigint * interval '1 millisecond'),
+                              9223372036854775807)
+            ORDER BY seq \(unescaped: direction) LIMIT \(fetch)
+            """)
         var messages = try rows.map { try Self.decode($0) }
-        let hasMore = messages.count > limit
+        let hasMore = messages.count > query.limit
         if hasMore { messages.removeLast() }
-        if case .after = anchor { return (messages, hasMore) }
-        return (messages.reversed(), hasMore)
+        let newestFirst = query.order == .desc
+        return (query.readsForward == newestFirst ? messages.reversed() : messages, hasMore)
     }
 }
 

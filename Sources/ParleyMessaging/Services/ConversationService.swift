@@ -49,18 +49,14 @@ public struct ConversationService: Sendable {
         return summary
     }
 
-    public enum HistoryAnchor: Sendable {
-        case latest, before(Int64), after(Int64)
-    }
-
-    /// A page of history in ascending seq, starting after the caller's clear point.
-    public func history(_ conversationId: String, anchor: HistoryAnchor, limit: Int, for principal: Principal)
+    /// A page of history after the caller's clear point (`HistoryQuery` says which and in what order).
+    public func history(_ conversationId: String, _ query: HistoryQuery, for principal: Principal)
         async throws -> (messages: [IMMessage], hasMore: Bool)
     {
         let membership = try await requireMembership(conversationId, of: principal)
         return try await messages.history(
-            appId: principal.appId, conversationId: conversationId,
-            anchor: anchor, limit: limit, visibleAfter: membership.visibleAfter)
+            appId: principal.appId, conversationId: conversationId, query: query,
+            visibleAfter: membership.visibleAfter)
     }
 
     public struct UpdateRequest: Sendable, Decodable {

@@ -24,11 +24,12 @@ public struct MessageService: Sendable {
         public var msgType: String
         public var content: JSONValue
         public var extra: JSONValue?
-        public var clientMsgId: String
+        /// nil: never deduplicated (the 001 SDK sends none).
+        public var clientMsgId: String?
 
         public init(
             toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
-            clientMsgId: String
+            clientMsgId: String?
         ) {
             self.toId = toId
             self.chatType = chatType
@@ -39,8 +40,6 @@ public struct MessageService: Sendable {
         }
     }
 
-    /// Stores the message (or finds the original of a repeated clientMsgId) and publishes it. `created` is false
-    /// for a repeat, which publishes nothing.
     /// Stores a message (or finds the one a repeated `clientMsgId` stored) and publishes it; `json` is the message's
     /// JSON, written once for the answer and the realtime frame alike.
     public func send(_ request: SendRequest, from principal: Principal) async throws
@@ -54,12 +53,13 @@ public struct MessageService: Sendable {
                 message: "`msgType` must be one of "
                     + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
         }
-        let clientMsgId = try MessagingInput.clientMsgID(request.clientMsgId)
+        let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
         let toId = try MessagingInput.userID(request.toId, field: "toId")
-        let content = try validator.validate(msgType, request.content)
+        let contentValue = try MessageContentInput.value(msgType, request.content)
+        let content = try validator.validate(msgType, contentValue)
         let extra = try validator.validateExtra(request.extra)
         if let attachments {
-            let keys = try MessageContentValidator.objectKeys(msgType, request.content)
+            let keys = try MessageContentValidator.objectKeys(msgType, contentValue)
             if !keys.isEmpty { try await attachments(keys, principal.appId, principal.userId) }
         }
         let conversationId =
@@ -68,7 +68,7 @@ public struct MessageService: Sendable {
             MessageRepository.NewMessage(
                 appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
                 toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
-                contentValue: request.content, extraValue: request.extra))
+                contentValue: contentValue, extraValue: request.extra))
         switch outcome {
         case .stored(let message):
             let json = message.jsonBytes()
@@ -91,6 +91,33 @@ public struct MessageService: Sendable {
     /// payloads, so no caller check applies).
     public func loadForDelivery(ids: [Int64]) async throws -> [IMMessage] {
         try await messages.find(ids: ids)
+    }
+
+    /// A message as its conversation's members see it. Anyone else, and a member who cleared it from their history,
+    /// gets 1102 as for a message that does not exist (nothing tells them apart).
+    public func message(_ messageId: Int64, for principal: Principal) async throws -> IMMessage {
+        guard
+            let access = try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId, userId: principal.userId),
+            let membership = access.membership, access.message.seq > membership.visibleAfter
+        else { throw APIError.messageNotFound }
+        return access.message
+    }
+
+    /// Revokes the message `target` names, with the rules of `revoke(messageId:by:)`. A `clientMsgId` matches only
+    /// the caller's own messages in that conversation: another user's message (an admin revoking it) is named by its
+    /// id. Unknown, or not the caller's: 1102, as for an unknown id.
+    public func revoke(_ target: RevokeTarget, by principal: Principal) async throws -> IMMessage {
+        guard case .clientMsgId(let conversationId, let clientMsgId) = target else {
+            guard case .id(let id) = target else { preconditionFailure("two cases") }
+            return try await revoke(messageId: id, by: principal)
+        }
+        guard
+            let message = try await messages.findByClientID(
+                appId: principal.appId, fromId: principal.userId, clientMsgId: clientMsgId),
+            message.conversationId == conversationId
+        else { throw APIError.messageNotFound }
+        return try await revoke(messageId: message.numericID, by: principal)
     }
 
     /// Revokes a message: its sender within the app's window, a group's owner and admins at any time. Content and
@@ -164,7 +191,8 @@ public struct MessageService: Sendable {
         guard now().timeIntervalSince(message.createdAt) <= TimeInterval(configuration.editWindowSeconds) else {
             throw APIError.editWindowPassed
         }
-        let content = try validator.validate(message.msgType, request.content)
+        let content = try validator.validate(
+            message.msgType, try MessageContentInput.value(message.msgType, request.content))
         // Absent: keep the extra; null: remove it; a value: replace it.
         var extra: [UInt8]?? = nil
         if let requested = request.extra { extra = .some(try validator.validateExtra(requested)) }

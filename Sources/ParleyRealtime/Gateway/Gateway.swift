@@ -57,9 +57,9 @@ final class Gateway: Sendable {
             let request = try MessageService.SendRequest(frame.data, prefix: "data.")
             return ServerFrame.ack(reqId: reqId, data: try await messaging.messages.send(request, from: principal).json)
         case "revoke":
-            let id = try IMMessage.parseID(try frame.messageID())
+            let target = try RevokeTarget(frame.data, prefix: "data.")
             return ServerFrame.ack(
-                reqId: reqId, data: try await messaging.messages.revoke(messageId: id, by: principal).jsonBytes())
+                reqId: reqId, data: try await messaging.messages.revoke(target, by: principal).jsonBytes())
         case "edit":
             let id = try IMMessage.parseID(try frame.messageID())
             let extra: JSONValue?? = frame.data["extra"].map { .some($0) }

@@ -119,8 +119,9 @@ async def main():
     alice_id, bob_id, carol_id = alice_s["user"]["id"], bob_s["user"]["id"], carol_s["user"]["id"]
 
     # 1:1 across instances: the peer and the sender's other device; no echo to the sender.
+    first_client_id = str(uuid.uuid4())
     sent = await alice.request("send", {"toId": bob_id, "chatType": "single", "msgType": "text",
-                                        "content": "hi bob", "clientMsgId": str(uuid.uuid4())})
+                                        "content": "hi bob", "clientMsgId": first_client_id})
     await bob.event("message", id=sent["id"])
     await alice_web.event("message", id=sent["id"])
     check(await alice.quiet("message", id=sent["id"]), "the sending device got its own message back")
@@ -128,10 +129,13 @@ async def main():
     # Edit, read receipt, revoke, across instances.
     await alice.request("edit", {"msgId": sent["id"], "content": "hi bob!"})
     edited = await bob.event("edit", id=sent["id"])
-    check(edited["content"] == "hi bob!", f"edit event {edited}")
+    # The wire seed 001's ImMessage decodes: content a string, editedAt epoch milliseconds.
+    check(edited["content"] == "hi bob!" and isinstance(edited["editedAt"], int), f"edit event {edited}")
     await bob.request("read", {"conversationId": sent["conversationId"], "seq": sent["seq"]})
     await alice.event("read", userId=bob_id, seq=sent["seq"])
-    await alice.request("revoke", {"msgId": sent["id"]})
+    # Revoked by the clientMsgId it was sent with (seed 000's revokeMessage(conversationID:clientMsgID:)).
+    revoked = await alice.request("revoke", {"conversationId": sent["conversationId"], "clientMsgId": first_client_id})
+    check(revoked["id"] == sent["id"] and revoked["content"] == "", f"revoke ack {revoked}")
     revoke = await bob.event("revoke", msgId=sent["id"])
     check(revoke["operatorId"] == alice_id, f"revoke event {revoke}")
 

@@ -180,11 +180,50 @@ def _ordered_pair(case):
         case.path_parameters["id"] = ordered.replace(":", "%3A") if "%3A" in conversation else ordered
 
 
+def _ordered_body_pair(case):
+    """revokeMessageByClientMsgId: `conversationId` is "`si:LOW:HIGH` (user ids in byte order)"."""
+    body = case.body
+    parts = body.get("conversationId", "").split(":") if isinstance(body, dict) and isinstance(
+        body.get("conversationId"), str) else []
+    if len(parts) == 3 and parts[0] == "si" and parts[2].encode() < parts[1].encode():
+        body["conversationId"] = f"si:{parts[2]}:{parts[1]}"
+
+
+# A structured content sent as text must hold a valid JSON document of its type ("`content` may be ... a string
+# holding the JSON document"): a generated string is replaced by a minimal document of the type (its made-up object
+# key then answers 404, which a valid request may).
+_CONTENT_DOCUMENTS = {
+    "richText": {"text": "x"},
+    "image": {"objectKey": "k", "width": 1, "height": 1},
+    "video": {"objectKey": "k", "durationSec": 1},
+    "audio": {"objectKey": "k", "durationSec": 1},
+    "file": {"objectKey": "k", "name": "n", "size": 0},
+    "location": {"lat": 0, "lng": 0},
+    "callAudio": {},
+    "callVideo": {},
+    "forward": {"messages": [{"msgType": "text", "content": "x"}]},
+}
+
+
+def _content_text_is_a_document(case):
+    """sendMessage: a string `content` of a structured type "is parsed ... then checked exactly like the value"."""
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("content"), str):
+        return
+    document = _CONTENT_DOCUMENTS.get(body.get("msgType"))
+    if document is not None:
+        body["content"] = json.dumps(document)
+
+
 def _one_history_anchor(case):
     """listMessages: "`before=S` ... `after=S` ... Not both"."""
     _ordered_pair(case)
     if "before" in case.query and "after" in case.query:
         del case.query["after"]
+    # "`begin` after `end` answers 1002" (`end=0` is no bound).
+    begin, end = case.query.get("begin"), case.query.get("end")
+    if _number(begin) and _number(end) and end != 0 and begin > end:
+        case.query["begin"], case.query["end"] = end, begin
 
 
 def _new_owner_a_member(case):
@@ -272,6 +311,8 @@ RULES = {
     "markConversationRead": _ordered_pair,
     "clearConversation": _ordered_pair,
     "listMessages": _one_history_anchor,
+    "revokeMessageByClientMsgId": _ordered_body_pair,
+    "sendMessage": _content_text_is_a_document,
     "transferGroup": _new_owner_a_member,
     "publishRelease": _publishable_release,
     "updateRelease": _release_stays_valid,
