@@ -32,7 +32,10 @@ public final class RealtimeModule: Sendable {
         self.logger = logger
         let registry = ConnectionRegistry()
         let members = MemberCache(conversations: messaging.conversations)
-        let fanOut = FanOut(registry: registry, members: members, logger: logger, metrics: metrics)
+        let notifier = ConversationNotifier(
+            conversations: messaging.conversations, registry: registry, logger: logger, metrics: metrics)
+        let fanOut = FanOut(
+            registry: registry, members: members, logger: logger, metrics: metrics, notifier: notifier)
         let relay = ClusterRelay(
             database: database, channel: configuration.clusterChannel,
             messages: messaging.messages, logger: logger, metrics: metrics)

@@ -148,6 +148,54 @@ struct SeedWireTests {
         }
     }
 
+    /// Seed 000's summaries: `peerReadSeq` (1:1), `latestMessage` (the ImMessage wire), and the list's
+    /// `totalUnread` over every visible conversation, muted ones included, whatever the page.
+    @Test func summariesCarryReadPointsTheLatestMessageAndTotalUnread() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(3)
+            let (alice, bob, carol) = (users[0], users[1], users[2])
+            for n in 1...2 { try await fx.sendOK(alice, to: bob.userId, content: "a\(n)") }
+            for n in 1...3 { try await fx.sendOK(carol, to: bob.userId, content: "c\(n)") }
+            let group = try await fx.createGroup(carol, members: [bob])
+            try await fx.sendOK(carol, to: group.groupId, chatType: "group", content: "g1")
+            let withCarol = MessagingFixture.singleID(bob, carol)
+            #expect(
+                try await fx.client.patch(
+                    "/api/im/conversations/\(withCarol)", json: ["muted": true], token: bob.accessToken
+                ).status == 200)
+            func page(_ query: String) async throws -> (list: [[String: Any]], total: Int?) {
+                let response = try await fx.client.get("/api/im/conversations\(query)", token: bob.accessToken)
+                return (response.data["conversations"] as? [[String: Any]] ?? [], response.data["totalUnread"] as? Int)
+            }
+            let all = try await page("")
+            #expect(all.total == 6 && all.list.count == 3)
+            let first = try await page("?limit=1")
+            #expect(first.list.count == 1 && first.total == 6)
+            let past = try await page("?offset=50")
+            #expect(past.list.isEmpty && past.total == 6)
+            let withAlice = try #require(all.list.first { $0["peerUserId"] as? String == alice.userId })
+            #expect(withAlice["peerReadSeq"] as? Int == 2 && withAlice["unreadCount"] as? Int == 2)
+            #expect(try SeedImMessage.decode(withAlice["latestMessage"]).content == "a2")
+            let inGroup = try #require(all.list.first { $0["groupId"] as? String == group.groupId })
+            #expect(inGroup["peerReadSeq"] == nil && inGroup["unreadCount"] as? Int == 1)
+            #expect(try SeedImMessage.decode(inGroup["latestMessage"]).content == "g1")
+            // Alice sees bob's read point once he reads; a cleared conversation has no latest message.
+            _ = try await fx.client.post(
+                "/api/im/conversations/\(MessagingFixture.singleID(alice, bob))/read", json: ["seq": 1],
+                token: bob.accessToken)
+            #expect(
+                try await fx.conversation(alice, MessagingFixture.singleID(alice, bob))?["peerReadSeq"] as? Int == 1)
+            _ = try await fx.client.post("/api/im/conversations/\(withCarol)/clear", token: bob.accessToken)
+            let cleared = try await fx.client.get("/api/im/conversations/\(withCarol)", token: bob.accessToken)
+            #expect(cleared.data["latestMessage"] is NSNull && cleared.data["unreadCount"] as? Int == 0)
+            #expect(try await page("").total == 2)
+            // A user with no conversation: nothing unread.
+            let empty = try await fx.users(1, prefix: "lonely")
+            let none = try await fx.client.get("/api/im/conversations", token: empty[0].accessToken)
+            #expect(none.data["totalUnread"] as? Int == 0 && (none.data["conversations"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     /// Seed 002 pages RTM-style: `order=desc`, a `begin`/`end` window in epoch milliseconds, `hasMore`.
     @Test func historyByTimeAndOrder() async throws {
         try await MessagingFixture.run { fx in

@@ -15,7 +15,9 @@ struct ConversationController: Sendable {
             authenticator.protect { request, _, principal in
                 let paging = try Paging(request, defaultLimit: 50, maxLimit: ConversationService.maxPageSize)
                 let page = try await service.list(for: principal, offset: paging.offset, limit: paging.limit)
-                return .ok(ConversationPage(conversations: page.conversations, hasMore: page.hasMore))
+                return .ok(
+                    ConversationPage(
+                        conversations: page.conversations, hasMore: page.hasMore, totalUnread: page.totalUnread))
             })
         router.get(
             "/api/im/conversations/{id}",

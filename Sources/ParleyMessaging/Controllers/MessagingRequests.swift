@@ -57,6 +57,8 @@ struct Paging {
 struct ConversationPage: Encodable {
     var conversations: [ConversationSummary]
     var hasMore: Bool
+    /// Over every visible conversation of the caller, not only this page's.
+    var totalUnread: Int64
 }
 
 struct MessagePage: Encodable {

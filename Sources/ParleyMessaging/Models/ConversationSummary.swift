@@ -19,8 +19,46 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
     public var muted: Bool
     public var unreadCount: Int64
     public var readSeq: Int64
+    /// single: the peer's read point, so that a client marks each of its own messages read (seq <= peerReadSeq).
+    public var peerReadSeq: Int64?
     public var lastSeq: Int64
     public var lastMessagePreview: String
     public var lastMessageTime: Date?
     public var lastMessageSenderId: String?
+    /// The last message (the `IMMessage` wire); nil when there is none, or it is cleared away for this user.
+    public var latestMessage: IMMessage?
+
+    enum CodingKeys: String, CodingKey {
+        case conversationId, chatType, peerUserId, groupId, showName, faceURL, memberCount, groupDissolved, isPinned,
+            draftText, muted, unreadCount, readSeq, peerReadSeq, lastSeq, lastMessagePreview, lastMessageTime,
+            lastMessageSenderId, latestMessage
+    }
+
+    /// Fields that do not apply are left out, as documented; `latestMessage` is always there (null when none).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(conversationId, forKey: .conversationId)
+        try c.encode(chatType, forKey: .chatType)
+        try c.encodeIfPresent(peerUserId, forKey: .peerUserId)
+        try c.encodeIfPresent(groupId, forKey: .groupId)
+        try c.encode(showName, forKey: .showName)
+        try c.encodeIfPresent(faceURL, forKey: .faceURL)
+        try c.encodeIfPresent(memberCount, forKey: .memberCount)
+        try c.encodeIfPresent(groupDissolved, forKey: .groupDissolved)
+        try c.encode(isPinned, forKey: .isPinned)
+        try c.encode(draftText, forKey: .draftText)
+        try c.encode(muted, forKey: .muted)
+        try c.encode(unreadCount, forKey: .unreadCount)
+        try c.encode(readSeq, forKey: .readSeq)
+        try c.encodeIfPresent(peerReadSeq, forKey: .peerReadSeq)
+        try c.encode(lastSeq, forKey: .lastSeq)
+        try c.encode(lastMessagePreview, forKey: .lastMessagePreview)
+        try c.encodeIfPresent(lastMessageTime, forKey: .lastMessageTime)
+        try c.encodeIfPresent(lastMessageSenderId, forKey: .lastMessageSenderId)
+        if let latestMessage {
+            try c.encode(latestMessage, forKey: .latestMessage)
+        } else {
+            try c.encodeNil(forKey: .latestMessage)
+        }
+    }
 }

@@ -40,14 +40,20 @@ struct ConversationRepository: Sendable {
                AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL)) END
         """
 
+    /// The last message's columns as `lm_<name>`, for `MessageRepository.decode(_:prefix:)`.
+    static let latestMessageColumns = MessageRepository.columns.split(separator: ",")
+        .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.map { "lm.\($0) AS lm_\($0)" }
+        .joined(separator: ", ")
+
     static let summarySelect = """
-        SELECT cm.conversation_id, cm.peer_id, cm.is_pinned, cm.draft_text, cm.muted, cm.read_seq, cm.clear_seq,
-               c.chat_type, c.group_id, c.last_seq, c.last_message_at,
-               lm.msg_type AS last_msg_type, lm.content AS last_content, lm.revoked_at IS NOT NULL AS last_revoked,
-               lm.seq AS last_msg_seq, lm.from_id AS last_from_id,
+        SELECT cm.user_id AS member_id, cm.conversation_id, cm.peer_id, cm.is_pinned, cm.draft_text, cm.muted,
+               cm.read_seq, cm.clear_seq, c.chat_type, c.group_id, c.last_seq, c.last_message_at,
+               \(latestMessageColumns),
                u.nickname AS peer_nickname, u.avatar AS peer_avatar,
                g.name AS group_name, g.avatar_key AS group_avatar, g.member_count,
                g.dissolved_at IS NOT NULL AS group_dissolved,
+               (SELECT p.read_seq FROM conversation_members p WHERE cm.peer_id IS NOT NULL AND p.app_id = cm.app_id
+                AND p.conversation_id = cm.conversation_id AND p.user_id = cm.peer_id) AS peer_read_seq,
                \(unreadExpression) AS unread_count
         FROM conversation_members cm
         JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
@@ -56,22 +62,58 @@ struct ConversationRepository: Sendable {
         LEFT JOIN groups g ON g.app_id = c.app_id AND g.id = c.group_id
         """
 
+    /// A user's conversations that show in their list (not deleted since the last message).
+    static let visibleCondition = "(cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)"
+
+    /// Sums the unread counts of the visible conversations of the user `cm.user_id` is compared with (muted ones
+    /// included); the caller appends the app and user conditions.
+    static let totalUnreadSelect = """
+        SELECT coalesce(sum(\(unreadExpression)), 0)::bigint
+        FROM conversation_members cm JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
+        WHERE \(visibleCondition)
+        """
+
     /// The caller's visible conversations: pinned first, then by last activity; `limit + 1` fetched for hasMore.
+    /// `totalUnread` sums every visible conversation's unread count, not only the page's (computed once per
+    /// statement; a page past the end asks for it alone).
     func list(appId: Int64, userId: String, offset: Int, limit: Int) async throws
-        -> (conversations: [ConversationSummary], hasMore: Bool)
+        -> (conversations: [ConversationSummary], hasMore: Bool, totalUnread: Int64)
     {
+        // The total is an uncorrelated subquery: evaluated once, beside the page.
+        let rows = try await database.query(
+            """
+            SELECT (\(unescaped: Self.totalUnreadSelect) AND cm.app_id = \(appId) AND cm.user_id = \(userId))
+                       AS total_unread, page.*
+            FROM (\(unescaped: Self.summarySelect)
+                  WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND \(unescaped: Self.visibleCondition)
+                  ORDER BY cm.is_pinned DESC, c.last_message_at DESC NULLS LAST, cm.conversation_id
+                  OFFSET \(offset) LIMIT \(limit + 1)) page
+            RIGHT JOIN (SELECT) AS always ON true
+            ORDER BY page.is_pinned DESC, page.last_message_at DESC NULLS LAST, page.conversation_id
+            """)
+        let pageRows = rows.filter { !$0.isNull("conversation_id") }
+        var list = try pageRows.map { try Self.decodeSummary($0) }
+        let hasMore = list.count > limit
+        if hasMore { list.removeLast() }
+        return (list, hasMore, try rows[0].decode("total_unread", as: Int64.self))
+    }
+
+    /// The summaries of (conversation, user) pairs in one statement: what the realtime gateway sends as
+    /// `conversation` events when a message, revoke, edit or read changes them. Unread counts cost two index probes
+    /// per pair (see `unreadExpression`), never a statement per member.
+    func summaries(appId: Int64, pairs: [(conversationId: String, userId: String)]) async throws
+        -> [(userId: String, summary: ConversationSummary)]
+    {
+        guard !pairs.isEmpty else { return [] }
         let rows = try await database.query(
             """
             \(unescaped: Self.summarySelect)
-            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
-              AND (cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)
-            ORDER BY cm.is_pinned DESC, c.last_message_at DESC NULLS LAST, cm.conversation_id
-            OFFSET \(offset) LIMIT \(limit + 1)
+            JOIN unnest(\(PostgresTextArray(pairs.map(\.conversationId)))::text[],
+                        \(PostgresTextArray(pairs.map(\.userId)))::text[]) AS wanted(conversation_id, user_id)
+              ON cm.conversation_id = wanted.conversation_id AND cm.user_id = wanted.user_id
+            WHERE cm.app_id = \(appId)
             """)
-        var list = try rows.map { try Self.decodeSummary($0) }
-        let hasMore = list.count > limit
-        if hasMore { list.removeLast() }
-        return (list, hasMore)
+        return try rows.map { (try $0.decode("member_id", as: String.self), try Self.decodeSummary($0)) }
     }
 
     func summary(appId: Int64, userId: String, conversationId: String) async throws -> ConversationSummary? {
@@ -88,14 +130,11 @@ struct ConversationRepository: Sendable {
         let peerId = try row.decode("peer_id", as: String?.self)
         let clearSeq = try row.decode("clear_seq", as: Int64.self)
         var preview = ""
-        var senderId: String?
-        if let lastSeq = try row.decode("last_msg_seq", as: Int64?.self), lastSeq > clearSeq,
-            let type = MessageType(rawValue: try row.decode("last_msg_type", as: String.self))
-        {
-            let content = try row.decode("last_content", as: String?.self).map { try MessageRepository.parseStored($0) }
-            preview = MessagePreview.text(
-                type: type, content: content ?? .null, revoked: try row.decode("last_revoked"))
-            senderId = try row.decode("last_from_id", as: String.self)
+        var latest: IMMessage?
+        if !row.isNull("lm_id"), try row.decode("lm_seq", as: Int64.self) > clearSeq {
+            let message = try MessageRepository.decode(row, prefix: "lm_")
+            preview = MessagePreview.text(type: message.msgType, content: message.content, revoked: message.revoked)
+            latest = message
         }
         let showName: String
         let face: String?
@@ -115,8 +154,10 @@ struct ConversationRepository: Sendable {
             isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"),
             muted: try row.decode("muted"),
             unreadCount: try row.decode("unread_count"), readSeq: try row.decode("read_seq"),
+            peerReadSeq: chatType == .single ? try row.decode("peer_read_seq") : nil,
             lastSeq: try row.decode("last_seq"), lastMessagePreview: preview,
-            lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: senderId)
+            lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: latest?.fromId,
+            latestMessage: latest)
     }
 
     struct StateUpdate: Sendable {

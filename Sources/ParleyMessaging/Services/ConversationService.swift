@@ -31,10 +31,19 @@ public struct ConversationService: Sendable {
         return try await conversations.memberIDs(appId: appId, conversationId: conversationId)
     }
 
+    /// A page of the caller's list and the total unread count over all of it (muted conversations included).
     public func list(for principal: Principal, offset: Int, limit: Int) async throws
-        -> (conversations: [ConversationSummary], hasMore: Bool)
+        -> (conversations: [ConversationSummary], hasMore: Bool, totalUnread: Int64)
     {
         try await conversations.list(appId: principal.appId, userId: principal.userId, offset: offset, limit: limit)
+    }
+
+    /// Each user's summary of a conversation, for (conversation, user) pairs, in one statement: the realtime
+    /// gateway's `conversation` events (pairs that are no membership any more are left out).
+    public func summaries(appId: Int64, pairs: [(conversationId: String, userId: String)]) async throws
+        -> [(userId: String, summary: ConversationSummary)]
+    {
+        try await conversations.summaries(appId: appId, pairs: pairs)
     }
 
     public func summary(_ conversationId: String, for principal: Principal) async throws -> ConversationSummary {

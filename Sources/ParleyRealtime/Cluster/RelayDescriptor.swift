@@ -117,7 +117,7 @@ enum RelayDescriptor {
                 descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers
             return Delivery(
                 appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
-                excludedUserId: nil, membershipChanged: false,
+                excludedUserId: nil, membershipChanged: false, touchesSummary: true,
                 frame: Delivery.frame(for: .read(conversationId: conversationId, userId: userId, seq: seq)))
         case "c":
             guard let userId = descriptor["u"]?.stringValue, let change = descriptor["p"] else { return nil }

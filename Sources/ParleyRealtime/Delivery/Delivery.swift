@@ -11,6 +11,8 @@ struct Delivery: Sendable {
     /// Typing notices skip all of the typer's own devices.
     var excludedUserId: String?
     var membershipChanged: Bool
+    /// A message, revoke, edit or read: the recipients' conversation summaries changed (`ConversationNotifier`).
+    var touchesSummary: Bool
     /// The encoded frame, or the event to encode once somebody online is to receive it.
     private var encoded: [UInt8]?
     private var payload: MessagingEvent.Payload?
@@ -61,11 +63,17 @@ struct Delivery: Sendable {
         membershipChanged = event.membershipChanged
         payload = event.payload
         messageJSON = event.messageJSON
+        touchesSummary = Self.touchesSummary(event.payload)
+    }
+
+    static func touchesSummary(_ payload: MessagingEvent.Payload) -> Bool {
+        if case .conversation = payload { return false }
+        return true
     }
 
     init(
         appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
-        excludedUserId: String?, membershipChanged: Bool, frame: [UInt8]
+        excludedUserId: String?, membershipChanged: Bool, touchesSummary: Bool = false, frame: [UInt8]
     ) {
         self.appId = appId
         self.conversationId = conversationId
@@ -73,6 +81,7 @@ struct Delivery: Sendable {
         self.originSessionId = originSessionId
         self.excludedUserId = excludedUserId
         self.membershipChanged = membershipChanged
+        self.touchesSummary = touchesSummary
         encoded = frame
     }
 
@@ -87,5 +96,6 @@ struct Delivery: Sendable {
         excludedUserId = nil
         self.membershipChanged = membershipChanged
         self.payload = payload
+        touchesSummary = Self.touchesSummary(payload)
     }
 }

@@ -11,11 +11,17 @@ final class FanOut: Sendable {
     let members: MemberCache
     let logger: Logger
     let deliveries: Counter
+    /// Sends `conversation` events after deliveries that change summaries (nil: none, in bare test gateways).
+    let notifier: ConversationNotifier?
 
-    init(registry: ConnectionRegistry, members: MemberCache, logger: Logger, metrics: MetricsRegistry) {
+    init(
+        registry: ConnectionRegistry, members: MemberCache, logger: Logger, metrics: MetricsRegistry,
+        notifier: ConversationNotifier? = nil
+    ) {
         self.registry = registry
         self.members = members
         self.logger = logger
+        self.notifier = notifier
         deliveries = metrics.counter(
             "parley_realtime_deliveries_total",
             help: "Event frames handed to gateway connections."
@@ -116,9 +122,23 @@ final class FanOut: Sendable {
     private func send(_ delivery: Delivery, to userIds: [String]) {
         var userIds = userIds
         if let excluded = delivery.excludedUserId { userIds.removeAll { $0 == excluded } }
+        guard delivery.touchesSummary, let notifier else {
+            broadcast(
+                delivery,
+                registry.connections(
+                    appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId))
+            return
+        }
+        var online: [String] = []
         let handles = registry.connections(
-            appId: delivery.appId, userIds: userIds,
-            excludingSession: delivery.originSessionId)
+            appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId,
+            online: { online.append($0) })
+        broadcast(delivery, handles)
+        // After the event itself: the summaries follow it.
+        notifier.touched(appId: delivery.appId, conversationId: delivery.conversationId, userIds: online)
+    }
+
+    private func broadcast(_ delivery: Delivery, _ handles: [WebSocketSessionHandle]) {
         guard !handles.isEmpty else { return }
         deliveries.increment(by: handles.count)
         WebSocketSessionHandle.broadcast(encodedFrame: delivery.frame, to: handles)

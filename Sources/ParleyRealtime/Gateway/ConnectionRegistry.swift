@@ -72,13 +72,24 @@ final class ConnectionRegistry: Sendable {
     func connections(appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?)
         -> [WebSocketSessionHandle]
     {
+        connections(appId: appId, userIds: userIds, excludingSession: excludedSession, online: { _ in })
+    }
+
+    /// The same, also calling `online` with each of `userIds` that has a connection here (the excluded session
+    /// counts), in the same pass under the same locks.
+    func connections(
+        appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?,
+        online: (String) -> Void
+    ) -> [WebSocketSessionHandle] {
         var handles: [WebSocketSessionHandle] = []
         for userId in userIds {
             let key = UserKey(appId: appId, userId: userId)
-            shard(key).withLock { map in
-                guard let entries = map[key] else { return }
+            let found = shard(key).withLock { map -> Bool in
+                guard let entries = map[key] else { return false }
                 for entry in entries where entry.sessionId != excludedSession { handles.append(entry.handle) }
+                return true
             }
+            if found { online(userId) }
         }
         return handles
     }

@@ -124,6 +124,10 @@ async def main():
                                         "content": "hi bob", "clientMsgId": first_client_id})
     await bob.event("message", id=sent["id"])
     await alice_web.event("message", id=sent["id"])
+    # OpenIM's onConversationChanged, on the other instance: bob's summary with his unread count and the message.
+    summary = await bob.event("conversation", conversationId=sent["conversationId"], unreadCount=1)
+    latest = summary.get("latestMessage") or {}
+    check(latest.get("id") == sent["id"] and latest.get("content") == "hi bob", f"conversation event {summary}")
     check(await alice.quiet("message", id=sent["id"]), "the sending device got its own message back")
 
     # Edit, read receipt, revoke, across instances.
