@@ -65,7 +65,9 @@ struct SignedSessionTests {
             let second = try Session(again)
             #expect(again.data["renewed"] as? Bool == true)
             #expect(second.sessionId == first.sessionId)
-            #expect(second.refreshToken != first.refreshToken)
+            // New tokens, even within the same second (each carries its own jti).
+            #expect(second.refreshToken != first.refreshToken && second.accessToken != first.accessToken)
+            #expect(again.string("token") != firstAnswer.string("token"))
             // The session lives on: the first answer's tokens still work until they expire.
             #expect(try await client.get("/api/users/me", token: first.accessToken).status == 200)
             #expect(try await client.get("/api/users/me", token: second.accessToken).status == 200)

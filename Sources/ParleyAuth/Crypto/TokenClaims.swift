@@ -14,6 +14,9 @@ public struct TokenClaims: Sendable, Hashable, Codable {
     public var pv: Int
     public var iat: Int64
     public var exp: Int64
+    /// A random id (RFC 7519 §4.1.7): every issued token differs, also two issued for one session in one second
+    /// (a renewal answers new tokens). Absent from tokens issued before it existed.
+    public var jti: String?
 
     public static let issuer = "parley"
 

@@ -25,7 +25,7 @@ public struct TokenService: Sendable {
         let claims = TokenClaims(
             iss: TokenClaims.issuer, aud: audience.rawValue, sub: principal.userId,
             app: principal.appId, sid: principal.sessionId, pv: consentedVersion,
-            iat: issuedAt, exp: issuedAt + Int64(lifetime))
+            iat: issuedAt, exp: issuedAt + Int64(lifetime), jti: SecureRandom.token(bytes: 9))
         let token = try JWT.sign(header: ["kid": keys.signingKeyID], claims: claims, key: keys.signingKey)
         return IssuedToken(token: token, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
     }
