@@ -230,13 +230,15 @@ struct SeedWireTests {
             #expect(try await seqs("?\(window)&order=asc&limit=3") == ([3, 4, 5], true))
             #expect(try await seqs("?begin=\(base + 2 * minute + 1)&end=\(base + 5 * minute - 1)") == ([4, 5], false))
             #expect(try await seqs("?begin=\(base + 9 * minute)&end=0") == ([10], false))
+            // RTM's first call: lastid 0 (before=0) and end=0 are no bounds: the newest page.
+            #expect(try await seqs("?limit=3&order=desc&before=0&begin=0&end=0") == ([10, 9, 8], true))
             #expect(try await seqs("?end=\(base)") == ([1], false))
             #expect(try await seqs("?begin=\(base + 60 * minute)") == ([], false))
             // Bad values and combinations: 1002 naming the parameter.
             for (query, field) in [
                 ("?begin=\(base + minute)&end=\(base)", "begin"), ("?begin=yesterday", "begin"),
                 ("?end=1.5", "end"), ("?begin=-1", "begin"), ("?order=newest", "order"),
-                ("?before=3&after=1", "before"), ("?end=999999999999999999", "end"),
+                ("?before=3&after=1", "before"), ("?end=999999999999999999", "end"), ("?before=-1", "before"),
             ] {
                 let response = try await fx.history(bob, conversationId, query: query)
                 #expect(

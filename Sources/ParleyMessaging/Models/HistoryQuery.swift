@@ -8,6 +8,7 @@ public struct HistoryQuery: Sendable, Hashable {
         case asc, desc
     }
 
+    /// 0 is no bound (the newest page), as RTM's first history call sends `lastid 0` (seed 002).
     public var before: Int64?
     public var after: Int64?
     /// Epoch milliseconds, inclusive.
@@ -25,7 +26,7 @@ public struct HistoryQuery: Sendable, Hashable {
         before: Int64? = nil, after: Int64? = nil, begin: Int64? = nil, end: Int64? = nil, limit: Int,
         order: Order? = nil
     ) {
-        self.before = before
+        self.before = before == 0 ? nil : before
         self.after = after
         self.begin = begin
         self.end = end == 0 ? nil : end
@@ -42,9 +43,9 @@ public struct HistoryQuery: Sendable, Hashable {
         func integer(_ name: String, _ range: ClosedRange<Int64>) throws(APIError) -> Int64? {
             try MessagingInput.integer(query.value(for: name), field: name, range: range)
         }
-        let before = try integer("before", 1...Int64.max)
+        let before = try integer("before", 0...Int64.max)
         let after = try integer("after", 0...Int64.max)
-        guard before == nil || after == nil else {
+        guard (before ?? 0) == 0 || after == nil else {
             throw APIError.validationFailed.with(message: "give `before` or `after`, not both")
         }
         let begin = try integer("begin", 0...Self.maxMilliseconds)
