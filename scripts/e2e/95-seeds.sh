@@ -46,7 +46,9 @@ touch "$apns_dir/requests.jsonl"
 
 db=$(e2e_fresh_db)
 # Push workers poll every 50 ms, so a push reaches the mock within a fraction of a second.
-parley_start "$db" PARLEY_PUSH_POLL_MS=50 PARLEY_FILES_DIR="$E2E_TMP/files"
+# Unreferenced files are swept after 5 s (seed 000 checks that custom messages protect theirs).
+parley_start "$db" PARLEY_PUSH_POLL_MS=50 PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_FILES_SWEEP_GRACE_SECONDS=5 \
+    PARLEY_FILES_SWEEP_INTERVAL_SECONDS=1
 
 parley_cli() {
     DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" "$@"
