@@ -89,6 +89,13 @@ def ok(answer, data_spec, what, status=(200, 201)):
     return envelope["data"]
 
 
+def done(answer, what):
+    """A successful `ApiResponse<T>` whose `data` the client ignores (it may be null)."""
+    check(answer.status in (200, 201, 204), f"{what}: {answer}")
+    envelope = decoded(wire.api_response(wire.ANY), answer.body, what)
+    check(envelope["code"] == 0, f"{what}: code {envelope['code']} ({envelope['message']})")
+
+
 def refused(answer, what, code=None):
     """An error envelope (decoded as `ApiResponse<T>` with a null `data`), optionally with `code`."""
     envelope = decoded(wire.api_response(wire.ANY), answer.body, what)

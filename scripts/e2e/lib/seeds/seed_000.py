@@ -18,7 +18,7 @@ import re
 import uuid
 
 import wire
-from client import (APP_KEY, Device, Flow, apns_requests, apns_token, check, decoded, download, eventually, http,
+from client import (done, APP_KEY, Device, Flow, apns_requests, apns_token, check, decoded, download, eventually, http,
                     multipart, ok, png, query, refused, signed)
 
 flow = Flow("000")
@@ -111,14 +111,14 @@ async def main():
     with flow.step("bindPushToken(uid: business uid) -> POST /user/device/push-token {uid, token, type}"):
         me_push, peer_push = apns_token(), apns_token()
         for session, uid, push in ((me, me_uid, me_push), (peer, peer_uid, peer_push)):
-            ok(http("POST", "/user/device/push-token", {"uid": uid, "token": push, "type": "apns"},
-                    token=session["token"]), wire.ANY, f"bind push token for uid {uid}")
+            done(http("POST", "/user/device/push-token", {"uid": uid, "token": push, "type": "apns"},
+                      token=session["token"]), f"bind push token for uid {uid}")
         # The uid never binds anyone else: the business uid of another user still binds to the caller.
         stray = apns_token()
         answer = http("POST", "/user/device/push-token", {"uid": peer_uid, "token": stray, "type": "apns"},
                       token=me["token"])
         if answer.status in (200, 201):
-            ok(answer, wire.ANY, "bind with another user's business uid")
+            done(answer, "bind with another user's business uid")
 
     with flow.step("sendText; the peer's message, and onConversationChanged with unreadCount + latestMessage"):
         text_ack = await me_ws.request("send", {"toId": peer_id, "chatType": "single", "msgType": "text",
@@ -178,16 +178,16 @@ async def main():
         older = ok(http("GET", query(f"/api/im/conversations/{cid}/messages", limit=40, before=customs[0][1]["seq"]),
                         token=me["token"]), wire.MessagePage, "getMessageHistory(startMsg:)")
         check([m["id"] for m in older["messages"]] == [text["id"]] and older["hasMore"] is False, f"older: {older}")
-        ok(http("POST", f"/api/im/conversations/{cid}/read", {"seq": customs[1][1]["seq"]}, token=peer["token"]),
-           wire.ANY, "the peer reads up to the multi_image")
+        done(http("POST", f"/api/im/conversations/{cid}/read", {"seq": customs[1][1]["seq"]}, token=peer["token"]),
+             "the peer reads up to the multi_image")
         _, mine = summary(me["token"], cid)
         check(mine["peerReadSeq"] == customs[1][1]["seq"], f"peerReadSeq {mine['peerReadSeq']}")
         is_read = [s["seq"] <= mine["peerReadSeq"] for s in [text_seq] + [s for _, s in customs]]
         check(is_read == [True, True, True, False, False, False], f"isRead {is_read}")
 
     with flow.step("pinConversation, setDraft"):
-        ok(http("PATCH", f"/api/im/conversations/{cid}", {"isPinned": True}, token=me["token"]), wire.ANY, "pin")
-        ok(http("PATCH", f"/api/im/conversations/{cid}", {"draftText": "草稿"}, token=me["token"]), wire.ANY, "draft")
+        done(http("PATCH", f"/api/im/conversations/{cid}", {"isPinned": True}, token=me["token"]), "pin")
+        done(http("PATCH", f"/api/im/conversations/{cid}", {"draftText": "草稿"}, token=me["token"]), "draft")
         page, info = summary(me["token"], cid)
         check(page["conversations"][0]["conversationId"] == cid, "the pinned conversation is not first")
         mapped = map_conversation(info)
@@ -265,11 +265,11 @@ async def main():
         check(all(download(u["url"]) for u in urls["urls"]), "a referenced file no longer downloads")
 
     with flow.step("clearHistory, deleteConversation"):
-        ok(http("POST", f"/api/im/conversations/{cid}/clear", token=peer["token"]), wire.ANY, "clearHistory")
+        done(http("POST", f"/api/im/conversations/{cid}/clear", token=peer["token"]), "clearHistory")
         history = ok(http("GET", query(f"/api/im/conversations/{cid}/messages", limit=40), token=peer["token"]),
                      wire.MessagePage, "history after clear")
         check(history["messages"] == [], f"history after clear: {history}")
-        ok(http("DELETE", f"/api/im/conversations/{cid}", token=peer["token"]), wire.ANY, "deleteConversation")
+        done(http("DELETE", f"/api/im/conversations/{cid}", token=peer["token"]), "deleteConversation")
         check(all(c["conversationId"] != cid for c in conversation_list(peer["token"])["conversations"]),
               "the deleted conversation is still listed")
 
@@ -277,7 +277,7 @@ async def main():
         removed = ok(http("POST", "/user/device/push-token/unbind", token=peer["token"]),
                      wire.Struct("Removed", removed=wire.INT), "unbindPushToken")
         check(removed["removed"] >= 1, f"unbind: {removed}")
-        ok(http("POST", "/api/auth/logout", token=peer["token"]), wire.ANY, "logout")
+        done(http("POST", "/api/auth/logout", token=peer["token"]), "logout")
         await peer_ws.closed("after logout")
 
     flow.finish("signed login tb_12345 for uid 12345 with one token for REST and /ws; push token bound by business "

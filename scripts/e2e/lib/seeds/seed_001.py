@@ -16,7 +16,7 @@ import hashlib
 import json
 
 import wire
-from client import (APP_KEY, Device, Flow, apns_requests, apns_token, check, decoded, download, eventually, http,
+from client import (done, APP_KEY, Device, Flow, apns_requests, apns_token, check, decoded, download, eventually, http,
                     multipart, ok, png, query, refused, signed)
 
 flow = Flow("001")
