@@ -109,16 +109,17 @@ async def main():
         check(me_ws.hello["data"]["userId"] == me_id, f"hello: {me_ws.hello}")
 
     with flow.step("bindPushToken(uid: business uid) -> POST /user/device/push-token {uid, token, type}"):
-        me_push, peer_push = apns_token(), apns_token()
-        for session, uid, push in ((me, me_uid, me_push), (peer, peer_uid, peer_push)):
-            done(http("POST", "/user/device/push-token", {"uid": uid, "token": push, "type": "apns"},
-                      token=session["token"]), f"bind push token for uid {uid}")
-        # The uid never binds anyone else: the business uid of another user still binds to the caller.
+        # A uid naming another user never binds that user: accepted, the token goes to the caller (or refused).
+        # First, since a session keeps one APNs token and the real binding below replaces it.
         stray = apns_token()
         answer = http("POST", "/user/device/push-token", {"uid": peer_uid, "token": stray, "type": "apns"},
                       token=me["token"])
         if answer.status in (200, 201):
             done(answer, "bind with another user's business uid")
+        me_push, peer_push = apns_token(), apns_token()
+        for session, uid, push in ((me, me_uid, me_push), (peer, peer_uid, peer_push)):
+            done(http("POST", "/user/device/push-token", {"uid": uid, "token": push, "type": "apns"},
+                      token=session["token"]), f"bind push token for uid {uid}")
 
     with flow.step("sendText; the peer's message, and onConversationChanged with unreadCount + latestMessage"):
         text_ack = await me_ws.request("send", {"toId": peer_id, "chatType": "single", "msgType": "text",
@@ -226,9 +227,10 @@ async def main():
 
     with flow.step("offline alert push: ext dictionary (type chat, conversation_id), badge, content-available"):
         await me_ws.close()
+        peer_key = upload(peer["token"], "reply.png", png(6, 6), "image/png")
         pushed = decoded(wire.ImMessage, await peer_ws.request("send", {
             "toId": me_id, "chatType": "single", "msgType": "custom", "clientMsgId": str(uuid.uuid4()),
-            "content": json.dumps({"type": "image", "object_key": key, "width": 16, "height": 8})}), "send to me")
+            "content": json.dumps({"type": "image", "object_key": peer_key, "width": 6, "height": 6})}), "send to me")
         hits = await eventually(lambda: [r for r in apns_requests(me_push)
                                          if isinstance((r.get("payload") or {}).get("ext"), dict)
                                          and r["payload"]["ext"].get("msg_id") == pushed["id"]],
@@ -248,7 +250,7 @@ async def main():
 
     with flow.step("account_conflict on another iPhone: device_model and zh text, then 4500"):
         me_ws = await Device("tb_12345", me["token"]).connect()
-        backend_login(me_uid, "device-B", "iPhone 16 Pro")
+        me = backend_login(me_uid, "device-B", "iPhone 16 Pro")
         conflict = decoded(wire.AccountConflict, await me_ws.event("account_conflict"), "handleAccountConflict")
         check(conflict["device_model"] == "iPhone 16 Pro", f"device_model {conflict}")
         check(CJK.search(conflict["text"]), f"the text is not in the session's language (zh): {conflict['text']!r}")

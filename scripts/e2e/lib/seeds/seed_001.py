@@ -131,7 +131,8 @@ async def main():
         offline = decoded(wire.ImMessage, await peer.request("send", send_params("user_001", "text", "while away")),
                           "send to the offline user")
         pushed = await eventually(lambda: [r for r in apns_requests(device_token)
-                                           if (r.get("payload") or {}).get("ext", {}).get("msg_id") == offline["id"]],
+                                           if isinstance((r.get("payload") or {}).get("ext"), dict)
+                                           and r["payload"]["ext"].get("msg_id") == offline["id"]],
                                   "the alert push to the registered token")
         check(pushed[0]["status"] == 200, f"the mock APNs refused the push: {pushed[0]}")
 

@@ -73,10 +73,12 @@ def pushed_for(token, message):
     """The VoIP pushes to `token` for `message`."""
     found = []
     for request in voip_pushes(token):
-        ext = request.get("payload", {}).get("ext")
-        if isinstance(ext, str) and message["id"] in ext:
-            found.append(request)
-        elif isinstance(ext, dict) and ext.get("msg_id") == message["id"]:
+        ext = (request.get("payload") or {}).get("ext")
+        try:
+            document = json.loads(ext) if isinstance(ext, str) else ext
+        except ValueError:
+            document = None
+        if isinstance(document, dict) and message["id"] in names_of(document):
             found.append(request)
     return found
 
