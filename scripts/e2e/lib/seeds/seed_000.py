@@ -102,6 +102,7 @@ async def main():
     with flow.step("backend-signed login: the whole answer, IM user tb_12345 for uid 12345"):
         me = backend_login(me_uid, "device-A", "iPhone 15")
         peer = backend_login(peer_uid, "device-P", "iPhone 14")
+        check(me["renewed"] is False, "a first login reported a renewal")
 
     with flow.step("IMAdapter.login: /ws with the signed login's token"):
         me_ws = await Device("tb_12345", me["token"]).connect()
@@ -214,7 +215,8 @@ async def main():
 
     with flow.step("silentRefreshImToken: same session, new token, socket stays open; refresh works"):
         renewed = backend_login(me_uid, "device-A", "iPhone 15")
-        check(renewed["sessionId"] == me["sessionId"], f"a new session {renewed['sessionId']} vs {me['sessionId']}")
+        check(renewed["sessionId"] == me["sessionId"] and renewed["renewed"] is True,
+              f"a new session {renewed['sessionId']} vs {me['sessionId']} (renewed: {renewed['renewed']})")
         check(renewed["token"] != me["token"], "the renewal returned the same token")
         check(await me_ws.still_open(), "the open socket no longer answers")
         check(not me_ws.frames("account_conflict") and not me_ws.frames("session_ended"),
@@ -222,7 +224,7 @@ async def main():
         refreshed = ok(http("POST", "/api/auth/refresh", {"refreshToken": renewed["refreshToken"]}), wire.Refreshed,
                        "/api/auth/refresh")
         check(refreshed["sessionId"] == me["sessionId"], f"refresh moved the session: {refreshed}")
-        ok(http("GET", "/api/im/conversations", token=renewed["token"]), wire.ConversationList, "renewed token")
+        done(http("GET", "/api/im/conversations", token=renewed["token"]), "REST with the renewed token")
         me = renewed
 
     with flow.step("offline alert push: ext dictionary (type chat, conversation_id), badge, content-available"):

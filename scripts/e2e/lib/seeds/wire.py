@@ -150,7 +150,7 @@ RevokeEvent = Struct("RevokeEvent", msgId=STRING, operatorId=STRING)
 
 SignedLogin = Struct("SignedLogin", token=STRING, expiresAt=STRING, user=Struct("User", id=STRING),
                      sessionId=STRING, accessToken=STRING, accessTokenExpiresAt=STRING, refreshToken=STRING,
-                     refreshTokenExpiresAt=STRING, imToken=STRING, imTokenExpiresAt=STRING)
+                     refreshTokenExpiresAt=STRING, imToken=STRING, imTokenExpiresAt=STRING, renewed=BOOL)
 PasswordLogin = Struct("PasswordLogin", user=Struct("User", id=STRING, nickname=STRING), sessionId=STRING,
                        accessToken=STRING, refreshToken=STRING, imToken=STRING)
 Refreshed = Struct("Refreshed", sessionId=STRING, accessToken=STRING, refreshToken=STRING)
