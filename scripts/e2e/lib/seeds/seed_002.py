@@ -32,7 +32,7 @@ class IMCenter:
 
     def history(self, cid, desc=True, num=10, begin=None, end=None, lastid=None):
         """get{P2P,Group}HistoryMessageChat(desc:, num:, begin:, end:, lastid:) -> RTM messages."""
-        params = {"limit": num, "order": "desc" if desc else None, "begin": begin, "end": end, "before": lastid}
+        params = {"limit": num, "order": "desc" if desc else "asc", "begin": begin, "end": end, "before": lastid}
         page = ok(http("GET", query(f"/api/im/conversations/{cid}/messages", **params), token=self.token),
                   HistoryPage, "getHistoryMessageChat")
         messages = []
