@@ -46,10 +46,11 @@ class IMCenter:
 
     def refill(self, cid):
         """refillHistoryMessage: newest first by 10 until a stored message (or the end) is reached."""
+        # RTM's first call: begin 0, end 0, lastid 0 (no bounds); lastid 0 is left out (`before` starts at 1).
         inserted, lastid, calls = [], None, 0
         while calls < 100:
             calls += 1
-            messages, has_more = self.history(cid, desc=True, num=10, lastid=lastid)
+            messages, has_more = self.history(cid, desc=True, num=10, begin=0, end=0, lastid=lastid)
             if [m["seq"] for m in messages] != sorted((m["seq"] for m in messages), reverse=True):
                 raise SystemExit(f"FAILED: desc history is not newest first: {[m['seq'] for m in messages]}")
             gap_filled = False
