@@ -46,8 +46,8 @@ class IMCenter:
 
     def refill(self, cid):
         """refillHistoryMessage: newest first by 10 until a stored message (or the end) is reached."""
-        # RTM's first call: begin 0, end 0, lastid 0 (no bounds); lastid 0 is left out (`before` starts at 1).
-        inserted, lastid, calls = [], None, 0
+        # RTM's first call: begin 0, end 0, lastid 0 (no bounds, as Parley reads 0 for before and end).
+        inserted, lastid, calls = [], 0, 0
         while calls < 100:
             calls += 1
             messages, has_more = self.history(cid, desc=True, num=10, begin=0, end=0, lastid=lastid)
@@ -112,7 +112,7 @@ async def main():
         times = [wire.epoch_ms(m["createdAt"]) for m in sent]
         begin, end = times[5], times[19]
         expected = [int(m["id"]) for m, t in zip(sent, times) if begin <= t <= end]
-        got, lastid = [], None
+        got, lastid = [], 0
         for _ in range(10):
             messages, has_more = alice.history(p2p, desc=True, num=10, begin=begin, end=end, lastid=lastid)
             got += [m["messageId"] for m in messages]
