@@ -49,6 +49,8 @@ extension APIError {
     public static let forbidden = APIError(code: 1041, status: 403, message: "forbidden")
     /// A signed login named a user who signs in with a password: the app's backend may speak for its own users,
     /// not take over accounts that have a password.
+    public static let accountBanned = APIError(
+        code: 1043, status: 403, message: "this account is banned")
     public static let passwordAccount = APIError(
         code: 1042, status: 409, message: "this user id belongs to an account that logs in with a password")
     /// Password hashing is saturated: answer quickly instead of queueing logins without bound.

@@ -18,6 +18,7 @@ enum CommandLineInterface {
           parley healthcheck         GET /healthz on PARLEY_HTTP_HOST:PARLEY_HTTP_PORT; exit 0 on 200 (container HEALTHCHECK)
         \(AppCommand.usage)
         \(ReleaseCommand.usage)
+        \(UserCommand.usage)
         \(ChatProgram.usage)
           parley --help              this text
 
@@ -67,6 +68,13 @@ enum CommandLineInterface {
                 } catch let error as ReleaseCommand.Refused {
                     printError("parley release: \(error.description)")
                     return 1
+                }
+                return 0
+            case "user":
+                do {
+                    try await UserCommand.run(rest, configuration: configuration) { print($0) }
+                } catch let error as AppCommand.UsageError {
+                    return usageError(error.description)
                 }
                 return 0
             default:

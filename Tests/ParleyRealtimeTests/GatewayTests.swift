@@ -282,6 +282,19 @@ struct GatewayTests {
         }
     }
 
+    /// A ban (`parley user ban`) reaches the gateway through NOTIFY: the session is told why, then closed (4501).
+    @Test func aBanClosesTheAccountsSocketsWithItsReason() async throws {
+        try await MessagingFixture.run { fx in
+            let device = try await Self.device(fx, username: "mallory")
+            let outcome = try await AccountBans(database: fx.database).ban(
+                appId: fx.appId, userId: device.session.userId)
+            #expect(outcome == .done(endedSessions: 1))
+            let ended = try await device.socket.next("session_ended")
+            #expect((ended["data"] as? [String: Any])?["reason"] as? String == "banned")
+            #expect(try await device.socket.waitForClose()?.rawValue == 4501)
+        }
+    }
+
     @Test func logoutEndsTheConnection() async throws {
         try await MessagingFixture.run { fx in
             let device = try await Self.device(fx, username: "dave")

@@ -9,4 +9,6 @@ public enum SessionEndReason: String, Sendable, Hashable, Codable {
     case relogin
     /// A refresh token was presented twice: the session is presumed stolen.
     case tokenReuse = "token_reuse"
+    /// The account was banned (its data stays; logins answer 1043 until the ban is lifted).
+    case banned
 }

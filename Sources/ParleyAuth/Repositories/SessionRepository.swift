@@ -187,7 +187,7 @@ struct SessionRepository: Sendable {
         }
     }
 
-    private func end(
+    func end(
         on connection: PostgresConnection, appId: Int64, userId: String?, sessionId: String?,
         reason: SessionEndReason
     ) async throws -> [EndedSessionRow] {

@@ -6,13 +6,16 @@ import ParleyPostgres
 struct StoredUser: Sendable {
     var profile: UserProfile
     var passwordHash: String?
+    /// When the account was banned; nil while it may sign in.
+    var bannedAt: Date?
 }
 
 /// Users, always addressed by (app id, user id): there is no query without the tenant.
 struct UserRepository: Sendable {
     let database: PostgresClient
 
-    static let columns = "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at"
+    static let columns =
+        "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at, banned_at"
 
     static func decode(_ row: PostgresRow) throws -> StoredUser {
         StoredUser(
@@ -21,10 +24,9 @@ struct UserRepository: Sendable {
                 nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
                 privacyVersion: try row.decode("privacy_version_consented"),
                 createdAt: try row.decode("created_at")),
-            passwordHash: try row.decode("password_hash"))
+            passwordHash: try row.decode("password_hash"), bannedAt: try row.decode("banned_at"))
     }
 
-    /// The account for a login, together with the number of failed logins within the window, in one round trip.
     /// The account a login names, and whether `deviceId` (when not empty) already had a session of it: such a
     /// device is throttled on its own failures only.
     func loginCandidate(appId: Int64, username: String, deviceId: String) async throws
@@ -39,6 +41,17 @@ struct UserRepository: Sendable {
             """)
         guard let row = rows.first else { return (nil, false) }
         return (try Self.decode(row), try row.decode("known_device", as: Bool.self))
+    }
+
+    /// Bans (`banned` true) or lets the user sign in again; false when the app has no such user. Inside the caller's
+    /// transaction, which ends the sessions of a banned user.
+    func setBanned(on connection: PostgresConnection, appId: Int64, userId: String, banned: Bool) async throws -> Bool {
+        try await !connection.query(
+            """
+            UPDATE users SET banned_at = CASE WHEN \(banned) THEN coalesce(banned_at, now()) END, updated_at = now()
+            WHERE app_id = \(appId) AND id = \(userId) RETURNING id
+            """
+        ).isEmpty
     }
 
     /// Inserts a built-in account on `connection` (inside the registration transaction); throws 1040 when the

@@ -52,6 +52,8 @@ final class SessionService: Sendable {
         guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: userId) else {
             throw APIError.invalidCredentials
         }
+        // Checked under the row lock: a ban that commits first is seen, one that commits after ends this session.
+        guard user.bannedAt == nil else { throw APIError.accountBanned }
         return user
     }
 
