@@ -113,7 +113,11 @@ struct ConversationRepository: Sendable {
               ON cm.conversation_id = wanted.conversation_id AND cm.user_id = wanted.user_id
             WHERE cm.app_id = \(appId)
             """)
-        return try rows.map { (try $0.decode("member_id", as: String.self), try Self.decodeSummary($0)) }
+        // A group's rows share its latest message: parsed once, not once per member.
+        var latestMessages: [Int64: IMMessage] = [:]
+        return try rows.map { row in
+            (try row.decode("member_id", as: String.self), try Self.decodeSummary(row, latestMessages: &latestMessages))
+        }
     }
 
     func summary(appId: Int64, userId: String, conversationId: String) async throws -> ConversationSummary? {
@@ -126,13 +130,23 @@ struct ConversationRepository: Sendable {
     }
 
     static func decodeSummary(_ row: PostgresRow) throws -> ConversationSummary {
+        var latestMessages: [Int64: IMMessage] = [:]
+        return try decodeSummary(row, latestMessages: &latestMessages)
+    }
+
+    /// `latestMessages`: the latest messages decoded so far, by id (rows of one group share theirs).
+    static func decodeSummary(_ row: PostgresRow, latestMessages: inout [Int64: IMMessage]) throws
+        -> ConversationSummary
+    {
         let chatType = ChatType(rawValue: try row.decode("chat_type", as: String.self)) ?? .single
         let peerId = try row.decode("peer_id", as: String?.self)
         let clearSeq = try row.decode("clear_seq", as: Int64.self)
         var preview = ""
         var latest: IMMessage?
         if !row.isNull("lm_id"), try row.decode("lm_seq", as: Int64.self) > clearSeq {
-            let message = try MessageRepository.decode(row, prefix: "lm_")
+            let id = try row.decode("lm_id", as: Int64.self)
+            let message = try latestMessages[id] ?? MessageRepository.decode(row, prefix: "lm_")
+            latestMessages[id] = message
             preview = MessagePreview.text(type: message.msgType, content: message.content, revoked: message.revoked)
             latest = message
         }

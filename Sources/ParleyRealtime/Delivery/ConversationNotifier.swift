@@ -1,4 +1,5 @@
 import ParleyMessaging
+import ParleyNet
 import ParleyObservability
 import ParleyWebSocket
 import Synchronization
@@ -9,14 +10,16 @@ import Synchronization
 /// The cost is kept off the per-member path: the conversations a delivery touched are noted per online user (one
 /// lock, no I/O, on the delivering thread), and one flush at a time reads every noted (conversation, user) pair's
 /// summary in one statement per app (`ConversationService.summaries`: unread is two index probes per pair), then
-/// sends each user's frame. A 2,000-member group message costs one statement for the members online on this
+/// sends each user's frame. A 2,000-member group message costs a few statements for the members online on this
 /// instance, not a query per member; a burst in one conversation collapses into one summary per member per flush,
 /// and flushes are at least `minimumInterval` apart. Each instance does this for its own connections, from the
 /// events it delivers (its own and the relayed ones), so it works across instances like every other event.
 final class ConversationNotifier: Sendable {
-    static let minimumInterval: Duration = .milliseconds(3)
-    /// Pairs per statement: a flush after a burst in many large groups is split.
-    static let maxPairsPerStatement = 5000
+    /// Summaries wait this long for more changes to the same conversations: a busy conversation costs its members
+    /// a few summaries a second, not one per message (the `message` event itself goes out at once).
+    static let minimumInterval: Duration = .milliseconds(250)
+    /// Pairs per statement: a large flush is split, with a yield between the parts, so no loop spends long on one.
+    static let maxPairsPerStatement = 200
 
     private struct Pending {
         var pairs: [Int64: Set<Pair>] = [:]
@@ -57,7 +60,9 @@ final class ConversationNotifier: Sendable {
             state.flushing = true
             return true
         }
-        if startFlush { Task { await self.flush() } }
+        // On the delivering loop: the query uses that loop's pool and its rows are decoded where they arrive, the
+        // frames to that loop's connections go out without a hop (the cooperative pool would wake every loop).
+        if startFlush { Task(executorPreference: EventLoop.current) { await self.flush() } }
     }
 
     private func flush() async {
@@ -76,6 +81,7 @@ final class ConversationNotifier: Sendable {
                     let chunk = all[start..<min(all.count, start + Self.maxPairsPerStatement)]
                     await send(appId: appId, chunk.map { ($0.conversationId, $0.userId) })
                     start += chunk.count
+                    await Task.yield()
                 }
             }
             try? await Task.sleep(for: Self.minimumInterval)
