@@ -13,6 +13,7 @@ struct MessageContentValidator: Sendable {
 
     /// The serialized content, or 1002 naming what is wrong.
     func validate(_ type: MessageType, _ content: JSONValue, field: String = "content") throws(APIError) -> [UInt8] {
+        try StorableJSON.check(content, field: field)
         let serialized = content.serialized()
         switch type {
         case .text:
@@ -123,6 +124,7 @@ struct MessageContentValidator: Sendable {
     /// `extra`: any JSON within `maxExtraBytes`; nil when absent or null.
     func validateExtra(_ extra: JSONValue?) throws(APIError) -> [UInt8]? {
         guard let extra, !extra.isNull else { return nil }
+        try StorableJSON.check(extra, field: "extra")
         let serialized = extra.serialized()
         guard serialized.count <= configuration.maxExtraBytes else {
             throw invalid("extra", "must be at most \(configuration.maxExtraBytes) bytes of JSON")
