@@ -8,6 +8,17 @@ import Testing
 /// Per-address buckets, per-account login lock, client addresses behind trusted proxies.
 @Suite("Rate limits and lockout")
 struct RateLimitTests {
+    /// A login as it reaches the server through the trusted proxy at 127.0.0.1 from the client at `address`.
+    static func login(
+        _ client: TestClient, appKey: String, _ username: String, _ password: String, from address: String,
+        deviceId: String = ""
+    ) async throws -> TestResponse {
+        try await client.post(
+            "/api/auth/login",
+            json: ["username": username, "password": password, "platform": "ios", "deviceId": deviceId],
+            headers: ["X-App-Key": appKey, "X-Forwarded-For": address])
+    }
+
     @Test func addressBucketAnswers429WithRetryAfter() async throws {
         try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "5"]) { live in
             let (app, _) = try await live.createApp()
@@ -63,10 +74,7 @@ struct RateLimitTests {
             func login(_ username: String, _ password: String, from address: String, deviceId: String = "")
                 async throws -> TestResponse
             {
-                try await client.post(
-                    "/api/auth/login",
-                    json: ["username": username, "password": password, "platform": "ios", "deviceId": deviceId],
-                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+                try await Self.login(client, appKey: app.appKey, username, password, from: address, deviceId: deviceId)
             }
             _ = try Session(try await client.register(appKey: app.appKey, username: "alice"))
             #expect(try await login("alice", "correct horse", from: "203.0.113.1", deviceId: "phone").status == 200)
@@ -98,10 +106,7 @@ struct RateLimitTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             func login(_ password: String, from address: String, deviceId: String = "") async throws -> TestResponse {
-                try await client.post(
-                    "/api/auth/login",
-                    json: ["username": "dora", "password": password, "platform": "ios", "deviceId": deviceId],
-                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+                try await Self.login(client, appKey: app.appKey, "dora", password, from: address, deviceId: deviceId)
             }
             _ = try Session(try await client.register(appKey: app.appKey, username: "dora"))
             #expect(try await login("correct horse", from: "203.0.113.1", deviceId: "tablet").status == 200)
@@ -193,9 +198,7 @@ struct RateLimitTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             func login(_ username: String, from address: String) async throws -> TestResponse {
-                try await client.post(
-                    "/api/auth/login", json: ["username": username, "password": "p", "platform": "web"],
-                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+                try await Self.login(client, appKey: app.appKey, username, "p", from: address)
             }
             #expect(try await login("u1", from: "2001:db8:7:7::1").code == 1035)
             #expect(try await login("u2", from: "2001:db8:7:7::2").code == 1035)
@@ -210,9 +213,7 @@ struct RateLimitTests {
             let (app, _) = try await live.createApp()
             let client = live.client()
             func login(from address: String) async throws -> TestResponse {
-                try await client.post(
-                    "/api/auth/login", json: ["username": "u", "password": "p", "platform": "web"],
-                    headers: ["X-App-Key": app.appKey, "X-Forwarded-For": address])
+                try await Self.login(client, appKey: app.appKey, "u", "p", from: address)
             }
             #expect(try await login(from: "198.51.100.1").code == 1035)
             #expect(try await login(from: "198.51.100.1").code == 1035)
