@@ -33,26 +33,30 @@ RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
     wait double precision;
+    -- The clock, not now(): now() is when the transaction began, and an attempt that waited for the rows' locks
+    -- began before the one it waited for set next_attempt_at, so it would see a wait that is not there.
+    moment timestamptz := clock_timestamp();
 BEGIN
-    INSERT INTO login_throttles (app_id, username, source)
-    SELECT p_app, p_username, source FROM unnest(p_sources) AS source ORDER BY source
+    INSERT INTO login_throttles (app_id, username, source, next_attempt_at)
+    SELECT p_app, p_username, source, moment FROM unnest(p_sources) AS source ORDER BY source
     ON CONFLICT DO NOTHING;
     -- Locked in one order, so two attempts on the same sources never deadlock.
     PERFORM 1 FROM login_throttles
     WHERE app_id = p_app AND username = p_username AND source = ANY (p_sources)
     ORDER BY source FOR UPDATE;
+    moment := clock_timestamp();
     -- A source quiet for a whole window after its last delay starts afresh.
     UPDATE login_throttles SET failures = 0
     WHERE app_id = p_app AND username = p_username AND source = ANY (p_sources) AND failures > 0
-      AND next_attempt_at < now() - make_interval(secs => p_window_seconds);
-    SELECT max(extract(epoch FROM next_attempt_at - now())) INTO wait FROM login_throttles
+      AND next_attempt_at < moment - make_interval(secs => p_window_seconds);
+    SELECT max(extract(epoch FROM next_attempt_at - moment)) INTO wait FROM login_throttles
     WHERE app_id = p_app AND username = p_username AND source = ANY (p_sources);
     IF wait > 0 THEN
         RETURN greatest(1, ceil(wait))::integer;
     END IF;
     UPDATE login_throttles t
     SET failures = t.failures + 1,
-        next_attempt_at = now() + make_interval(secs => CASE
+        next_attempt_at = moment + make_interval(secs => CASE
             WHEN t.failures + 1 <= a.free THEN 0
             ELSE least(p_max_delay_seconds, p_first_delay_seconds * power(2, least(t.failures - a.free, 30)))::integer
             END)

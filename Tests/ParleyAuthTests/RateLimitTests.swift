@@ -118,6 +118,29 @@ struct RateLimitTests {
         }
     }
 
+    /// An attempt that waited for the rows' locks began (now()) before the attempt it waited for: it must not see
+    /// that attempt's "no delay" as a delay still running (the function reads the clock, not the transaction start).
+    @Test func anAttemptThatWaitedForTheLockSeesNoPhantomDelay() async throws {
+        try await withLiveApp { live in
+            let (app, _) = try await live.createApp()
+            let database = live.app.database
+            let attempt = """
+                SELECT parley_login_attempt(\(app.id), 'carol', ARRAY['address:192.0.2.1', 'account'],
+                                            ARRAY[10, 100], 1, 900, 900)
+                """
+            let waited = try await database.withConnection { early in
+                _ = try await early.query("BEGIN")
+                _ = try await early.query("SELECT now()") // the transaction's start time is fixed here
+                // Another attempt runs and commits in between (it sets next_attempt_at to its own time).
+                #expect(try await database.query("\(unescaped: attempt)")[0].decode(0, as: Int.self) == 0)
+                let wait = try await early.query("\(unescaped: attempt)")[0].decode(0, as: Int.self)
+                _ = try await early.query("COMMIT")
+                return wait
+            }
+            #expect(waited == 0)
+        }
+    }
+
     /// Parallel guesses cannot race past the count: it is taken under the throttle rows' locks.
     @Test func parallelGuessesCannotRacePastTheCount() async throws {
         let environment = [
