@@ -174,6 +174,21 @@ struct PushUnitTests {
         #expect(!APNsIdentifiers.isTeamOrKeyID("abcde12345"))
     }
 
+    /// Pushes sent at once to a cold cache (a job's pushes go out concurrently) share one token.
+    @Test func concurrentPushesToAColdCacheShareOneProviderToken() async throws {
+        let tokens = APNsProviderTokens()
+        let credentials = APNsCredentials(
+            appId: 1, teamId: "TEAM000001", keyId: "KEY0000001", key: try P256.SigningKey.generate(),
+            bundleId: "com.example", endpoint: nil)
+        let issued = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 { group.addTask { try tokens.token(for: credentials) } }
+            var all: Set<String> = []
+            for try await token in group { all.insert(token) }
+            return all
+        }
+        #expect(issued.count == 1)
+    }
+
     @Test func providerTokensAreReusedForFiftyMinutesThenRenewed() throws {
         let clock = ManualClock(1_700_000_000)
         let tokens = APNsProviderTokens(now: { clock.value })

@@ -29,17 +29,19 @@ final class APNsProviderTokens: Sendable {
         var iat: Int
     }
 
+    /// Signed under the lock: pushes sent at once to a cold cache (a worker sends a job's pushes concurrently) must
+    /// share one new token, not each make their own. Signing happens once per 50 minutes per app.
     func token(for credentials: APNsCredentials) throws -> String {
         let key = Key(appId: credentials.appId, teamId: credentials.teamId, keyId: credentials.keyId)
         let time = now()
-        if let entry = cache.withLock({ $0[key] }), time - entry.issuedAt < Self.renewAfterSeconds {
-            return entry.token
+        return try cache.withLock { cache throws -> String in
+            if let entry = cache[key], time - entry.issuedAt < Self.renewAfterSeconds { return entry.token }
+            let token = try JWT.signES256(
+                header: ["kid": credentials.keyId],
+                claims: Claims(iss: credentials.teamId, iat: time), key: credentials.key)
+            cache[key] = Entry(token: token, issuedAt: time)
+            return token
         }
-        let token = try JWT.signES256(
-            header: ["kid": credentials.keyId],
-            claims: Claims(iss: credentials.teamId, iat: time), key: credentials.key)
-        cache.withLock { $0[key] = Entry(token: token, issuedAt: time) }
-        return token
     }
 
     /// Forgets the app's token (APNs answered 403 ExpiredProviderToken or InvalidProviderToken).
