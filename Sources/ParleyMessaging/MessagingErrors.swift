@@ -3,7 +3,8 @@ import ParleyHTTP
 /// Messaging errors (1100-1199). Input that fails validation answers 1002 naming the field; these codes say
 /// what the client can do about a well-formed request that cannot be carried out.
 extension APIError {
-    /// The caller is not (or no longer) a member of the conversation or group.
+    /// The caller is not (or no longer) a member of the group (group routes and group sends). Conversation routes
+    /// answer `conversationNotFound` instead, so that a conversation's existence is not told to outsiders.
     public static let notMember = APIError(code: 1100, status: 403, message: "not a member of this conversation")
     public static let conversationNotFound = APIError(code: 1101, status: 404, message: "no such conversation")
     public static let messageNotFound = APIError(code: 1102, status: 404, message: "no such message")

@@ -84,6 +84,36 @@ struct ConversationStateTests {
         }
     }
 
+    /// A third user gets the same 404 (1101) for two others' conversation as for one that does not exist, on every
+    /// route that takes a conversation id: nothing tells who talks to whom.
+    @Test func outsidersCannotTellAConversationExists() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(3)
+            let (alice, bob, eve) = (users[0], users[1], users[2])
+            try await fx.sendOK(alice, to: bob.userId)
+            let real = MessagingFixture.singleID(alice, bob)
+            let ghost = "si:\(alice.userId):zz_nobody" // well formed, never used
+            for id in [real, ghost] {
+                let answers = [
+                    try await fx.client.get("/api/im/conversations/\(id)", token: eve.accessToken),
+                    try await fx.client.patch(
+                        "/api/im/conversations/\(id)", json: ["isPinned": true], token: eve.accessToken),
+                    try await fx.client.delete("/api/im/conversations/\(id)", token: eve.accessToken),
+                    try await fx.client.post(
+                        "/api/im/conversations/\(id)/read", json: ["seq": 1], token: eve.accessToken),
+                    try await fx.client.post("/api/im/conversations/\(id)/clear", token: eve.accessToken),
+                    try await fx.history(eve, id),
+                ]
+                for answer in answers {
+                    #expect(answer.status == 404 && answer.code == 1101, "\(id): \(answer.text)")
+                    #expect(answer.message == "no such conversation")
+                }
+            }
+            // Nothing of theirs changed.
+            #expect(try await fx.conversation(bob, real)?["unreadCount"] as? Int == 1)
+        }
+    }
+
     @Test func deleteHidesForTheCallerUntilTheNextMessage() async throws {
         try await MessagingFixture.run { fx in
             let users = try await fx.users(2)
@@ -143,14 +173,14 @@ struct ConversationStateTests {
             #expect(first.data["hasMore"] as? Bool == true)
             // Only the caller's view changed.
             #expect(try await fx.conversation(users[1], oldest)?["isPinned"] as? Bool == false)
-            // Someone else's conversation: 403; unknown: 404; empty patch: 400.
+            // Someone else's conversation and an unknown one: the same 404 (1101); empty patch: 400.
             let others = MessagingFixture.singleID(users[1], users[2])
             try await fx.sendOK(users[1], to: users[2].userId)
             #expect(
                 try await fx.client.patch(
                     "/api/im/conversations/\(others)", json: ["isPinned": true],
                     token: me.accessToken
-                ).code == 1100)
+                ).code == 1101)
             #expect(
                 try await fx.client.patch(
                     "/api/im/conversations/si:a:b", json: ["isPinned": true],

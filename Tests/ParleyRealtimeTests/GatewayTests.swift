@@ -166,7 +166,7 @@ struct GatewayTests {
                 try await outsider.socket.request("typing", ["conversationId": group.conversationId])
                 Issue.record("an outsider could type into the group")
             } catch let error as IMTestError {
-                #expect(error.code == 1100)
+                #expect(error.code == 1101) // as for a conversation that does not exist
             }
             // A removed member gets the notice, then nothing more.
             #expect(

@@ -24,11 +24,6 @@ struct ConversationRepository: Sendable {
         ).map { try $0.decode("user_id", as: String.self) }
     }
 
-    func exists(appId: Int64, conversationId: String) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM conversations WHERE app_id = \(appId) AND id = \(conversationId)")
-            .isEmpty
-    }
-
     /// Unread = messages after the read point that count (not notify), minus those revoked since. `counted_prefix`
     /// of the message at the read point makes this two index lookups whatever the number of unread messages.
     static let unreadExpression = """

@@ -11,18 +11,15 @@ public struct ConversationService: Sendable {
 
     public static let maxPageSize = 100
 
-    /// The caller's membership, or 404 for an unknown conversation and 403 for one they are not in.
+    /// The caller's membership, or 404 (1101) alike for a conversation that does not exist and for one the caller is
+    /// not in: a third user learns nothing about who talks to whom.
     func requireMembership(_ conversationId: String, of principal: Principal) async throws -> Membership {
-        if let membership = try await conversations.membership(
-            appId: principal.appId, conversationId: conversationId,
-            userId: principal.userId)
-        {
-            return membership
-        }
-        if try await conversations.exists(appId: principal.appId, conversationId: conversationId) {
-            throw APIError.notMember
-        }
-        throw APIError.conversationNotFound
+        guard
+            let membership = try await conversations.membership(
+                appId: principal.appId, conversationId: conversationId,
+                userId: principal.userId)
+        else { throw APIError.conversationNotFound }
+        return membership
     }
 
     /// Everyone who receives the conversation's events (the realtime gateway caches this per conversation).

@@ -80,7 +80,8 @@ final class Gateway: Sendable {
         case "typing":
             let conversationId = try ConversationID.validated(try frame.string("conversationId"))
             let members = try await fanOut.members.members(appId: principal.appId, conversationId: conversationId)
-            guard members.contains(principal.userId) else { throw APIError.notMember }
+            // As every route that takes a conversation id: an outsider cannot tell the conversation exists.
+            guard members.contains(principal.userId) else { throw APIError.conversationNotFound }
             if typing.allow(now: ContinuousClock.now) {
                 let delivery = Delivery(
                     appId: principal.appId, conversationId: conversationId,
