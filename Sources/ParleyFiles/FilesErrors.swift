@@ -1,12 +1,12 @@
 import ParleyHTTP
 
-/// The file service's errors (1300-1399), documented in openapi.yaml and docs/ARCHITECTURE.md.
+/// The file service's errors (1300-1399), documented in openapi.yaml and docs/ARCHITECTURE.md. 1303 (a file the
+/// sender may not use) is retired: such a key answers 1302, as unknown as one never issued.
 extension APIError {
     public static let fileTooLarge = APIError(code: 1300, status: 413, message: "file too large")
     public static let fileTypeNotAllowed = APIError(
         code: 1301, status: 415, message: "file type not allowed in this app")
     public static let fileNotFound = APIError(code: 1302, status: 404, message: "no such file")
-    public static let fileAccessDenied = APIError(code: 1303, status: 403, message: "not permitted to read this file")
     public static let fileURLExpired = APIError(code: 1304, status: 403, message: "signed URL expired")
     public static let fileURLInvalid = APIError(code: 1305, status: 403, message: "signed URL signature invalid")
     public static let malformedUpload = APIError(code: 1306, status: 400, message: "malformed upload")

@@ -65,7 +65,7 @@ struct CustomMessageFileTests {
             let stolen = try await fx.messaging.send(
                 bob, to: carol.userId, msgType: "custom",
                 content: ["type": "card", "pages": [["media": ["objectKeys": [alices]]]]])
-            #expect(stolen.status == 403 && stolen.code == 1303, "\(stolen.text)")
+            #expect(stolen.status == 404 && stolen.code == 1302, "\(stolen.text)")
 
             // A key of another app.
             let (otherApp, _) = try await fx.live.createApp(name: "Other")

@@ -267,8 +267,9 @@ import Testing
             let stolen = try await fx.messaging.send(
                 bob, to: carol.userId, msgType: "image",
                 content: ["objectKey": key, "width": 1, "height": 1])
-            #expect(stolen.status == 403)
-            #expect(stolen.code == 1303)
+            // Another user's private file is as unknown to Bob as a key never issued (404, 1302).
+            #expect(stolen.status == 404)
+            #expect(stolen.code == 1302)
             let unknown = try await fx.messaging.send(
                 alice, to: bob.userId, msgType: "image",
                 content: ["objectKey": ObjectKey.generate(appId: fx.messaging.appId), "width": 1, "height": 1])

@@ -144,15 +144,6 @@ public struct FileRepository: Sendable {
         return Set(try rows.map { try $0.decode("object_key", as: String.self) })
     }
 
-    /// Of `objectKeys`, those that exist in the app (to tell "no such file" from "not yours").
-    func existing(appId: Int64, objectKeys: [String]) async throws -> Set<String> {
-        let rows = try await database.query(
-            """
-            SELECT object_key FROM files WHERE app_id = \(appId) AND object_key = ANY(\(PostgresTextArray(objectKeys))::text[])
-            """)
-        return Set(try rows.map { try $0.decode("object_key", as: String.self) })
-    }
-
     // MARK: Sweeping
 
     /// Deletes up to `limit` files older than the grace period that nothing references (no message, no avatar,

@@ -6,18 +6,15 @@ public struct FileAccessService: Sendable {
     let repository: FileRepository
 
     /// Throws the API error to answer when a message may not reference one of `objectKeys` (messaging's
-    /// `AttachmentAuthorizer`).
+    /// `AttachmentAuthorizer`): 1302 for every key the sender may not read, whether it exists or not (another user's
+    /// private file is as unknown to them as a key never issued, or one of another app).
     public func authorize(objectKeys: [String], appId: Int64, userId: String) async throws {
-        // A key of another app, or of no shape the server issues: as unknown as any other (nothing is told).
         for key in objectKeys where ObjectKey.appId(of: key) != appId {
             throw APIError.fileNotFound.with(message: "no file `\(key)` in this app")
         }
         let readable = try await repository.readable(appId: appId, userId: userId, objectKeys: objectKeys)
-        guard readable.count < Set(objectKeys).count else { return }
-        let existing = try await repository.existing(appId: appId, objectKeys: objectKeys)
         for key in objectKeys where !readable.contains(key) {
-            if !existing.contains(key) { throw APIError.fileNotFound.with(message: "no file `\(key)` in this app") }
-            throw APIError.fileAccessDenied.with(message: "not permitted to use file `\(key)`")
+            throw APIError.fileNotFound.with(message: "no file `\(key)` in this app")
         }
     }
 }
