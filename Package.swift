@@ -131,7 +131,7 @@ let package = Package(
                                                                 "ParleyLiveSupport", "ParleyJSON"]),
         .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient", "ParleyTestSupport"]),
         .testTarget(name: "ParleyFilesTests", dependencies: ["ParleyFiles", "ParleyHTTP", "ParleyHTTPClient",
-                                                             "ParleyCrypto", "ParleyTestSupport",
+                                                             "ParleyCrypto", "ParleyPostgres", "ParleyTestSupport",
                                                              "ParleyLiveSupport"]),
         .testTarget(name: "ParleyUpdatesTests", dependencies: ["ParleyUpdates", "ParleyApp", "ParleyAuth",
                                                                "ParleyHTTP", "ParleyPostgres", "ParleyTestSupport",

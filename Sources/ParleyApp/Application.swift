@@ -65,7 +65,8 @@ public final class Application: Sendable {
             revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
             attachments: { [access = files.access] keys, appId, userId in
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
-            })
+            },
+            avatars: files.avatarAuthorizer)
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)
@@ -93,7 +94,7 @@ public final class Application: Sendable {
         var router = Router()
         OperationsController(database: database, metrics: metrics, metricsToken: configuration.metricsToken)
             .register(on: &router)
-        auth.register(on: &router)
+        auth.register(on: &router, avatars: files.avatarAuthorizer)
         messaging.register(on: &router)
         realtime.register(on: &router)
         files.register(on: &router)

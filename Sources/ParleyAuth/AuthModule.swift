@@ -68,7 +68,10 @@ public final class AuthModule: Sendable {
         self.secrets = secrets
     }
 
-    public func register(on router: inout Router) {
+    /// - Parameter avatars: the file service's avatar check (see `AvatarAuthorizer`).
+    public func register(on router: inout Router, avatars: AvatarAuthorizer? = nil) {
+        var services = services
+        services.avatars = avatars
         AuthController(services: services).register(on: &router)
         SessionController(services: services).register(on: &router)
         IMAuthController(services: services).register(on: &router)

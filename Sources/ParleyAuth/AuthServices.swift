@@ -16,4 +16,13 @@ struct AuthServices: Sendable {
     let dummyHash: DummyPasswordHash
     let signatures: SignedRequestVerifier
     let logger: Logger
+    /// The file service's avatar check, handed over when the routes are registered (files is built after auth).
+    var avatars: AvatarAuthorizer? = nil
+
+    /// The key to store as `holder`'s avatar: `raw`, shape-checked, through the avatar check when one is wired.
+    func avatarKey(_ raw: String, for holder: AvatarHolder, appId: Int64, by userId: String) async throws -> String {
+        let key = try AuthInput.avatar(raw)!
+        guard let avatars else { return key }
+        return try await avatars(key, holder, appId, userId)
+    }
 }

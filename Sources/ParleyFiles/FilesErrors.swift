@@ -13,5 +13,7 @@ extension APIError {
     public static let invalidObjectKey = APIError(code: 1307, status: 400, message: "invalid object key")
     public static let fileStorageUnavailable = APIError(
         code: 1308, status: 503, message: "file storage unavailable, retry shortly")
+    public static let avatarNotImage = APIError(
+        code: 1310, status: 415, message: "an avatar must be a PNG, JPEG, GIF, WebP, HEIC, AVIF or BMP image")
     public static let rangeNotSatisfiable = APIError(code: 1309, status: 416, message: "range not satisfiable")
 }

@@ -13,6 +13,7 @@ public final class FilesModule: Sendable {
     public let repository: FileRepository
     public let access: FileAccessService
     public let signer: FileURLSigner
+    public let avatars: AvatarService
     let uploads: UploadService
     let urls: FileURLService
     let downloads: DownloadService
@@ -30,6 +31,7 @@ public final class FilesModule: Sendable {
         self.logger = logger.with("component", "files")
         repository = FileRepository(database: database)
         access = FileAccessService(repository: repository)
+        avatars = AvatarService(repository: repository)
         signer = FileURLSigner(secret: signingSecret)
         urls = FileURLService(configuration: configuration, signer: signer, repository: repository)
         uploads = UploadService(
@@ -38,6 +40,13 @@ public final class FilesModule: Sendable {
         downloads = DownloadService(
             signer: signer, repository: repository, storage: storage,
             cacheLimit: configuration.metadataCacheEntries, logger: self.logger)
+    }
+
+    /// The avatar check auth and messaging call (see `AvatarAuthorizer`).
+    public var avatarAuthorizer: AvatarAuthorizer {
+        { [avatars] key, holder, appId, userId in
+            try await avatars.adopt(objectKey: key, for: holder, appId: appId, by: userId)
+        }
     }
 
     public func register(on router: inout Router) {

@@ -20,12 +20,13 @@ public final class MessagingModule: Sendable {
     let logger: Logger
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
-    /// check of the object keys a message references.
+    /// check of the object keys a message references. `avatars`: its avatar check for group avatars.
     public init(
         configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
-        attachments: AttachmentAuthorizer? = nil
+        attachments: AttachmentAuthorizer? = nil,
+        avatars: AvatarAuthorizer? = nil
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -45,7 +46,8 @@ public final class MessagingModule: Sendable {
             messages: messageRepository, events: events)
         groups = GroupService(
             configuration: configuration, database: database,
-            groups: GroupRepository(database: database), messages: messageRepository, events: events)
+            groups: GroupRepository(database: database), messages: messageRepository, events: events,
+            avatars: avatars)
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
         self.events = events

@@ -28,12 +28,19 @@ struct AuthController: Sendable {
         let username = try AuthInput.username(body.username)
         try AuthInput.newPassword(body.password)
         let nickname = try AuthInput.nickname(body.nickname) ?? body.username
-        let avatar = try AuthInput.avatar(body.avatar)
+        _ = try AuthInput.avatar(body.avatar)
         let device = try AuthInput.device(
             platform: body.platform, deviceId: body.deviceId,
             deviceModel: body.deviceModel, ipAddress: address,
             language: SessionLanguage(acceptLanguage: request.headers["accept-language"]), defaultPlatform: "unknown")
         try services.limits.admit(account: username, appId: app.id)
+        // The new account may use only files every user of the app may read (other profiles' avatars); its id is
+        // chosen first so that the avatar record names it.
+        let userId = Identifiers.newUserID()
+        var avatar: String?
+        if let raw = body.avatar {
+            avatar = try await services.avatarKey(raw, for: .user(userId), appId: app.id, by: userId)
+        }
         let password = body.password
         let parameters = services.configuration.passwordParameters
         guard
@@ -42,7 +49,7 @@ struct AuthController: Sendable {
             })
         else { throw APIError.internalError }
         let tokens = try await services.sessions.register(
-            app: app, username: username, passwordHash: hash,
+            app: app, userId: userId, username: username, passwordHash: hash,
             nickname: nickname, avatar: avatar, device: device)
         services.logger.info("user registered", ["app_id": .int(Int(app.id)), "user_id": .string(tokens.user.id)])
         return .ok(tokens)

@@ -23,7 +23,13 @@ struct UserController: Sendable {
                 let body = try request.decodeJSON(UpdateProfileRequest.self)
                 let nickname = try AuthInput.nickname(body.nickname)
                 var avatar: String?? = nil
-                if let requested = body.avatar { avatar = .some(try AuthInput.avatar(requested)) }
+                switch body.avatar {
+                case .none: break
+                case .some(.none): avatar = .some(nil)
+                case .some(.some(let raw)):
+                    avatar = try await services.avatarKey(
+                        raw, for: .user(principal.userId), appId: principal.appId, by: principal.userId)
+                }
                 guard
                     let user = try await users.updateProfile(
                         appId: principal.appId, userId: principal.userId,

@@ -57,7 +57,7 @@ struct UserRepository: Sendable {
     /// Inserts a built-in account on `connection` (inside the registration transaction); throws 1040 when the
     /// username is taken (the failed statement has aborted the transaction, which must roll back).
     func insertAccount(
-        on connection: PostgresConnection, appId: Int64, username: String, passwordHash: String,
+        on connection: PostgresConnection, appId: Int64, userId: String, username: String, passwordHash: String,
         nickname: String, avatar: String?, consentedVersion: Int
     ) async throws -> StoredUser {
         do {
@@ -65,7 +65,7 @@ struct UserRepository: Sendable {
                 """
                 INSERT INTO users (app_id, id, username, password_hash, nickname, avatar, privacy_version_consented,
                                    consented_at)
-                VALUES (\(appId), \(Identifiers.newUserID()), \(username), \(passwordHash), \(nickname), \(avatar),
+                VALUES (\(appId), \(userId), \(username), \(passwordHash), \(nickname), \(avatar),
                         \(consentedVersion), now())
                 RETURNING \(unescaped: Self.columns)
                 """)

@@ -74,14 +74,14 @@ final class SessionService: Sendable {
 
     /// Registers a built-in account and opens its first session; 1040 when the username is taken.
     func register(
-        app: AppSettings, username: String, passwordHash: String, nickname: String, avatar: String?,
-        device: DeviceInfo
+        app: AppSettings, userId: String, username: String, passwordHash: String, nickname: String,
+        avatar: String?, device: DeviceInfo
     ) async throws -> AuthTokens {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId) = try await database.withTransaction { connection in
             // Registering accepts the privacy policy in force.
             let user = try await users.insertAccount(
-                on: connection, appId: app.id, username: username,
+                on: connection, appId: app.id, userId: userId, username: username,
                 passwordHash: passwordHash, nickname: nickname, avatar: avatar,
                 consentedVersion: app.privacyVersion)
             let sessionId = try await sessions.insert(

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 
 /// One uploaded file as the service keeps it (a `files` row with its blob's storage key).
 public struct StoredFile: Sendable, Hashable {
@@ -13,6 +14,8 @@ public struct StoredFile: Sendable, Hashable {
     public var thumbnailKey: String?
     public var storageKey: String
     public var createdAt: Date
+    /// Set on avatar records: whose avatar this copy was made for.
+    public var avatarHolder: AvatarHolder? = nil
 }
 
 /// Per-app upload limits (`app_file_settings`), with the server's defaults filled in.

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 import ParleyPostgres
 
 /// Files, blobs and the references that keep them: every query of the file service.
@@ -9,16 +10,25 @@ public struct FileRepository: Sendable {
 
     static let fileColumns = """
         f.object_key, f.app_id, f.owner_id, f.sha256, f.size, f.mime_type, f.ext, f.name, f.thumbnail_key, \
-        f.created_at, b.storage_key
+        f.created_at, b.storage_key, f.avatar_kind, f.avatar_holder
         """
 
     static func decode(_ row: PostgresRow) throws -> StoredFile {
-        StoredFile(
+        let avatarKind: String? = try row.decode("avatar_kind")
+        let avatarHolder: String? = try row.decode("avatar_holder")
+        return StoredFile(
             objectKey: try row.decode("object_key"), appId: try row.decode("app_id"),
             ownerId: try row.decode("owner_id"), sha256: try row.decode("sha256"), size: try row.decode("size"),
             mimeType: try row.decode("mime_type"), ext: try row.decode("ext"), name: try row.decode("name"),
             thumbnailKey: try row.decode("thumbnail_key"), storageKey: try row.decode("storage_key"),
-            createdAt: try row.decode("created_at"))
+            createdAt: try row.decode("created_at"),
+            avatarHolder: avatarHolder.flatMap { id in
+                switch avatarKind {
+                case "user": .user(id)
+                case "group": .group(id)
+                default: nil
+                }
+            })
     }
 
     func find(objectKey: String) async throws -> StoredFile? {
@@ -118,8 +128,9 @@ public struct FileRepository: Sendable {
     }
 
     /// Of `objectKeys`, those the user may read (and so reference in a message or get a URL for): files of the
-    /// user's app that the user uploaded, that are a user's or a group's avatar, or that a message references in a
-    /// conversation the user is a member of; a thumbnail goes with its file. Other apps' keys are never returned.
+    /// user's app that the user uploaded, that are the avatar record a user's or a group's profile names (see
+    /// `AvatarService`), or that a message references in a conversation the user is a member of; a thumbnail goes
+    /// with its file. Other apps' keys are never returned.
     func readable(appId: Int64, userId: String, objectKeys: [String]) async throws -> Set<String> {
         let rows = try await database.query(
             """
@@ -132,8 +143,13 @@ public struct FileRepository: Sendable {
             SELECT w.object_key FROM wanted w
             WHERE w.owner_id = \(userId)
                OR EXISTS (SELECT 1 FROM files o WHERE o.object_key = w.subject_key AND o.owner_id = \(userId))
-               OR EXISTS (SELECT 1 FROM users u WHERE u.app_id = \(appId) AND u.avatar IN (w.object_key, w.subject_key))
-               OR EXISTS (SELECT 1 FROM groups g WHERE g.app_id = \(appId) AND g.avatar_key IN (w.object_key, w.subject_key))
+               OR EXISTS (
+                    SELECT 1 FROM files a
+                    WHERE a.object_key IN (w.object_key, w.subject_key) AND a.avatar_kind IS NOT NULL
+                      AND (EXISTS (SELECT 1 FROM users u WHERE a.avatar_kind = 'user' AND u.app_id = \(appId)
+                                     AND u.id = a.avatar_holder AND u.avatar = a.object_key)
+                           OR EXISTS (SELECT 1 FROM groups g WHERE a.avatar_kind = 'group' AND g.app_id = \(appId)
+                                        AND g.id = a.avatar_holder AND g.avatar_key = a.object_key)))
                OR EXISTS (
                     SELECT 1 FROM messages m
                     JOIN conversation_members cm ON cm.app_id = m.app_id AND cm.conversation_id = m.conversation_id
@@ -142,6 +158,23 @@ public struct FileRepository: Sendable {
                       AND m.app_id = \(appId))
             """)
         return Set(try rows.map { try $0.decode("object_key", as: String.self) })
+    }
+
+    /// Copies `objectKey`'s reference (same blob, name, type and thumbnail) under `newKey` as `holder`'s avatar
+    /// record, owned by the user who set it; nil when the file is gone.
+    func insertAvatarRecord(copying objectKey: String, newKey: String, ownerId: String, holder: AvatarHolder)
+        async throws -> String?
+    {
+        try await database.query(
+            """
+            INSERT INTO files (object_key, app_id, owner_id, sha256, size, mime_type, ext, name, thumbnail_key,
+                               avatar_kind, avatar_holder)
+            SELECT \(newKey), app_id, \(ownerId), sha256, size, mime_type, ext, name, thumbnail_key,
+                   \(holder.kind), \(holder.id)
+            FROM files WHERE object_key = \(objectKey)
+            RETURNING object_key
+            """
+        ).first.map { try $0.decode("object_key") }
     }
 
     // MARK: Sweeping

@@ -1,7 +1,7 @@
 import ParleyHTTP
 
 /// Who may read a file: its uploader, anyone in a conversation where a message references it, and every user of
-/// the app for avatars (see `FileRepository.readable`). Messages may only reference files their sender may read.
+/// the app for the avatar records profiles name (see `FileRepository.readable`, `AvatarService`). Messages may only reference files their sender may read.
 public struct FileAccessService: Sendable {
     let repository: FileRepository
 

@@ -12,20 +12,29 @@ public struct GroupService: Sendable {
     let groups: GroupRepository
     let messages: MessageRepository
     let events: MessagingEvents
+    let avatars: AvatarAuthorizer?
 
     public static let maxMembersPerRequest = 500
+
+    /// The key to store as the group's avatar: shape-checked, then through the file service's avatar check (the
+    /// setter must be able to read it, and it must be an image), which answers the avatar record's own key.
+    func avatarKey(_ raw: String, groupId: String, by principal: Principal) async throws -> String {
+        let key = try MessagingInput.objectKey(raw, field: "avatarKey")
+        guard let avatars else { return key }
+        return try await avatars(key, .group(groupId), principal.appId, principal.userId)
+    }
 
     public func create(
         name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
         by principal: Principal
     ) async throws -> GroupInfo {
         let name = try MessagingInput.name(rawName, field: "name")
-        let avatarKey = try rawAvatar.map { raw throws(APIError) in
-            try MessagingInput.objectKey(raw, field: "avatarKey")
-        }
+        if let rawAvatar { _ = try MessagingInput.objectKey(rawAvatar, field: "avatarKey") }
         let memberIds = try uniqueUserIDs(rawIds, field: "memberIds").filter { $0 != principal.userId }
         guard memberIds.count + 1 <= configuration.groupMemberLimit else { throw APIError.groupFull }
         let groupId = "g_" + SecureRandom.token(bytes: 12)
+        var avatarKey: String?
+        if let rawAvatar { avatarKey = try await self.avatarKey(rawAvatar, groupId: groupId, by: principal) }
         var published: [MessagingEvent] = []
         let group = try await database.withTransaction { connection in
             published = []
@@ -72,13 +81,17 @@ public struct GroupService: Sendable {
         async throws -> GroupInfo
     {
         let name = try rawName.map { raw throws(APIError) in try MessagingInput.name(raw, field: "name") }
-        var avatarKey: String?? = nil
-        if let requested = rawAvatar {
-            avatarKey = .some(
-                try requested.map { raw throws(APIError) in try MessagingInput.objectKey(raw, field: "avatarKey") })
-        }
-        guard name != nil || avatarKey != nil else {
+        if case .some(.some(let raw)) = rawAvatar { _ = try MessagingInput.objectKey(raw, field: "avatarKey") }
+        guard name != nil || rawAvatar != nil else {
             throw APIError.validationFailed.with(message: "give at least one of `name`, `avatarKey`")
+        }
+        // A member who may not manage the group is refused before any avatar record is made for it.
+        _ = try await info(groupId, for: principal)
+        var avatarKey: String?? = nil
+        switch rawAvatar {
+        case .none: break
+        case .some(.none): avatarKey = .some(nil)
+        case .some(.some(let raw)): avatarKey = try await self.avatarKey(raw, groupId: groupId, by: principal)
         }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, _ in
             try await groups.updateProfile(
