@@ -7,12 +7,16 @@
 #                                     create DIR/data on first use, then start it on 127.0.0.1:PORT and the unix
 #                                     socket DIR/socket (log: DIR/log/postgres.log). Without PORT the settings of
 #                                     the previous start are reused. --fast (throwaway test clusters only) turns
-#                                     off fsync, synchronous_commit and full_page_writes.
+#                                     off fsync, synchronous_commit and full_page_writes. Clients authenticate
+#                                     with pg_password (scram-sha-256, never trust: any local user could connect);
+#                                     a cluster made with trust by an older script is converted. Exports PGPASSWORD.
 #   pg_cluster_stop DIR               fast shutdown (no-op when not running)
 #   pg_cluster_kill DIR               immediate shutdown, like a crash (outage tests)
 #   pg_cluster_running DIR            exit status 0 when the postmaster is up
 #   pg_cluster_port DIR               the TCP port of the cluster
-#   pg_url PORT [DB]                  postgresql://parley@127.0.0.1:PORT/DB (DB defaults to parley)
+#   pg_password                       the password of user parley in the clusters these scripts create (one per
+#                                     checkout, .parley/pg-password, mode 600; PARLEY_PG_PASSWORD_FILE overrides)
+#   pg_url PORT [DB]                  postgresql://parley:PASSWORD@127.0.0.1:PORT/DB (DB defaults to parley)
 #   pg_psql PORT DB [psql args...]    psql as user parley over TCP, ON_ERROR_STOP, no psqlrc
 #   pg_createdb PORT NAME             create database NAME if missing
 #   free_port                         print a TCP port nobody listens on (outside the ephemeral range)
@@ -160,12 +164,19 @@ pg_cluster_start() {
     if [[ ! -f $dir/data/PG_VERSION ]]; then
         # An interrupted initdb leaves a partial directory behind; initdb wants it empty.
         rm -rf "${dir:?}/data"
-        local initdb_args=(-D "$dir/data" --auth=trust --username=parley --encoding=UTF8 --locale=C)
+        # initdb reads the password from a file its owner can read; it is removed right after.
+        local pwfile="$dir/initdb-password"
+        (umask 077 && pg_password >"$pwfile")
+        if ((EUID == 0)); then chown postgres:postgres "$pwfile"; fi
+        local initdb_args=(-D "$dir/data" --auth=scram-sha-256 --pwfile="$pwfile" --username=parley --encoding=UTF8
+            --locale=C)
         ((fast)) && initdb_args+=(--no-sync)
         if ! _pg_as_owner "$bin/initdb" "${initdb_args[@]}" >"$dir/log/initdb.log" 2>&1; then
+            rm -f "$pwfile"
             cat "$dir/log/initdb.log" >&2
             die "initdb failed for $dir/data"
         fi
+        rm -f "$pwfile"
         printf "\n# Parley: per-cluster settings written by scripts/lib/common.sh\ninclude_if_exists = 'parley.conf'\n" \
             >>"$dir/data/postgresql.conf"
     fi
@@ -215,10 +226,40 @@ full_page_writes = off
     fi
     local i
     for ((i = 0; i < 100; i++)); do
-        "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -U parley -d postgres && return 0
+        if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -U parley -d postgres; then
+            _pg_require_password "$dir" "$port"
+            return 0
+        fi
         sleep 0.1
     done
     die "PostgreSQL in $dir does not accept connections on 127.0.0.1:$port"
+}
+
+pg_password() {
+    local file=${PARLEY_PG_PASSWORD_FILE:-$PARLEY_ROOT/.parley/pg-password} tmp
+    if [[ ! -s $file ]]; then
+        mkdir -p "$(dirname "$file")"
+        tmp="$file.$$"
+        (umask 077 && od -An -tx1 -N24 /dev/urandom | tr -d ' \n' >"$tmp")
+        # Two scripts starting at once keep whichever password landed first.
+        mv -n "$tmp" "$file" 2>/dev/null || true
+        rm -f "$tmp"
+    fi
+    cat "$file"
+}
+
+# A cluster initialised with trust by an older version of these scripts gets the password and scram-sha-256.
+_pg_require_password() {
+    local dir=$1 port=$2 hba
+    export PGPASSWORD
+    PGPASSWORD=$(pg_password)
+    hba="$dir/data/pg_hba.conf"
+    if grep -Eq '^[^#]*[[:space:]]trust([[:space:]]|$)' "$hba"; then
+        log "PostgreSQL in $dir accepted every local user (trust): setting a password"
+        pg_psql "$port" postgres -c "SET password_encryption = 'scram-sha-256'; ALTER ROLE parley PASSWORD '$PGPASSWORD'"
+        sed -i -E 's/^([^#]*[[:space:]])trust([[:space:]]|$)/\1scram-sha-256\2/' "$hba"
+        _pg_as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -s reload >/dev/null
+    fi
 }
 
 pg_cluster_stop() {
@@ -236,13 +277,13 @@ pg_cluster_kill() {
 }
 
 pg_url() {
-    printf 'postgresql://parley@127.0.0.1:%s/%s\n' "$1" "${2:-parley}"
+    printf 'postgresql://parley:%s@127.0.0.1:%s/%s\n' "$(pg_password)" "$1" "${2:-parley}"
 }
 
 pg_psql() {
     local port=$1 db=$2
     shift 2
-    PGCONNECT_TIMEOUT=10 "$(pg_bin)/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U parley -d "$db" "$@"
+    PGPASSWORD=$(pg_password) PGCONNECT_TIMEOUT=10 "$(pg_bin)/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U parley -d "$db" "$@"
 }
 
 pg_createdb() {
