@@ -52,7 +52,7 @@ public enum AppCommand {
         let auth = try configuration.authConfiguration()
         try await CommandContext.with(configuration) { context in
             try await context.requireSchema()
-            let secrets = AppSecretBox(masterKey: auth.masterKey)
+            let secrets = AppSecretBox(sealer: auth.sealer)
             let repository = AppRepository(database: context.database)
             switch subcommand {
             case "create":

@@ -33,9 +33,10 @@ public final class Application: Sendable {
     let pushClient: HTTPClient
     let logSink: LogSink
 
-    /// Throws without the master key (no token could be signed nor app secret read) and for unusable file
-    /// storage settings, before any thread starts.
+    /// Throws without the master key (no token could be signed nor app secret read), behind a proxy without
+    /// PARLEY_PUBLIC_URL, and for unusable file storage settings, before any thread starts.
     public init(configuration: Configuration, logSink: LogSink? = nil) throws {
+        try configuration.requirePublicURLBehindProxies()
         let authConfiguration = try configuration.authConfiguration()
         let masterKey = authConfiguration.masterKey
         self.configuration = configuration
@@ -75,7 +76,7 @@ public final class Application: Sendable {
         self.pushClient = pushClient
         push = PushModule(
             configuration: configuration.push, database: database, authenticator: auth.authenticator,
-            sessionEvents: auth.events, keys: PushKeyBox(masterKey: masterKey),
+            sessionEvents: auth.events, keys: PushKeyBox(sealer: authConfiguration.sealer),
             sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
         let responder = Application.buildResponder(
             configuration: configuration, database: database, metrics: metrics,

@@ -32,6 +32,7 @@ public struct Configuration: Sendable {
     public var devRoutes: Bool
     /// Auth: required by `serve` (and `parley app ...`); nil when PARLEY_MASTER_KEY is unset.
     public var masterKey: MasterKey?
+    public var previousMasterKey: MasterKey?
     public var tokenKeys: TokenKeyRing?
     public var tokenLifetimes: TokenLifetimes
     public var authRatePerMinute: Int
@@ -101,6 +102,9 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_MASTER_KEY", defaultValue: "(required)",
             help: "32 random bytes as 64 hex digits or base64: encrypts app secrets, derives the token key"),
+        Setting(
+            name: "PARLEY_PREVIOUS_MASTER_KEY", defaultValue: "(unset)",
+            help: "during a master-key rotation, the old key: what it sealed still opens and its tokens verify"),
         Setting(
             name: "PARLEY_TOKEN_KEYS", defaultValue: "(derived from the master key)",
             help: "token signing keys `kid:base64key,...` (32+ bytes each); the first signs, all verify"),
@@ -191,7 +195,9 @@ public struct Configuration: Sendable {
             help: "endpoint clients download from, when it differs from the one Parley reaches"),
         Setting(
             name: "PARLEY_PUBLIC_URL", defaultValue: "(http:// + the request's Host)",
-            help: "origin of the URLs Parley hands out, e.g. https://im.example.com"),
+            help:
+                "origin of the URLs Parley hands out, e.g. https://im.example.com; required with PARLEY_TRUSTED_PROXIES"
+        ),
         Setting(
             name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
             help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
@@ -268,6 +274,11 @@ public struct Configuration: Sendable {
         devRoutes = try flag("PARLEY_DEV_ROUTES", false)
         do {
             masterKey = try value("PARLEY_MASTER_KEY").map { try MasterKey(parsing: $0) }
+            previousMasterKey = try value("PARLEY_PREVIOUS_MASTER_KEY").map { text in
+                do { return try MasterKey(parsing: text) } catch {
+                    throw Invalid(description: "PARLEY_PREVIOUS_MASTER_KEY: \(error)")
+                }
+            }
             tokenKeys = try value("PARLEY_TOKEN_KEYS").map { try TokenKeyRing(parsing: $0) }
             trustedProxies = try value("PARLEY_TRUSTED_PROXIES").map { try TrustedProxies(parsing: $0) } ?? .none
         } catch {
@@ -345,10 +356,20 @@ public struct Configuration: Sendable {
         + "app secrets and sign tokens. Generate one with `openssl rand -hex 32` and keep it secret and stable (a new key "
         + "makes stored app secrets unreadable); scripts/run creates .parley/master.key for local use"
 
+    /// Behind a proxy (PARLEY_TRUSTED_PROXIES set) the request's Host and scheme are the proxy's to say: a proxy that
+    /// terminates TLS would have Parley hand out `http://` download URLs (signed, readable on the wire) for an
+    /// `https://` site. So serving there needs the public origin spelled out.
+    public func requirePublicURLBehindProxies() throws {
+        guard !trustedProxies.isEmpty, files.publicBaseURL == nil else { return }
+        throw Invalid(
+            description: "PARLEY_TRUSTED_PROXIES is set, so Parley serves behind a proxy that may terminate TLS: set "
+                + "PARLEY_PUBLIC_URL to the origin clients reach (e.g. https://im.example.com)")
+    }
+
     /// The auth feature's configuration, or an error saying how to provide the master key.
     public func authConfiguration() throws -> AuthConfiguration {
         guard let masterKey else { throw Invalid(description: Self.missingMasterKey) }
-        var auth = AuthConfiguration(masterKey: masterKey, tokenKeys: tokenKeys)
+        var auth = AuthConfiguration(masterKey: masterKey, previousMasterKey: previousMasterKey, tokenKeys: tokenKeys)
         auth.lifetimes = tokenLifetimes
         auth.addressRatePerMinute = authRatePerMinute
         auth.accountRatePerMinute = authAccountRatePerMinute

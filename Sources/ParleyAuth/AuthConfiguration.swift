@@ -3,6 +3,9 @@ import ParleyCrypto
 /// Everything the auth feature is configured with; `ParleyApp` builds it from the environment.
 public struct AuthConfiguration: Sendable {
     public var masterKey: MasterKey
+    /// The key being rotated away from (`PARLEY_PREVIOUS_MASTER_KEY`): what it sealed still opens and the tokens it
+    /// signed still verify, until `parley rotate-master-key` has resealed everything and it is dropped.
+    public var previousMasterKey: MasterKey?
     public var tokenKeys: TokenKeyRing
     /// Server-wide token lifetimes in seconds (apps may override them).
     public var lifetimes = TokenLifetimes(access: 15 * 60, refresh: 30 * 24 * 3600, im: 24 * 3600)
@@ -28,8 +31,12 @@ public struct AuthConfiguration: Sendable {
     /// How long the previous app secret keeps verifying after `rotate-secret` (seconds).
     public var secretRotationGrace = 3600
 
-    public init(masterKey: MasterKey, tokenKeys: TokenKeyRing? = nil) {
+    public init(masterKey: MasterKey, previousMasterKey: MasterKey? = nil, tokenKeys: TokenKeyRing? = nil) {
         self.masterKey = masterKey
-        self.tokenKeys = tokenKeys ?? TokenKeyRing(derivedFrom: masterKey)
+        self.previousMasterKey = previousMasterKey
+        self.tokenKeys = tokenKeys ?? TokenKeyRing(derivedFrom: masterKey, previous: previousMasterKey)
     }
+
+    /// What seals and opens stored secrets under the master key (and the previous one during a rotation).
+    public var sealer: MasterKeySealer { MasterKeySealer(current: masterKey, previous: previousMasterKey) }
 }

@@ -40,7 +40,7 @@ public final class AuthModule: Sendable {
         let authenticator = Authenticator(
             tokens: tokens, directory: directory, revocations: revocations,
             consents: consents, users: users, apps: apps, lifetimes: configuration.lifetimes)
-        let secrets = AppSecretBox(masterKey: configuration.masterKey)
+        let secrets = AppSecretBox(sealer: configuration.sealer)
         let throttles = LoginThrottleRepository(database: database)
         services = AuthServices(
             configuration: configuration, apps: apps, users: users, throttles: throttles, sessions: sessions,

@@ -19,6 +19,7 @@ enum CommandLineInterface {
         \(AppCommand.usage)
         \(ReleaseCommand.usage)
         \(UserCommand.usage)
+        \(MasterKeyCommand.usage)
         \(ChatProgram.usage)
           parley --help              this text
 
@@ -75,6 +76,16 @@ enum CommandLineInterface {
                     try await UserCommand.run(rest, configuration: configuration) { print($0) }
                 } catch let error as AppCommand.UsageError {
                     return usageError(error.description)
+                }
+                return 0
+            case "rotate-master-key":
+                do {
+                    try await MasterKeyCommand.run(rest, configuration: configuration) { print($0) }
+                } catch let error as AppCommand.UsageError {
+                    return usageError(error.description)
+                } catch let error as MasterKeyCommand.Refused {
+                    printError("parley rotate-master-key: \(error.description)")
+                    return 1
                 }
                 return 0
             default:

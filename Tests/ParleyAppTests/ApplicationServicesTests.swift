@@ -35,4 +35,25 @@ import Testing
         }
         #expect(positions == positions.sorted(), "\(names)")
     }
+
+    /// Behind a proxy that may terminate TLS, signed URLs built from the Host header would be `http://`: serving
+    /// there needs PARLEY_PUBLIC_URL (issue 18, item 10).
+    @Test func behindProxiesThePublicURLIsRequired() throws {
+        let base = [
+            "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none",
+            "PARLEY_MASTER_KEY": String(repeating: "ab", count: 32),
+            "PARLEY_TRUSTED_PROXIES": "10.0.0.0/8",
+        ]
+        let proxied = try Configuration(environment: base)
+        #expect(throws: Configuration.Invalid.self) { try proxied.requirePublicURLBehindProxies() }
+        #expect(throws: Configuration.Invalid.self) {
+            _ = try Application(configuration: proxied, logSink: LogSink(capturingAt: .error))
+        }
+        var named = base
+        named["PARLEY_PUBLIC_URL"] = "https://im.example.com"
+        try Configuration(environment: named).requirePublicURLBehindProxies()
+        var direct = base
+        direct["PARLEY_TRUSTED_PROXIES"] = nil
+        try Configuration(environment: direct).requirePublicURLBehindProxies()
+    }
 }

@@ -66,6 +66,7 @@ struct RateLimitTests {
         // A first delay far longer than any request takes here: the refusal cannot depend on the machine's load.
         let environment = [
             "PARLEY_LOGIN_MAX_FAILURES": "3", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_PUBLIC_URL": "http://127.0.0.1",
             "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60",
         ]
         try await withLiveApp(environment: environment) { live in
@@ -100,6 +101,7 @@ struct RateLimitTests {
     @Test func spreadGuessingSlowsDownTheWholeAccountButNotTheOwnersDevice() async throws {
         let environment = [
             "PARLEY_LOGIN_MAX_FAILURES": "1", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_PUBLIC_URL": "http://127.0.0.1",
             "PARLEY_LOGIN_FIRST_DELAY_SECONDS": "60",
         ]
         try await withLiveApp(environment: environment) { live in
@@ -216,7 +218,10 @@ struct RateLimitTests {
         #expect(TrustedProxies.rateLimitKey(for: "not an address") == "not an address")
         // Behind a trusted proxy, addresses of one /64 drain one bucket.
         try await withLiveApp(
-            environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]
+            environment: [
+                "PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+                "PARLEY_PUBLIC_URL": "http://127.0.0.1",
+            ]
         ) { live in
             let (app, _) = try await live.createApp()
             let client = live.client()
@@ -231,8 +236,10 @@ struct RateLimitTests {
     }
 
     @Test func trustedProxyHeaderDrivesTheBucket() async throws {
-        try await withLiveApp(environment: ["PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"])
-        { live in
+        try await withLiveApp(environment: [
+            "PARLEY_AUTH_RATE_PER_MINUTE": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_PUBLIC_URL": "http://127.0.0.1",
+        ]) { live in
             let (app, _) = try await live.createApp()
             let client = live.client()
             func login(from address: String) async throws -> TestResponse {

@@ -253,3 +253,19 @@ struct TokenVerificationTests {
         #expect(Authenticator.bearerToken(of: request(query: nil), from: .headerOrQuery) == nil)
     }
 }
+
+/// The verified-token cache answers only for the exact bytes it verified (issue 18, item 10).
+@Suite struct VerifiedTokenCacheTests {
+    @Test func canonicallyEquivalentTokensAreDifferentKeys() {
+        let cache = VerifiedTokenCache(capacity: 64)
+        let claims = TokenClaims(
+            iss: "parley", aud: "api", sub: "u_a", app: 1, sid: "s", pv: 0, iat: 0, exp: 100, jti: nil)
+        // "K" (U+004B) and the Kelvin sign (U+212A) are equal as Swift Strings, not as bytes.
+        let verified = "eyJ.K.sig"
+        let lookalike = "eyJ.\u{212A}.sig"
+        #expect(verified == lookalike)
+        cache.insert(claims, for: verified, now: 0)
+        #expect(cache.claims(for: verified) == claims)
+        #expect(cache.claims(for: lookalike) == nil)
+    }
+}

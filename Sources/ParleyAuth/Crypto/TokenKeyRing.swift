@@ -5,15 +5,19 @@ import ParleyCrypto
 public struct TokenKeyRing: Sendable {
     public let signingKeyID: String
     let keys: [String: [UInt8]]
+    /// Keys tried when a token's signature does not match its kid's key: the previous master key's, during a
+    /// master-key rotation (both derive kid `m1`).
+    let fallbackKeys: [String: [UInt8]]
 
     public struct Invalid: Error, CustomStringConvertible {
         public let description: String
     }
 
-    public init(signingKeyID: String, keys: [String: [UInt8]]) {
+    public init(signingKeyID: String, keys: [String: [UInt8]], fallbackKeys: [String: [UInt8]] = [:]) {
         precondition(keys[signingKeyID] != nil, "the signing key must be in the ring")
         self.signingKeyID = signingKeyID
         self.keys = keys
+        self.fallbackKeys = fallbackKeys
     }
 
     /// `PARLEY_TOKEN_KEYS`: `kid:base64key,kid2:base64key` (keys of at least 32 bytes, base64 or base64url).
@@ -44,12 +48,19 @@ public struct TokenKeyRing: Sendable {
         self.init(signingKeyID: first, keys: keys)
     }
 
-    /// Without `PARLEY_TOKEN_KEYS`: one key derived from the master key, kid `m1`.
-    public init(derivedFrom masterKey: MasterKey) {
-        self.init(signingKeyID: "m1", keys: ["m1": masterKey.derive("parley token key v1")])
+    /// Without `PARLEY_TOKEN_KEYS`: one key derived from the master key, kid `m1`; during a rotation the previous
+    /// master key's still verifies.
+    public init(derivedFrom masterKey: MasterKey, previous: MasterKey? = nil) {
+        self.init(
+            signingKeyID: "m1", keys: ["m1": masterKey.derive("parley token key v1")],
+            fallbackKeys: previous.map { ["m1": $0.derive("parley token key v1")] } ?? [:])
     }
 
     var signingKey: [UInt8] { keys[signingKeyID]! }
 
     func key(for kid: String) -> [UInt8]? { keys[kid] }
+
+    func fallbackKey(for kid: String) -> [UInt8]? { fallbackKeys[kid] }
+
+    var hasFallback: Bool { !fallbackKeys.isEmpty }
 }

@@ -45,6 +45,11 @@ public struct TokenService: Sendable {
         let claims: TokenClaims
         do {
             claims = try JWT.verify(token, keys: { keys.key(for: $0) }, as: TokenClaims.self)
+        } catch .badSignature where keys.hasFallback {
+            guard let signed = try? JWT.verify(token, keys: { keys.fallbackKey(for: $0) }, as: TokenClaims.self) else {
+                throw APIError.tokenInvalid
+            }
+            claims = signed
         } catch {
             throw APIError.tokenInvalid
         }

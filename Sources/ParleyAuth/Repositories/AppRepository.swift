@@ -94,6 +94,49 @@ public struct AppRepository: Sendable {
         return (try Self.decode(row), secret)
     }
 
+    /// Reseals every app's secret (and previous secret) that the previous master key sealed under the current one,
+    /// in one transaction with the rows locked; throws `UnreadableSecrets` (changing nothing) when a value opens
+    /// under neither key. Running servers reload the changed apps (NOTIFY).
+    public func resealSecrets(with secrets: AppSecretBox) async throws -> ResealReport {
+        try await database.withTransaction { connection in
+            var report = ResealReport()
+            var unreadable: [String] = []
+            let rows = try await connection.query(
+                """
+                SELECT id, app_key, secret_ciphertext, previous_secret_ciphertext FROM apps ORDER BY id FOR UPDATE
+                """)
+            for row in rows {
+                let id: Int64 = try row.decode("id")
+                let appKey: String = try row.decode("app_key")
+                var changed = false
+                var sealed: [[UInt8]?] = [
+                    try row.decode("secret_ciphertext"), try row.decode("previous_secret_ciphertext"),
+                ]
+                for index in sealed.indices {
+                    guard let value = sealed[index] else { continue }
+                    switch secrets.reseal(value, appKey: appKey) {
+                    case .current: report.alreadyCurrent += 1
+                    case .resealed(let fresh):
+                        sealed[index] = fresh
+                        changed = true
+                        report.resealed += 1
+                    case .unreadable: unreadable.append(appKey)
+                    }
+                }
+                guard changed, unreadable.isEmpty else { continue }
+                _ = try await connection.query(
+                    """
+                    UPDATE apps SET secret_ciphertext = \(sealed[0]!), previous_secret_ciphertext = \(sealed[1]),
+                                    updated_at = now()
+                    WHERE id = \(id)
+                    RETURNING pg_notify(\(Self.changeChannel), id::text)::text
+                    """)
+            }
+            if !unreadable.isEmpty { throw UnreadableSecrets(what: "the app secrets", owners: unreadable) }
+            return report
+        }
+    }
+
     /// Changes settings; nil arguments keep the current value. `clearTTLs` resets the lifetimes to the defaults.
     public func update(
         appKey: String, name: String? = nil, privacyVersion: Int? = nil,

@@ -1,3 +1,4 @@
+import ParleyAuth
 import ParleyPostgres
 
 /// `app_push_settings`: written by `parley app push`, read by the worker.
@@ -19,6 +20,37 @@ public struct PushSettingsRepository: Sendable {
     static let columns = """
         app_id, enabled, apns_team_id, apns_key_id, apns_private_key_ciphertext, apns_bundle_id, preview, apns_endpoint
         """
+
+    /// Reseals every APNs key the previous master key sealed under the current one, in one transaction; throws
+    /// `UnreadableSecrets` (changing nothing) when a key opens under neither.
+    public func resealKeys(with box: PushKeyBox) async throws -> ResealReport {
+        try await database.withTransaction { connection in
+            var report = ResealReport()
+            var unreadable: [String] = []
+            let rows = try await connection.query(
+                """
+                SELECT app_id, apns_private_key_ciphertext FROM app_push_settings
+                WHERE apns_private_key_ciphertext IS NOT NULL ORDER BY app_id FOR UPDATE
+                """)
+            for row in rows {
+                let appId: Int64 = try row.decode("app_id")
+                switch box.reseal(try row.decode("apns_private_key_ciphertext"), appId: appId) {
+                case .current: report.alreadyCurrent += 1
+                case .unreadable: unreadable.append("app \(appId)")
+                case .resealed(let fresh):
+                    report.resealed += 1
+                    guard unreadable.isEmpty else { continue }
+                    _ = try await connection.query(
+                        """
+                        UPDATE app_push_settings SET apns_private_key_ciphertext = \(fresh), updated_at = now()
+                        WHERE app_id = \(appId)
+                        """)
+                }
+            }
+            if !unreadable.isEmpty { throw UnreadableSecrets(what: "the APNs keys", owners: unreadable) }
+            return report
+        }
+    }
 
     public func settings(appId: Int64) async throws -> PushSettings? {
         try await database.query(

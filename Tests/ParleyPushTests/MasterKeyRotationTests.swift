@@ -1,0 +1,94 @@
+import Foundation
+import ParleyApp
+import ParleyAuth
+import ParleyCrypto
+import ParleyLiveSupport
+import ParleyPush
+import ParleyTestSupport
+import Testing
+
+/// `parley rotate-master-key` (issue 18, item 10): with the old key as PARLEY_PREVIOUS_MASTER_KEY, servers keep
+/// opening what it sealed and verifying the tokens it signed; the command reseals app secrets and APNs keys under
+/// the new key, so the old one can be dropped.
+@Suite("Master key rotation")
+struct MasterKeyRotationTests {
+    static func rotate(_ configuration: Configuration) async throws -> [String] {
+        try await CommandOutput.lines { try await MasterKeyCommand.run([], configuration: configuration, output: $0) }
+    }
+
+    @Test func resealsEverySecretAndKeepsServingThroughout() async throws {
+        try await withDatabase { url in
+            let oldKey = MasterKey.generateHex()
+            let newKey = MasterKey.generateHex()
+            let before = try await LiveApp(databaseURL: url, masterKeyHex: oldKey)
+            let (app, secret): (AppSettings, String)
+            let accessToken: String
+            do {
+                (app, secret) = try await before.createApp()
+                var update = PushSettingsRepository.Update()
+                update.sealedKey = try PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
+                    .seal(pem: try P256.SigningKey.generate().pem, appId: app.id)
+                try await PushSettingsRepository(database: before.app.database).update(appId: app.id, update)
+                accessToken = try Session(try await before.client().register(appKey: app.appKey, username: "ann"))
+                    .accessToken
+            } catch {
+                await before.stop()
+                throw error
+            }
+            await before.stop()
+
+            // Both keys: what the old one sealed opens, the tokens it signed verify, before any reseal.
+            let rotating = ["PARLEY_PREVIOUS_MASTER_KEY": oldKey]
+            let during = try await LiveApp(databaseURL: url, masterKeyHex: newKey, environment: rotating)
+            do {
+                let client = during.client()
+                #expect(try await client.get("/api/users/me", token: accessToken).status == 200)
+                let signed = try await during.signedLogin(
+                    appKey: app.appKey, secret: secret, ["appKey": app.appKey, "userId": "tb_1", "platform": "ios"])
+                #expect(signed.status == 200, "\(signed.text)")
+
+                let configuration = try LiveApp.configuration(
+                    databaseURL: url, masterKeyHex: newKey, environment: rotating)
+                #expect(
+                    try await Self.rotate(configuration) == [
+                        "app secrets: 1 resealed, 0 already under the new key",
+                        "APNs keys: 1 resealed, 0 already under the new key",
+                    ])
+                // Again: nothing left to do.
+                #expect(
+                    try await Self.rotate(configuration) == [
+                        "app secrets: 0 resealed, 1 already under the new key",
+                        "APNs keys: 0 resealed, 1 already under the new key",
+                    ])
+                // Keys that open nothing stored refuse and change nothing; a missing previous key is a usage error.
+                let strangers = try LiveApp.configuration(
+                    databaseURL: url, masterKeyHex: MasterKey.generateHex(),
+                    environment: ["PARLEY_PREVIOUS_MASTER_KEY": MasterKey.generateHex()])
+                await #expect(throws: MasterKeyCommand.Refused.self) { try await Self.rotate(strangers) }
+                let alone = try LiveApp.configuration(databaseURL: url, masterKeyHex: newKey)
+                await #expect(throws: AppCommand.UsageError.self) { try await Self.rotate(alone) }
+            } catch {
+                await during.stop()
+                throw error
+            }
+            await during.stop()
+
+            // The old key dropped: everything stored opens under the new key alone; its tokens are gone.
+            let after = try await LiveApp(databaseURL: url, masterKeyHex: newKey)
+            do {
+                let signed = try await after.signedLogin(
+                    appKey: app.appKey, secret: secret, ["appKey": app.appKey, "userId": "tb_1", "platform": "ios"])
+                #expect(signed.status == 200, "\(signed.text)")
+                let settings = try #require(
+                    try await PushSettingsRepository(database: after.app.database).settings(appId: app.id))
+                let sealed = try #require(settings.sealedKey)
+                #expect(PushKeyBox(masterKey: try MasterKey(parsing: newKey)).open(sealed, appId: app.id) != nil)
+                #expect(try await after.client().get("/api/users/me", token: accessToken).code == 1030)
+            } catch {
+                await after.stop()
+                throw error
+            }
+            await after.stop()
+        }
+    }
+}
