@@ -174,7 +174,8 @@ import Testing
             let now = Int64(Date().timeIntervalSince1970)
 
             let expired = try await fx.raw(
-                "GET", "/files/\(key)?" + signer.query(objectKey: key, expiresAt: now - 1, appId: appId))
+                "GET",
+                "/files/\(key)?" + signer.query(objectKey: key, expiresAt: now - 1, appId: appId, disposition: .inline))
             #expect(expired.status == 403)
             #expect(expired.code == 1304)
 
@@ -193,8 +194,8 @@ import Testing
             // Signed for another app (its own derived key) over this app's object key.
             let forged = try await fx.raw(
                 "GET",
-                "/files/\(key)?exp=\(now + 600)&sig="
-                    + signer.signature(objectKey: key, expiresAt: now + 600, appId: appId + 1))
+                "/files/\(key)?exp=\(now + 600)&d=i&sig="
+                    + signer.signature(objectKey: key, expiresAt: now + 600, appId: appId + 1, disposition: .inline))
             #expect(forged.status == 403)
             #expect(forged.code == 1305)
 
@@ -207,7 +208,9 @@ import Testing
             // A well-signed URL for a key that does not exist.
             let ghost = ObjectKey.generate(appId: appId)
             let missing = try await fx.raw(
-                "GET", "/files/\(ghost)?" + signer.query(objectKey: ghost, expiresAt: now + 60, appId: appId))
+                "GET",
+                "/files/\(ghost)?"
+                    + signer.query(objectKey: ghost, expiresAt: now + 60, appId: appId, disposition: .inline))
             #expect(missing.status == 404)
             #expect(missing.code == 1302)
         }

@@ -24,6 +24,16 @@ extension MIMESniffer {
         if starts([0x50, 0x4B, 0x03, 0x04]) { return zipType(b) }
         // An empty archive is only its end-of-central-directory record.
         if starts([0x50, 0x4B, 0x05, 0x06]) { return DetectedType(mimeType: "application/zip", ext: "zip") }
+        if starts([0x1F, 0x8B, 0x08]) { return DetectedType(mimeType: "application/gzip", ext: "gz") }
+        if starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) {
+            return DetectedType(mimeType: "application/x-7z-compressed", ext: "7z")
+        }
+        if starts("Rar!\u{1A}\u{07}") { return DetectedType(mimeType: "application/vnd.rar", ext: "rar") }
+        if starts([0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+            return DetectedType(mimeType: compoundFileType, ext: "bin")
+        }
+        // POSIX ustar (and GNU tar): the magic sits in the first header block, after the name and mode fields.
+        if starts("ustar", at: 257) { return DetectedType(mimeType: "application/x-tar", ext: "tar") }
         if starts("OggS\0") { return oggType(b) }
         if starts("#!AMR\n") { return DetectedType(mimeType: "audio/amr", ext: "amr") }
         if starts("#!AMR-WB\n") { return DetectedType(mimeType: "audio/amr-wb", ext: "awb") }

@@ -1,5 +1,6 @@
 extension MIMESniffer {
-    /// Normalised extension -> media type, for files whose content and declared type say nothing.
+    /// Normalised extension -> media type: what a file name claims. A claim never decides a type by itself: it may
+    /// refine what the bytes show (`refines`) or mark text as active content (`isActiveContent`).
     static let typesByExtension: [String: String] = [
         "jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp", "heic": "image/heic",
         "heif": "image/heif", "avif": "image/avif", "bmp": "image/bmp", "tiff": "image/tiff",
@@ -19,6 +20,8 @@ extension MIMESniffer {
         "apk": "application/vnd.android.package-archive", "jar": "application/java-archive",
         "txt": "text/plain", "csv": "text/csv", "md": "text/markdown", "html": "text/html", "css": "text/css",
         "json": "application/json", "xml": "application/xml", "ics": "text/calendar", "vcf": "text/vcard",
+        "xhtml": "application/xhtml+xml", "js": "text/javascript", "mjs": "text/javascript",
+        "xsl": "application/xslt+xml", "xslt": "application/xslt+xml",
     ]
 
     /// Media type -> the extension files of that type are stored under. Where several extensions share a
@@ -38,7 +41,7 @@ extension MIMESniffer {
     /// Spellings of the same extension.
     static let extensionAliases: [String: String] = [
         "jpeg": "jpg", "jpe": "jpg", "jfif": "jpg", "tif": "tiff", "htm": "html", "qt": "mov", "3gpp": "3gp",
-        "markdown": "md", "text": "txt", "heics": "heic", "heifs": "heif",
+        "markdown": "md", "text": "txt", "heics": "heic", "heifs": "heif", "xht": "xhtml", "svgz": "svg",
     ]
 
     /// Non-standard media types clients send, mapped to the registered name.
@@ -62,4 +65,30 @@ extension MIMESniffer {
         "application/vnd.oasis.opendocument.presentation", "application/epub+zip",
         "application/vnd.android.package-archive", "application/java-archive",
     ]
+
+    /// A Compound File Binary (MS-CFB), the container of Office 97-2003 documents, when nothing refines it.
+    static let compoundFileType = "application/x-ole-storage"
+
+    /// Documents inside a compound file: a claim to be one of these refines a sniffed compound file.
+    static let compoundFileBasedTypes: Set = [
+        "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
+    ]
+
+    /// Active types that neither end in `+xml` nor name JavaScript (`isActiveContent`).
+    static let activeTypes: Set = [
+        "text/html", "text/xml", "application/xml", "text/xsl", "text/css", "text/jscript", "text/livescript",
+        "text/x-component", "application/x-shockwave-flash", "application/vnd.adobe.flash-movie",
+    ]
+
+    /// Every type `detect` can answer: what `magicType` proves, the refinements of it, text and octets. A download
+    /// serves a stored type only when it is one of these, so rows typed by an older, more trusting sniffer cannot
+    /// come back as HTML or SVG.
+    public static let storableTypes: Set<String> = Set([
+        "image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "image/heif", "image/avif",
+        "image/tiff", "image/bmp", "audio/wav", "audio/mp4", "audio/aac", "audio/mpeg", "audio/ogg", "audio/amr",
+        "audio/amr-wb", "audio/flac", "video/mp4", "video/x-m4v", "video/quicktime", "video/3gpp",
+        "video/x-msvideo", "video/webm", "video/x-matroska", "video/ogg", "application/pdf", "application/zip",
+        "application/gzip", "application/x-7z-compressed", "application/vnd.rar", "application/x-tar",
+        compoundFileType, DetectedType.plainText.mimeType, DetectedType.octetStream.mimeType,
+    ]).union(zipBasedTypes).union(compoundFileBasedTypes)
 }

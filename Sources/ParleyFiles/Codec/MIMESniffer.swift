@@ -16,10 +16,13 @@ public struct DetectedType: Sendable, Hashable, CustomStringConvertible {
     public static let plainText = DetectedType(mimeType: "text/plain", ext: "txt")
 }
 
-/// Decides what an uploaded file is from its first bytes, so that what Parley serves (and whether it
-/// thumbnails or transcodes) never rests on the client's word alone: a `.jpg` that is really a PNG is served
-/// as `image/png`. Only when the content says nothing does it fall back to the declared `Content-Type`, then
-/// to the file name's extension.
+/// Decides what an uploaded file is from its first bytes alone, so that what Parley serves never rests on the
+/// client's word: a `.jpg` that is really a PNG is served as `image/png`, and HTML, SVG, XML or script can never be
+/// stored under a type a browser would run. The declared `Content-Type` and the file name's extension only name a
+/// more specific kind of what the bytes already prove (an `.xlsx` whose entries lie past the prefix, an audio-only
+/// MP4, a `.doc` in a compound file); every such kind is a document or media type that downloads as it is. Text
+/// is `text/plain`; text that opens like markup (`<`), or that the client calls an active type (HTML, XML, SVG,
+/// script, CSS), is `application/octet-stream`, as is anything the bytes do not prove.
 public enum MIMESniffer {
     /// How many leading bytes `detect` looks at; pass at least this many when the file is that long.
     public static let prefixLength = 4096
@@ -31,10 +34,8 @@ public enum MIMESniffer {
     ///   - filename: the client's file name, if any.
     public static func detect(prefix: [UInt8], declaredType: String?, filename: String?) -> DetectedType {
         let head = prefix.prefix(prefixLength)
-        let declared = declaredType.flatMap(normalizedMediaType).flatMap { type -> DetectedType? in
-            // `application/octet-stream` says "I don't know": the file name may know better.
-            type == DetectedType.octetStream.mimeType
-                ? nil : DetectedType(mimeType: type, ext: extensionsByType[type] ?? (isTextual(type) ? "txt" : "bin"))
+        let declared = declaredType.flatMap(normalizedMediaType).map { type in
+            DetectedType(mimeType: type, ext: extensionsByType[type] ?? "bin")
         }
         let named = filename.flatMap(fileExtension).flatMap { ext in
             typesByExtension[ext].map { DetectedType(mimeType: $0, ext: ext) }
@@ -42,23 +43,41 @@ public enum MIMESniffer {
         let claims = [declared, named].compactMap { $0 }
 
         if let sniffed = magicType(head) {
-            // A claim may name a more specific kind of what the bytes show (an .xlsx whose `xl/` entries lie
-            // past the prefix, an audio-only MP4); one that contradicts them loses.
+            // A claim may name a more specific kind of what the bytes show; one that contradicts them loses.
             return claims.first { refines(sniffed, $0) } ?? sniffed
         }
         if looksLikeText(head, truncated: prefix.count >= prefixLength) {
-            return claims.first { isTextual($0.mimeType) } ?? .plainText
+            // Markup is never stored as text (a browser that ignored nosniff would render it), nor is text the
+            // client itself calls HTML, script or style.
+            if opensLikeMarkup(head) || claims.contains(where: { isActiveContent($0.mimeType) }) { return .octetStream }
+            return .plainText
         }
-        return claims.first ?? .octetStream
+        return .octetStream
     }
 
     /// Whether `claim` is a more specific name for content sniffed as `sniffed`.
     static func refines(_ sniffed: DetectedType, _ claim: DetectedType) -> Bool {
         switch sniffed.mimeType {
         case "application/zip": zipBasedTypes.contains(claim.mimeType)
+        case compoundFileType: compoundFileBasedTypes.contains(claim.mimeType)
         case "video/mp4": claim.mimeType == "audio/mp4" || claim.mimeType == "video/x-m4v"
         default: false
         }
+    }
+
+    /// Types a browser may run or render as a document of the site: HTML, XHTML, SVG and every other XML, scripts,
+    /// style sheets, Flash. Never stored; rows from before this rule are served as `application/octet-stream`.
+    public static func isActiveContent(_ mimeType: String) -> Bool {
+        mimeType.hasSuffix("+xml") || mimeType.contains("javascript") || mimeType.contains("ecmascript")
+            || activeTypes.contains(mimeType)
+    }
+
+    /// Text whose first byte after an optional BOM and white space is `<`: HTML, XML, SVG and their kin all open
+    /// so (the WHATWG MIME Sniffing standard's HTML and XML patterns, §7.1, are each a `<` tag).
+    static func opensLikeMarkup(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var b = bytes
+        if b.starts(with: [0xEF, 0xBB, 0xBF]) { b = b.dropFirst(3) }
+        return b.first { ![0x09, 0x0A, 0x0C, 0x0D, 0x20].contains($0) } == UInt8(ascii: "<")
     }
 
     /// `type/subtype` of a media type value (RFC 9110 §8.3.1), lowercased, parameters dropped, common
@@ -90,15 +109,5 @@ public enum MIMESniffer {
             lowered.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) })
         else { return nil }
         return extensionAliases[lowered] ?? lowered
-    }
-
-    /// Types whose content is text, so that sniffing "text" does not override a more precise textual claim
-    /// (CSV, JSON, Markdown).
-    static func isTextual(_ mimeType: String) -> Bool {
-        mimeType.hasPrefix("text/") || mimeType.hasSuffix("+xml") || mimeType.hasSuffix("+json")
-            || [
-                "application/json", "application/xml", "application/javascript", "application/x-yaml",
-                "application/yaml", "application/x-sh", "application/sql",
-            ].contains(mimeType)
     }
 }

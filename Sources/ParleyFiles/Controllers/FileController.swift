@@ -34,17 +34,31 @@ struct FileController: Sendable {
         router.post(
             "/api/files/urls", options: RouteOptions(bodyLimit: 64 * 1024),
             authenticator.protect { request, _, principal in
-                struct Body: Decodable { var objectKeys: [String]; var ttl: Int? }
+                struct Body: Decodable { var objectKeys: [String]; var ttl: Int?; var disposition: String? }
                 let body = try request.decodeJSON(Body.self)
                 return .ok(
                     try await urls.sign(
                         objectKeys: body.objectKeys, ttlSeconds: body.ttl, appId: principal.appId,
-                        userId: principal.userId, baseURL: Self.baseURL(of: request)))
+                        userId: principal.userId, baseURL: Self.baseURL(of: request), disposition: body.disposition))
             })
         let downloads = downloads
-        router.get("/files/{objectKey...}", immediate: { request, _ in try downloads.serveImmediately(request) }) {
-            request, _ in
-            try await downloads.serve(request)
+        // Every answer of the route, errors included, carries `DownloadSafety.headers`; the download's own answers
+        // carry them among their fixed fields.
+        router.get(
+            "/files/{objectKey...}",
+            immediate: { request, context in
+                do {
+                    return try downloads.serveImmediately(request)
+                } catch {
+                    return DownloadSafety.error(mapping: error, logger: context.logger)
+                }
+            }
+        ) { request, context in
+            do {
+                return try await downloads.serve(request)
+            } catch {
+                return DownloadSafety.error(mapping: error, logger: context.logger)
+            }
         }
     }
 

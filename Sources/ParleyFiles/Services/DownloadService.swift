@@ -5,9 +5,10 @@ import ParleyNet
 import ParleyObservability
 import Synchronization
 
-/// Serves `GET /files/{objectKey}?exp=&sig=`: checks the signature, finds the file (metadata cached in memory: a
-/// file's row never changes, and a swept file's blob is gone, which answers 404), and answers with the bytes
-/// (sendfile), a range of them, 304, or a redirect to the backend's own presigned URL.
+/// Serves `GET /files/{objectKey}?exp=&d=&sig=`: checks the signature, finds the file (metadata cached in memory:
+/// a file's row never changes, and a swept file's blob is gone, which answers 404), and answers with the bytes
+/// (sendfile), a range of them, 304, or a redirect to the backend's own presigned URL. The type and disposition
+/// follow `DownloadSafety`: inline only when the URL grants it and the file is a raster image, audio or video.
 public final class DownloadService: Sendable {
     let signer: FileURLSigner
     let repository: FileRepository
@@ -40,13 +41,17 @@ public final class DownloadService: Sendable {
         let file: StoredFile
         let etag: String
         let lastModified: String
+        /// The `Content-Type` it goes out with (`DownloadSafety.servedType`).
+        let servedType: String
+        /// What a URL granting `inline` gets: `inline` for raster images, audio and video, else `attachment`.
         let inlineDisposition: String
         let attachmentDisposition: String
         let loadedAt: Int64
         /// Where the blob lies when storage is local.
         let localPath: String?
 
-        /// The fixed fields of a 200/206 answer, inline and as an attachment.
+        /// The fixed fields of a 200/206 answer, for a URL granting inline (the same as `attachmentHeaders` unless
+        /// the file may display inline) and for one granting an attachment.
         let inlineHeaders: HTTPStaticHeaders
         let attachmentHeaders: HTTPStaticHeaders
 
@@ -64,24 +69,28 @@ public final class DownloadService: Sendable {
         init(file: StoredFile, localPath: String?, loadedAt: Int64) {
             let etag = EntityTag.quoted(file.sha256)
             let lastModified = ResponseSerializer.httpDate(time_t(file.createdAt.timeIntervalSince1970))
-            let inline = ContentDisposition.value(disposition: .inline, filename: file.name)
+            let servedType = DownloadSafety.servedType(stored: file.mimeType)
             let attachment = ContentDisposition.value(disposition: .attachment, filename: file.name)
+            let inline =
+                DownloadSafety.mayDisplayInline(servedType: servedType)
+                ? ContentDisposition.value(disposition: .inline, filename: file.name) : attachment
             func fields(_ disposition: String) -> HTTPStaticHeaders {
-                HTTPStaticHeaders([
-                    ("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
-                    ("content-type", file.mimeType), ("content-disposition", disposition),
-                    ("x-content-type-options", "nosniff"),
-                ])
+                HTTPStaticHeaders(
+                    [
+                        ("etag", etag), ("last-modified", lastModified), ("accept-ranges", "bytes"),
+                        ("content-type", servedType), ("content-disposition", disposition),
+                    ] + DownloadSafety.headerFields)
             }
             self.localPath = localPath
             self.file = file
             self.etag = etag
             self.lastModified = lastModified
+            self.servedType = servedType
             inlineDisposition = inline
             attachmentDisposition = attachment
             self.loadedAt = loadedAt
-            inlineHeaders = fields(inline)
             attachmentHeaders = fields(attachment)
+            inlineHeaders = inline == attachment ? attachmentHeaders : fields(inline)
         }
     }
 
@@ -95,19 +104,22 @@ public final class DownloadService: Sendable {
 
     /// The answer when the file's metadata is in memory (no await, no task); nil when it must be loaded.
     func serveImmediately(_ request: HTTPRequest) throws -> HTTPResponse? {
-        let (key, expiresAt, now) = try verify(request)
+        let (key, expiresAt, granted, now) = try verify(request)
         guard let entry = cached(key: key, now: now) else { return nil }
-        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, now: now)
+        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, granted: granted, now: now)
     }
 
     func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (key, expiresAt, now) = try verify(request)
+        let (key, expiresAt, granted, now) = try verify(request)
         guard let entry = try await metadata(key: key, now: now) else { throw APIError.fileNotFound }
-        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, now: now)
+        return try respond(request, key: key, entry: entry, expiresAt: expiresAt, granted: granted, now: now)
     }
 
-    /// The object key of a well-formed, correctly signed, unexpired download URL, its expiry and the time now.
-    private func verify(_ request: HTTPRequest) throws -> (key: String, expiresAt: Int64, now: Int64) {
+    /// The object key of a well-formed, correctly signed, unexpired download URL, its expiry, the disposition it
+    /// grants and the time now.
+    private func verify(_ request: HTTPRequest) throws -> (
+        key: String, expiresAt: Int64, granted: ContentDisposition.Kind, now: Int64
+    ) {
         let prefix = "/files/"
         let path = request.path
         guard path.hasPrefix(prefix) else { throw APIError.invalidObjectKey }
@@ -118,33 +130,41 @@ public final class DownloadService: Sendable {
         let query = request.query
         let exp = try? query.value(for: "exp")
         let now = Int64(time(nil))
-        switch signer.verify(objectKey: key, expiresAt: exp, signature: try? query.value(for: "sig"), now: now) {
+        switch signer.verify(
+            objectKey: key, expiresAt: exp, disposition: try? query.value(for: "d"),
+            signature: try? query.value(for: "sig"), now: now)
+        {
         case .invalid: throw APIError.fileURLInvalid
         case .expired: throw APIError.fileURLExpired
-        case .valid: return (key, Int64(exp!)!, now)
+        case .valid(let granted): return (key, Int64(exp!)!, granted, now)
         }
     }
 
     private func respond(
-        _ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64,
+        _ request: HTTPRequest, key: String, entry: CachedFile, expiresAt: Int64, granted: ContentDisposition.Kind,
         now: Int64
     ) throws -> HTTPResponse {
         let file = entry.file
         let local = caches.value
         let cacheControl = local.cacheControl(maxAge: max(0, expiresAt - now))
         if EntityTag.ifNoneMatch(request.headers["if-none-match"], matches: entry.etag) {
-            return HTTPResponse(status: 304, headers: entry.validatorHeaders(cacheControl: cacheControl))
+            var response = HTTPResponse(status: 304, headers: entry.validatorHeaders(cacheControl: cacheControl))
+            response.staticHeaders = DownloadSafety.headers
+            return response
         }
-        let attachment = (try? request.query.value(for: "download")) == "1"
+        // `download=1` (unsigned) can only turn an inline grant into an attachment.
+        let attachment = granted == .attachment || (try? request.query.value(for: "download")) == "1"
         guard let blobPath = entry.localPath else {
             var headers = entry.validatorHeaders(cacheControl: cacheControl)
             switch try storage.download(
-                key: file.storageKey, expiresAt: expiresAt, contentType: file.mimeType,
+                key: file.storageKey, expiresAt: expiresAt, contentType: entry.servedType,
                 contentDisposition: attachment ? entry.attachmentDisposition : entry.inlineDisposition)
             {
             case .redirect(let url):
                 headers.add(name: "location", value: url)
-                return HTTPResponse(status: 302, headers: headers)
+                var response = HTTPResponse(status: 302, headers: headers)
+                response.staticHeaders = DownloadSafety.headers
+                return response
             case .localFile:
                 throw APIError.internalError.with(message: "storage without a local path answered with a local file")
             }
@@ -162,8 +182,8 @@ public final class DownloadService: Sendable {
         headers.reserveCapacity(3)
         headers.appendLowercased(name: "cache-control", value: cacheControl)
         var response = HTTPResponse(status: 200, headers: headers)
-        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, nosniff: fixed per file, in wire
-        // form since the file was cached.
+        // ETag, Last-Modified, Accept-Ranges, Content-Type, Content-Disposition, CSP, CORP, nosniff: fixed per
+        // file, in wire form since the file was cached.
         response.staticHeaders = attachment ? entry.attachmentHeaders : entry.inlineHeaders
         var range: ClosedRange<Int64>?
         if case .partial(let partial) = decision {

@@ -20,16 +20,24 @@ public struct FileURLService: Sendable {
         public var denied: [String]
     }
 
-    func url(objectKey: String, expiresAt: Int64, baseURL: String) -> String {
+    /// `disposition`: what the URL grants; `inline` still serves anything but raster images, audio and video as an
+    /// attachment (`DownloadSafety`).
+    func url(
+        objectKey: String, expiresAt: Int64, baseURL: String, disposition: ContentDisposition.Kind = .inline
+    ) -> String {
         let appId = ObjectKey.appId(of: objectKey) ?? 0
         return "\(configuration.publicBaseURL ?? baseURL)/files/\(objectKey)?"
-            + signer.query(objectKey: objectKey, expiresAt: expiresAt, appId: appId)
+            + signer.query(objectKey: objectKey, expiresAt: expiresAt, appId: appId, disposition: disposition)
     }
 
+    /// `disposition`: `inline` (nil: the default) or `attachment`, signed into every URL.
     func sign(
         objectKeys: [String], ttlSeconds: Int?, appId: Int64, userId: String, baseURL: String,
-        now: Date = Date()
+        disposition: String? = nil, now: Date = Date()
     ) async throws -> Answer {
+        guard let disposition = disposition.map(ContentDisposition.Kind.init(rawValue:)) ?? .inline else {
+            throw APIError.validationFailed.with(message: "`disposition` must be `inline` or `attachment`")
+        }
         let ttl = ttlSeconds ?? configuration.defaultURLTTLSeconds
         guard (1...configuration.maxURLTTLSeconds).contains(ttl) else {
             throw APIError.validationFailed.with(
@@ -51,7 +59,8 @@ public struct FileURLService: Sendable {
             if readable.contains(key) {
                 answer.urls.append(
                     SignedURL(
-                        objectKey: key, url: url(objectKey: key, expiresAt: expiresAt, baseURL: baseURL),
+                        objectKey: key,
+                        url: url(objectKey: key, expiresAt: expiresAt, baseURL: baseURL, disposition: disposition),
                         urlExpireAt: expireText))
             } else {
                 answer.denied.append(key)

@@ -64,6 +64,15 @@ let sniffCorpus: [SniffCase] = [
     .init("PPTX", Fixture.office("ppt/presentation.xml"), pptx, "pptx"),
     .init("plain zip", Fixture.zipEntry("notes/a.txt") + Fixture.zipEntry("b.bin"), "application/zip", "zip"),
     .init("empty zip", [0x50, 0x4B, 0x05, 0x06] + Array(repeating: 0, count: 18), "application/zip", "zip"),
+    .init("gzip", [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03], "application/gzip", "gz"),
+    .init("7z", [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C, 0x00, 0x04], "application/x-7z-compressed", "7z"),
+    .init("RAR 5", Array("Rar!".utf8) + [0x1A, 0x07, 0x01, 0x00], "application/vnd.rar", "rar"),
+    .init(
+        "compound file (Office 97-2003)", [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0],
+        "application/x-ole-storage", "bin"),
+    .init(
+        "ustar", Array("notes.txt".utf8) + Array(repeating: 0, count: 248) + Array("ustar\u{0}00".utf8),
+        "application/x-tar", "tar"),
     .init("ASCII text", Array("hello, world\n".utf8), "text/plain", "txt"),
     .init("UTF-8 text", Array("你好，世界 — ünïcödé 😀\r\n\tTabbed\u{0C}".utf8), "text/plain", "txt"),
     .init("UTF-8 text with BOM", [0xEF, 0xBB, 0xBF] + Array("bom".utf8), "text/plain", "txt"),
@@ -78,7 +87,7 @@ struct MIMESnifferTests {
         #expect(MIMESniffer.detect(prefix: testCase.bytes, declaredType: nil, filename: nil) == expected)
         // The content wins over a contradicting claim...
         #expect(
-            MIMESniffer.detect(prefix: testCase.bytes, declaredType: "application/x-shockwave-flash", filename: "x.exe")
+            MIMESniffer.detect(prefix: testCase.bytes, declaredType: "application/x-msdownload", filename: "x.exe")
                 == expected)
         #expect(
             MIMESniffer.detect(prefix: testCase.bytes, declaredType: "image/gif", filename: "x.gif") == expected
@@ -106,8 +115,8 @@ struct MIMESnifferTests {
         ("GIF88a is text", Array("GIF88a".utf8), nil, nil, .plainText),
         ("%PDF without the dash is text", Array("%PDF1.4".utf8), nil, nil, .plainText),
         (
-            "ftyp with an unknown brand", Fixture.ftyp("abcd", ["efgh"]) + [0xFF], "video/mp4", nil,
-            DetectedType(mimeType: "video/mp4", ext: "mp4")
+            "ftyp with an unknown brand, declared MP4", Fixture.ftyp("abcd", ["efgh"]) + [0xFF], "video/mp4", nil,
+            .octetStream
         ),
         ("ftyp with an unknown brand and no claim", Fixture.ftyp("abcd") + [0x00], nil, nil, .octetStream),
         ("truncated ftyp", Array(Fixture.ftyp("heic").prefix(10)), nil, nil, .octetStream),
@@ -180,61 +189,27 @@ struct MIMESnifferTests {
     static let fallbacks: [(String, [UInt8], String?, String?, DetectedType)] = [
         ("nothing known", binary, nil, nil, .octetStream),
         ("empty content, no claims", [], nil, nil, .octetStream),
-        ("empty content, a name", [], nil, "empty.txt", .plainText),
-        ("declared type", binary, "image/png", nil, DetectedType(mimeType: "image/png", ext: "png")),
+        ("empty content, a name", [], nil, "empty.txt", .octetStream),
+        // The client's word never decides: bytes that prove nothing are octets whatever the claims say.
+        ("declared type", binary, "image/png", nil, .octetStream),
         (
             "declared type with parameters and case", binary, " Application/Vnd.Foo+Bar ; charset=UTF-8", "a.zip",
-            DetectedType(mimeType: "application/vnd.foo+bar", ext: "bin")
+            .octetStream
         ),
-        ("declared alias", binary, "image/jpg", nil, DetectedType(mimeType: "image/jpeg", ext: "jpg")),
-        (
-            "declared Windows zip alias", binary, "application/x-zip-compressed", nil,
-            DetectedType(mimeType: "application/zip", ext: "zip")
-        ),
-        (
-            "declared type beats the extension", binary, "audio/mpeg", "a.wav",
-            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
-        ),
-        (
-            "invalid declared type falls to the extension", binary, "image", "a.wav",
-            DetectedType(mimeType: "audio/wav", ext: "wav")
-        ),
-        (
-            "declared type with spaces inside", binary, "image /png", "a.mp3",
-            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
-        ),
-        (
-            "octet-stream defers to the extension", binary, "application/octet-stream", "Song.MP3",
-            DetectedType(mimeType: "audio/mpeg", ext: "mp3")
-        ),
-        ("octet-stream alone", binary, "application/octet-stream", nil, .octetStream),
-        ("extension alias", binary, nil, "scan.TIF", DetectedType(mimeType: "image/tiff", ext: "tiff")),
-        ("jpeg extension", binary, nil, "IMG_0001.JPEG", DetectedType(mimeType: "image/jpeg", ext: "jpg")),
-        ("unknown extension", binary, nil, "setup.exe", .octetStream),
-        (
-            "extension in a Windows path", binary, nil, "C:\\Users\\me\\deck.pptx",
-            DetectedType(mimeType: pptx, ext: "pptx")
-        ),
-        // Text: a textual claim is more precise than "text", a binary one contradicts it.
-        (
-            "text declared as CSV", Array("a,b\n1,2\n".utf8), "text/csv; charset=utf-8", nil,
-            DetectedType(mimeType: "text/csv", ext: "csv")
-        ),
-        (
-            "text named .md", Array("# Title\n".utf8), nil, "README.md",
-            DetectedType(mimeType: "text/markdown", ext: "md")
-        ),
-        (
-            "text declared as JSON", Array("{\"a\":1}".utf8), "application/json", nil,
-            DetectedType(mimeType: "application/json", ext: "json")
-        ),
-        (
-            "text declared as an unknown text type", Array("print(1)".utf8), "text/x-python", "a.py",
-            DetectedType(mimeType: "text/x-python", ext: "txt")
-        ),
+        ("declared alias", binary, "image/jpg", nil, .octetStream),
+        ("declared Windows zip alias", binary, "application/x-zip-compressed", nil, .octetStream),
+        ("declared audio, named .wav", binary, "audio/mpeg", "a.wav", .octetStream),
+        ("octet-stream and a known extension", binary, "application/octet-stream", "Song.MP3", .octetStream),
+        ("extension alone", binary, nil, "scan.TIF", .octetStream),
+        ("extension in a Windows path", binary, nil, "C:\\Users\\me\\deck.pptx", .octetStream),
+        // Text stays text/plain: a textual claim names nothing the download would treat differently.
+        ("text declared as CSV", Array("a,b\n1,2\n".utf8), "text/csv; charset=utf-8", nil, .plainText),
+        ("text named .md", Array("# Title\n".utf8), nil, "README.md", .plainText),
+        ("text declared as JSON", Array("{\"a\":1}".utf8), "application/json", nil, .plainText),
+        ("text declared as an unknown text type", Array("print(1)".utf8), "text/x-python", "a.py", .plainText),
         ("text declared as an image", Array("not a picture".utf8), "image/png", "a.png", .plainText),
         ("text with an unknown extension", Array("key=value".utf8), nil, "app.conf", .plainText),
-        // A claim may refine what the bytes show.
+        // A claim may refine what the bytes show, within the same harmless family.
         (
             "zip named .xlsx (entries past the prefix)", Fixture.zipEntry("[Content_Types].xml"), "application/zip",
             "Budget.xlsx", DetectedType(mimeType: xlsx, ext: "xlsx")
@@ -249,6 +224,10 @@ struct MIMESnifferTests {
             DetectedType(mimeType: "application/zip", ext: "zip")
         ),
         (
+            "zip named .svg stays zip", Fixture.zipEntry("a"), "image/svg+xml", "a.svg",
+            DetectedType(mimeType: "application/zip", ext: "zip")
+        ),
+        (
             "docx named .xlsx stays docx", Fixture.office("word/document.xml"), nil, "a.xlsx",
             DetectedType(mimeType: docx, ext: "docx")
         ),
@@ -260,12 +239,89 @@ struct MIMESnifferTests {
             "MP4 named .mov stays MP4", Fixture.ftyp("isom"), nil, "clip.mov",
             DetectedType(mimeType: "video/mp4", ext: "mp4")
         ),
+        (
+            "compound file named .doc", cfb, nil, "Report.DOC", DetectedType(mimeType: "application/msword", ext: "doc")
+        ),
+        (
+            "compound file declared as Excel", cfb, "application/vnd.ms-excel", nil,
+            DetectedType(mimeType: "application/vnd.ms-excel", ext: "xls")
+        ),
+        (
+            "compound file declared as HTML", cfb, "text/html", "a.html",
+            DetectedType(mimeType: "application/x-ole-storage", ext: "bin")
+        ),
     ]
+
+    static let cfb: [UInt8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1] + Array(repeating: 0, count: 24)
 
     @Test(arguments: fallbacks)
     func fallsBack(_ name: String, _ bytes: [UInt8], _ declared: String?, _ filename: String?, _ expected: DetectedType)
     {
         #expect(MIMESniffer.detect(prefix: bytes, declaredType: declared, filename: filename) == expected, "\(name)")
+    }
+
+    /// Markup and script, whatever the client calls them: never stored under a type a browser would run.
+    static let activeContent: [(String, [UInt8])] = [
+        ("HTML", Array("<!DOCTYPE html><html><body><script>alert(document.cookie)</script>".utf8)),
+        ("HTML after a BOM and blank lines", [0xEF, 0xBB, 0xBF] + Array("\r\n\t <html><script>x()</script>".utf8)),
+        ("HTML fragment", Array("<script>fetch('/api/me')</script>".utf8)),
+        ("SVG with onload", Array("<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"/>".utf8)),
+        ("XHTML", Array("<?xml version=\"1.0\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><script/></html>".utf8)),
+        ("XML", Array("<?xml version=\"1.0\"?><note>x</note>".utf8)),
+        ("HTML comment first", Array("<!-- x --><img src=x onerror=alert(1)>".utf8)),
+    ]
+
+    static let lyingClaims: [(String?, String?)] = [
+        (nil, nil), ("text/html", "page.html"), ("image/svg+xml", "logo.svg"), ("application/xhtml+xml", "a.xhtml"),
+        ("text/xml", "a.xml"), ("text/javascript", "a.js"), ("text/plain", "notes.txt"), ("image/png", "photo.png"),
+        ("application/octet-stream", "a.bin"), ("image/jpeg; charset=utf-8", "IMG_0001.JPEG"),
+    ]
+
+    @Test(arguments: activeContent)
+    func markupIsStoredAsOctetsWhateverTheClaims(_ name: String, _ bytes: [UInt8]) {
+        for (declared, filename) in Self.lyingClaims {
+            #expect(
+                MIMESniffer.detect(prefix: bytes, declaredType: declared, filename: filename) == .octetStream,
+                "\(name) declared \(declared ?? "-") named \(filename ?? "-")")
+        }
+    }
+
+    static let activeClaims: [(String?, String?)] = [
+        ("text/html", nil), (nil, "page.HTM"), ("image/svg+xml", nil), (nil, "logo.svg"),
+        ("application/xhtml+xml", nil),
+        ("text/xml", nil), ("application/xml", nil), ("application/rss+xml", nil), ("text/javascript", nil),
+        ("application/javascript", nil), ("application/x-javascript", nil), (nil, "app.js"), (nil, "module.mjs"),
+        ("text/css", nil), (nil, "site.css"), ("text/plain", "page.html"), ("TEXT/HTML; charset=utf-8", "notes.txt"),
+    ]
+
+    @Test(arguments: activeClaims)
+    func textTheClientCallsActiveIsStoredAsOctets(_ declared: String?, _ filename: String?) {
+        let script = Array("alert(document.cookie); body { color: red }".utf8)
+        #expect(MIMESniffer.detect(prefix: script, declaredType: declared, filename: filename) == .octetStream)
+    }
+
+    @Test func provenBytesWinOverAnActiveName() {
+        let png = DetectedType(mimeType: "image/png", ext: "png")
+        #expect(MIMESniffer.detect(prefix: Fixture.png, declaredType: "text/html", filename: "index.html") == png)
+        #expect(MIMESniffer.detect(prefix: Fixture.png, declaredType: "image/svg+xml", filename: "a.svg") == png)
+        #expect(
+            MIMESniffer.detect(prefix: Fixture.pdf, declaredType: "text/html", filename: "a.html")
+                == DetectedType(mimeType: "application/pdf", ext: "pdf"))
+    }
+
+    @Test func everyAnswerIsStorableAndNoActiveTypeIs() {
+        var answers = sniffCorpus.map(\.mimeType) + Self.fallbacks.map(\.4.mimeType) + Self.nearMisses.map(\.4.mimeType)
+        answers += [DetectedType.plainText.mimeType, DetectedType.octetStream.mimeType]
+        for type in answers { #expect(MIMESniffer.storableTypes.contains(type), "\(type)") }
+        for type in MIMESniffer.storableTypes { #expect(!MIMESniffer.isActiveContent(type), "\(type)") }
+        for type in [
+            "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/javascript",
+            "application/javascript", "application/ecmascript", "text/css", "application/atom+xml",
+            "application/x-shockwave-flash",
+        ] {
+            #expect(MIMESniffer.isActiveContent(type), "\(type)")
+            #expect(!MIMESniffer.storableTypes.contains(type), "\(type)")
+        }
     }
 
     static let textOrBinary: [(String, [UInt8], Bool)] = [

@@ -47,6 +47,19 @@ struct FileServiceS3Tests {
             #expect(report.files == 2)
             #expect(report.objectsDeleted == 1)
             #expect(try await fx.files.storage.exists(key: storageKey) == false)
+            // S3 answers with the download's safe type and disposition, not what the client declared; the redirect
+            // itself carries the headers every `/files/` answer does.
+            let html = try await fx.upload(
+                alice, Array("<html><script>alert(1)</script>".utf8), name: "a.html", type: "text/html")
+            let htmlRedirect = try await fx.fetch(html["url"] as! String)
+            #expect(htmlRedirect.status == 302)
+            #expect(htmlRedirect.header("content-security-policy") == "default-src 'none'; sandbox")
+            #expect(htmlRedirect.header("cross-origin-resource-policy") == "same-site")
+            let htmlFetched = try await client.execute(
+                HTTPClientRequest(url: try #require(htmlRedirect.header("location"))))
+            #expect(htmlFetched.status == 200)
+            #expect(htmlFetched.header("content-type") == "application/octet-stream")
+            #expect(htmlFetched.header("content-disposition")?.hasPrefix("attachment;") == true)
             #expect(fx.storedFiles("spool").isEmpty)
         }
     }

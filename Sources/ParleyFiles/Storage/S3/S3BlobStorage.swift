@@ -81,7 +81,10 @@ public final class S3BlobStorage: BlobStorage {
     }
 
     /// A presigned GET valid until `expiresAt` (at least one second, at most S3's seven days), whose response
-    /// carries `contentType` and `contentDisposition` (S3's `response-content-*` overrides).
+    /// carries `contentType` and `contentDisposition` (S3's `response-content-*` overrides: the download's safe type
+    /// and disposition, whatever the object's metadata says). S3 has no override for `Content-Security-Policy`,
+    /// `Cross-Origin-Resource-Policy` or `X-Content-Type-Options`: a bucket on the API's site needs them added by
+    /// the CDN or proxy in front of it (README, "Serving files from a separate origin").
     public func download(key: String, expiresAt: Int64, contentType: String, contentDisposition: String)
         throws(S3Error) -> BlobDownload
     {
