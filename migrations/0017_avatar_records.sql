@@ -22,7 +22,7 @@ CREATE TEMPORARY TABLE legacy_avatars ON COMMIT DROP AS
 SELECT 'user'::text AS kind, u.app_id, u.id AS holder, f.object_key AS original,
        parley_new_object_key(u.app_id) AS copy
 FROM users u
-JOIN files f ON f.object_key = u.avatar AND f.app_id = u.app_id AND f.mime_type LIKE 'image/%'
+JOIN files f ON f.object_key = u.avatar AND f.app_id = u.app_id AND f.mime_type LIKE 'image/%' AND f.mime_type NOT LIKE '%xml%'
 WHERE f.owner_id = u.id
    OR EXISTS (SELECT 1 FROM messages m
               JOIN conversation_members cm ON cm.app_id = m.app_id AND cm.conversation_id = m.conversation_id
@@ -31,7 +31,7 @@ WHERE f.owner_id = u.id
 UNION ALL
 SELECT 'group', g.app_id, g.id, f.object_key, parley_new_object_key(g.app_id)
 FROM groups g
-JOIN files f ON f.object_key = g.avatar_key AND f.app_id = g.app_id AND f.mime_type LIKE 'image/%'
+JOIN files f ON f.object_key = g.avatar_key AND f.app_id = g.app_id AND f.mime_type LIKE 'image/%' AND f.mime_type NOT LIKE '%xml%'
 WHERE EXISTS (SELECT 1 FROM conversation_members cm
               WHERE cm.app_id = g.app_id AND cm.conversation_id = 'sg:' || g.id AND cm.user_id = f.owner_id)
    OR EXISTS (SELECT 1 FROM messages m

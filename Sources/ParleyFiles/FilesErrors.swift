@@ -14,6 +14,6 @@ extension APIError {
     public static let fileStorageUnavailable = APIError(
         code: 1308, status: 503, message: "file storage unavailable, retry shortly")
     public static let avatarNotImage = APIError(
-        code: 1310, status: 415, message: "an avatar must be a PNG, JPEG, GIF, WebP, HEIC, AVIF or BMP image")
+        code: 1310, status: 415, message: "an avatar must be a raster image (PNG, JPEG, GIF, WebP, HEIC, AVIF, ...)")
     public static let rangeNotSatisfiable = APIError(code: 1309, status: 416, message: "range not satisfiable")
 }

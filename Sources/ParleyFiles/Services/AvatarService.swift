@@ -9,11 +9,6 @@ import ParleyHTTP
 public struct AvatarService: Sendable {
     let repository: FileRepository
 
-    /// The image types an avatar may have: what every client can draw, nothing a browser would run.
-    static let imageTypes: Set<String> = [
-        "image/png", "image/jpeg", "image/gif", "image/webp", "image/heic", "image/heif", "image/avif", "image/bmp",
-    ]
-
     public func adopt(objectKey: String, for holder: AvatarHolder, appId: Int64, by userId: String) async throws
         -> String
     {
@@ -23,7 +18,8 @@ public struct AvatarService: Sendable {
         else {
             throw APIError.fileNotFound.with(message: "no file `\(objectKey)` in this app")
         }
-        guard Self.imageTypes.contains(file.mimeType) else {
+        // Served as an image: a raster type the sniffer stores (never SVG, whatever an older row says).
+        guard DownloadSafety.servedType(stored: file.mimeType).hasPrefix("image/") else {
             throw APIError.avatarNotImage.with(message: "`\(objectKey)` is \(file.mimeType), not an image")
         }
         // Setting the same avatar again keeps its record.
