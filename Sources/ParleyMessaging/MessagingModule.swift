@@ -25,7 +25,7 @@ public final class MessagingModule: Sendable {
         configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
-        attachments: AttachmentAuthorizer? = nil
+        attachments: AttachmentAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry()
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -38,7 +38,10 @@ public final class MessagingModule: Sendable {
             batcher: SendBatcher(repository: messageRepository),
             validator: MessageContentValidator(configuration: configuration), events: events,
             revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
-            attachments: attachments)
+            attachments: attachments,
+            sendRate: TokenBucketLimiter(
+                ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
+            refusals: QuotaRefusals(metrics: metrics))
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),

@@ -179,6 +179,42 @@ struct RateLimitTests {
         }
     }
 
+    /// Registrations per address hold in PostgreSQL (every instance shares them), per app, IPv6 by its /64; a
+    /// refusal is counted before any password is hashed and stores nothing.
+    @Test func registrationsPerAddressAnswer1044WithRetryAfter() async throws {
+        let environment = ["PARLEY_AUTH_REGISTRATIONS_PER_HOUR": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]
+        try await withLiveApp(environment: environment) { live in
+            let (app, _) = try await live.createApp()
+            let (other, _) = try await live.createApp(name: "Other")
+            let client = live.client()
+            func register(_ username: String, from address: String, appKey: String? = nil) async throws
+                -> TestResponse
+            {
+                try await client.post(
+                    "/api/auth/register",
+                    json: ["username": username, "password": "correct horse", "platform": "ios"],
+                    headers: ["X-App-Key": appKey ?? app.appKey, "X-Forwarded-For": address])
+            }
+            #expect(try await register("ann", from: "203.0.113.7").status == 200)
+            #expect(try await register("ben", from: "203.0.113.7").status == 200)
+            let refused = try await register("cid", from: "203.0.113.7")
+            #expect(refused.status == 429)
+            #expect(refused.code == 1044)
+            let retryAfter = try #require(refused.header("Retry-After").flatMap(Int.init))
+            #expect((1...1800).contains(retryAfter)) // 2 an hour: one token back every 30 minutes
+            #expect(try await client.login(appKey: app.appKey, username: "cid").code == 1035) // nothing stored
+            // Other addresses and other apps have buckets of their own.
+            #expect(try await register("cid", from: "203.0.113.8").status == 200)
+            #expect(try await register("cid", from: "203.0.113.7", appKey: other.appKey).status == 200)
+            // An IPv6 client's whole /64 is one source.
+            #expect(try await register("dan", from: "2001:db8:5:6::1").status == 200)
+            #expect(try await register("eve", from: "2001:db8:5:6:ffff::2").status == 200)
+            #expect(try await register("fay", from: "2001:db8:5:6:1234::3").code == 1044)
+            #expect(try await register("fay", from: "2001:db8:5:7::1").status == 200)
+            #expect(live.app.metrics.render().contains(#"parley_quota_refusals_total{kind="registration"} 2"#))
+        }
+    }
+
     @Test func tokenBucketRefills() {
         let limiter = TokenBucketLimiter<String>(ratePerMinute: 60)
         let start = Instant(nanoseconds: 1_000_000_000_000)
