@@ -79,7 +79,8 @@ public struct UploadService: Sendable {
     ) async throws -> UploadedFile {
         var pending = [file.content.path] + (thumbnail.map { [$0.content.path] } ?? [])
         defer { for path in pending { unlink(path) } }
-        // Before anything is stored, against the usage read when the upload began; the commits check again.
+        // Before anything is stored, against the usage read when the upload began; the commits check again (a
+        // thumbnail committed before its file is refused stays until the sweeper removes it, unreferenced).
         let total = file.content.size + (thumbnail?.content.size ?? 0)
         if let kind = limits.quota.exceeded(adding: total, newContent: false) {
             throw refuse(kind, limits.quota)
