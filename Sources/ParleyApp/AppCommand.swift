@@ -21,8 +21,11 @@ public enum AppCommand {
                                      change settings; raising --privacy-version makes users consent again (code 1033);
                                      --revoke-window sets how long senders may revoke their messages
           parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
-                                     the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES) and the
-                                     MIME types it accepts; without options prints the current limits
+                               [--user-quota-bytes N] [--app-quota-bytes N] [--server-quotas]
+                                     the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES), the MIME
+                                     types it accepts, the bytes each user's uploads and the whole app may hold (0: no
+                                     quota; --server-quotas: PARLEY_FILES_*_QUOTA_BYTES again); without options prints
+                                     the current limits and the bytes the app stores
           parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
                                   [--preview full|sender|none] [--enable|--disable]
                                      offline push over APNs: the .p8 key (stored encrypted under the master key), its
@@ -130,7 +133,13 @@ public enum AppCommand {
                     }
                 }
                 let allTypes = options.takeFlag("--all-types")
+                let userQuota = try options.takeInt("--user-quota-bytes")
+                let appQuota = try options.takeInt("--app-quota-bytes")
+                let serverQuotas = options.takeFlag("--server-quotas")
                 try options.finish()
+                if serverQuotas && (userQuota != nil || appQuota != nil) {
+                    throw UsageError(description: "--server-quotas excludes --user-quota-bytes and --app-quota-bytes")
+                }
                 if let maxBytes, maxBytes < 1 { throw UsageError(description: "--max-bytes must be at least 1") }
                 if let types, types.isEmpty || types.contains(where: { !$0.contains("/") }) {
                     throw UsageError(description: "--types takes MIME types or type/* patterns, comma-separated")
@@ -139,17 +148,27 @@ public enum AppCommand {
                     throw UsageError(description: "no app with key \(key)")
                 }
                 let files = FileRepository(database: context.database)
-                if maxBytes != nil || types != nil || allTypes {
-                    try await files.updateLimits(
-                        appId: target.id, maxFileBytes: maxBytes.map(Int64.init),
-                        allowedTypes: types, clearTypes: allTypes)
+                var update = FileRepository.SettingsUpdate()
+                update.maxFileBytes = maxBytes.map(Int64.init)
+                update.allowedTypes = types
+                update.clearTypes = allTypes
+                update.userQuotaBytes = userQuota.map(Int64.init)
+                update.appQuotaBytes = appQuota.map(Int64.init)
+                update.clearQuotas = serverQuotas
+                if !update.isEmpty { try await files.updateSettings(appId: target.id, update) }
+                let settings = try await files.settings(appId: target.id)
+                func quota(_ own: Int64?, server: Int64) -> String {
+                    let value = own ?? server
+                    return (value == 0 ? "none" : String(value)) + (own == nil ? " (server default)" : "")
                 }
-                let limits = try await files.limits(appId: target.id)
                 output("appKey          \(target.appKey)")
                 output(
-                    "maxFileBytes    \(limits.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")"
+                    "maxFileBytes    \(settings.maxFileBytes.map(String.init) ?? "\(configuration.files.maxUploadBytes) (server default)")"
                 )
-                output("allowedTypes    \(limits.allowedTypes?.joined(separator: ",") ?? "(every type)")")
+                output("allowedTypes    \(settings.allowedTypes?.joined(separator: ",") ?? "(every type)")")
+                output("userQuotaBytes  \(quota(settings.userQuotaBytes, server: configuration.files.userQuotaBytes))")
+                output("appQuotaBytes   \(quota(settings.appQuotaBytes, server: configuration.files.appQuotaBytes))")
+                output("storedBytes     \(settings.storedBytes)")
             case "push":
                 try await push(
                     &options, repository: repository, database: context.database, masterKey: auth.masterKey,

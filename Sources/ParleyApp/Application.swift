@@ -53,13 +53,14 @@ public final class Application: Sendable {
             metrics: metrics)
         self.database = database
         OperationsController.registerProcessMetrics(metrics)
-        let auth = AuthModule(configuration: authConfiguration, database: database, logger: logger)
+        let auth = AuthModule(
+            configuration: authConfiguration, database: database, logger: logger, metrics: metrics)
         self.auth = auth
         files = FilesModule(
             configuration: configuration.files, storage: blobStorage, database: database,
             authenticator: auth.authenticator,
             signingSecret: HMAC.sha256(key: masterKey.bytes, message: Array("parley-files-signing".utf8)),
-            logger: logger)
+            logger: logger, metrics: metrics)
         messaging = MessagingModule(
             configuration: configuration.messaging, database: database,
             authenticator: auth.authenticator, logger: logger,
@@ -67,7 +68,7 @@ public final class Application: Sendable {
             attachments: { [access = files.access] keys, appId, userId in
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
             },
-            avatars: files.avatarAuthorizer)
+            avatars: files.avatarAuthorizer, metrics: metrics)
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)

@@ -37,6 +37,7 @@ public struct Configuration: Sendable {
     public var tokenLifetimes: TokenLifetimes
     public var authRatePerMinute: Int
     public var authAccountRatePerMinute: Int
+    public var authRegistrationsPerHour: Int
     public var loginMaxFailures: Int
     public var loginFailureWindowSeconds: Int
     public var loginFirstDelaySeconds: Int
@@ -122,6 +123,11 @@ public struct Configuration: Sendable {
             name: "PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", defaultValue: "30",
             help: "auth requests per minute per account: logins per username, renewals per user (0: unlimited)"),
         Setting(
+            name: "PARLEY_AUTH_REGISTRATIONS_PER_HOUR", defaultValue: "20",
+            help:
+                "registrations per hour per client address (IPv6 by /64) and app, across instances "
+                + "(code 1044 + Retry-After; 0: unlimited)"),
+        Setting(
             name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
             help:
                 "failed logins per account and client address (or known device) before progressive delays "
@@ -155,6 +161,14 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_IM_EDIT_WINDOW_SECONDS", defaultValue: "86400", help: "senders may edit text for this long"),
         Setting(
+            name: "PARLEY_IM_SEND_RATE_PER_SECOND", defaultValue: "20",
+            help:
+                "messages per second a user may send (decimals allowed), REST and WebSocket together, counted per "
+                + "instance (code 1118 + Retry-After; 0: unlimited)"),
+        Setting(
+            name: "PARLEY_IM_SEND_BURST", defaultValue: "100",
+            help: "messages a user may send at once above that rate (a reconnecting client's outbox)"),
+        Setting(
             name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
             help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
         Setting(
@@ -163,6 +177,19 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_FILES_MAX_BYTES", defaultValue: "104857600",
             help: "largest upload (100 MiB; `parley app files --max-bytes` lowers it per app)"),
+        Setting(
+            name: "PARLEY_FILES_USER_QUOTA_BYTES", defaultValue: "1073741824",
+            help:
+                "bytes a user's uploads may hold (1 GiB; code 1315; `parley app files --user-quota-bytes` "
+                + "overrides per app; 0: unlimited)"),
+        Setting(
+            name: "PARLEY_FILES_APP_QUOTA_BYTES", defaultValue: "0",
+            help:
+                "bytes an app's files may hold, each content once (code 1316; `parley app files "
+                + "--app-quota-bytes` overrides per app; 0: unlimited)"),
+        Setting(
+            name: "PARLEY_FILES_UPLOADS_PER_MINUTE", defaultValue: "60",
+            help: "uploads per minute per user, counted per instance (code 1317 + Retry-After; 0: unlimited)"),
         Setting(
             name: "PARLEY_FILES_URL_TTL_SECONDS", defaultValue: "3600",
             help: "lifetime of signed download URLs when the caller names none (at most the maximum below)"),
@@ -236,6 +263,14 @@ public struct Configuration: Sendable {
             }
             return parsed
         }
+        func decimal(_ name: String, _ fallback: Double, range: ClosedRange<Double>) throws -> Double {
+            guard let raw = value(name) else { return fallback }
+            guard let parsed = Double(raw), parsed.isFinite, range.contains(parsed) else {
+                throw Invalid(
+                    description: "\(name)=\(raw) is not a number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return parsed
+        }
         func flag(_ name: String, _ fallback: Bool) throws -> Bool {
             guard let raw = value(name)?.lowercased() else { return fallback }
             switch raw {
@@ -290,6 +325,7 @@ public struct Configuration: Sendable {
             im: try integer("PARLEY_IM_TOKEN_TTL_SECONDS", 86400, range: 60...(30 * 86400)))
         authRatePerMinute = try integer("PARLEY_AUTH_RATE_PER_MINUTE", 120, range: 0...10_000_000)
         authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
+        authRegistrationsPerHour = try integer("PARLEY_AUTH_REGISTRATIONS_PER_HOUR", 20, range: 0...1_000_000)
         loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
         loginFirstDelaySeconds = try integer("PARLEY_LOGIN_FIRST_DELAY_SECONDS", 1, range: 1...3600)
@@ -303,6 +339,8 @@ public struct Configuration: Sendable {
         messaging.groupMemberLimit = try integer("PARLEY_IM_GROUP_MEMBER_LIMIT", 2000, range: 2...100_000)
         messaging.revokeWindowSeconds = try integer("PARLEY_IM_REVOKE_WINDOW_SECONDS", 120, range: 0...(30 * 86400))
         messaging.editWindowSeconds = try integer("PARLEY_IM_EDIT_WINDOW_SECONDS", 86400, range: 0...(365 * 86400))
+        messaging.sendRatePerSecond = try decimal("PARLEY_IM_SEND_RATE_PER_SECOND", 20, range: 0...1_000_000)
+        messaging.sendBurst = try integer("PARLEY_IM_SEND_BURST", 100, range: 1...1_000_000)
         messaging.syncRetentionDays = try integer("PARLEY_IM_SYNC_RETENTION_DAYS", 30, range: 1...3650)
         let filesDirectory = value("PARLEY_FILES_DIR") ?? ".parley/files"
         switch value("PARLEY_FILES_BACKEND")?.lowercased() ?? "local" {
@@ -328,6 +366,10 @@ public struct Configuration: Sendable {
             throw Invalid(description: "PARLEY_FILES_BACKEND=\(other) must be local or s3")
         }
         files.maxUploadBytes = Int64(try integer("PARLEY_FILES_MAX_BYTES", 100 << 20, range: 1...(64 << 30)))
+        files.userQuotaBytes = Int64(
+            try integer("PARLEY_FILES_USER_QUOTA_BYTES", 1 << 30, range: 0...Int(Int64.max)))
+        files.appQuotaBytes = Int64(try integer("PARLEY_FILES_APP_QUOTA_BYTES", 0, range: 0...Int(Int64.max)))
+        files.uploadsPerMinute = try integer("PARLEY_FILES_UPLOADS_PER_MINUTE", 60, range: 0...1_000_000)
         files.maxURLTTLSeconds = try integer("PARLEY_FILES_URL_MAX_TTL_SECONDS", 86400, range: 60...(7 * 86400))
         files.defaultURLTTLSeconds = try integer(
             "PARLEY_FILES_URL_TTL_SECONDS", 3600, range: 1...files.maxURLTTLSeconds)
@@ -373,6 +415,7 @@ public struct Configuration: Sendable {
         auth.lifetimes = tokenLifetimes
         auth.addressRatePerMinute = authRatePerMinute
         auth.accountRatePerMinute = authAccountRatePerMinute
+        auth.registrationsPerHour = authRegistrationsPerHour
         auth.maxLoginFailures = loginMaxFailures
         auth.loginFailureWindow = loginFailureWindowSeconds
         auth.loginFirstDelay = loginFirstDelaySeconds

@@ -13,6 +13,8 @@ public struct AuthConfiguration: Sendable {
     public var addressRatePerMinute = 120
     /// Auth requests per minute per account (login attempts by username, token renewals by user; 0: unlimited).
     public var accountRatePerMinute = 30
+    /// Registrations per hour per client address (IPv6 by /64) and app, across instances (0: unlimited).
+    public var registrationsPerHour = 20
     /// Failed logins per account and source (client address, or a device that had a session) before each further
     /// attempt waits `loginFirstDelay`, twice that, ... up to `loginFailureWindow`; the account as a whole allows ten sources' worth.
     public var maxLoginFailures = 10

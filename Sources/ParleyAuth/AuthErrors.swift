@@ -36,6 +36,12 @@ extension APIError {
             code: 1036, status: 429, message: "too many failed logins, try again later",
             headers: ["Retry-After": String(max(1, retryAfterSeconds))])
     }
+    /// Registrations from this client address (IPv6 by /64) reached PARLEY_AUTH_REGISTRATIONS_PER_HOUR.
+    public static func registrationsThrottled(retryAfterSeconds: Int) -> APIError {
+        APIError(
+            code: 1044, status: 429, message: "too many registrations from this address, try again later",
+            headers: ["Retry-After": String(max(1, retryAfterSeconds))])
+    }
     public static let refreshTokenInvalid = APIError(
         code: 1037, status: 401,
         message: "refresh token invalid, expired or already used")

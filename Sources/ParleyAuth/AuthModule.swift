@@ -22,7 +22,7 @@ public final class AuthModule: Sendable {
     let services: AuthServices
     let sync: AuthSyncService
 
-    public init(configuration: AuthConfiguration, database: PostgresClient, logger: Logger) {
+    public init(configuration: AuthConfiguration, database: PostgresClient, logger: Logger, metrics: MetricsRegistry) {
         self.configuration = configuration
         let logger = logger.with("component", "auth")
         let directory = AppDirectory()
@@ -43,7 +43,8 @@ public final class AuthModule: Sendable {
         let secrets = AppSecretBox(sealer: configuration.sealer)
         let throttles = LoginThrottleRepository(database: database)
         services = AuthServices(
-            configuration: configuration, apps: apps, users: users, throttles: throttles, sessions: sessions,
+            configuration: configuration, apps: apps, users: users, throttles: throttles,
+            registrations: RegistrationThrottleRepository(database: database), sessions: sessions,
             authenticator: authenticator,
             consents: consents,
             limits: AuthRateLimits(
@@ -55,6 +56,7 @@ public final class AuthModule: Sendable {
             signatures: SignedRequestVerifier(
                 apps: apps, secrets: secrets, nonces: NonceRepository(database: database),
                 window: configuration.signatureWindow),
+            refusals: QuotaRefusals(metrics: metrics),
             logger: logger)
         sync = AuthSyncService(
             apps: appRepository, directory: directory, sessions: sessions, throttles: throttles,

@@ -8,6 +8,7 @@ struct AuthServices: Sendable {
     let apps: AppResolver
     let users: UserRepository
     let throttles: LoginThrottleRepository
+    let registrations: RegistrationThrottleRepository
     let sessions: SessionService
     let authenticator: Authenticator
     let consents: ConsentCache
@@ -15,6 +16,7 @@ struct AuthServices: Sendable {
     let passwords: PasswordHashingPool
     let dummyHash: DummyPasswordHash
     let signatures: SignedRequestVerifier
+    let refusals: QuotaRefusals
     let logger: Logger
     /// The file service's avatar check, handed over when the routes are registered (files is built after auth).
     var avatars: AvatarAuthorizer? = nil

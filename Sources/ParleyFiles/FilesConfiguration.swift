@@ -11,6 +11,12 @@ public struct FilesConfiguration: Sendable {
     public var backend: Backend = .local(directory: ".parley/files")
     /// The largest upload the server takes (an app may set a lower limit): PARLEY_FILES_MAX_BYTES, 100 MiB.
     public var maxUploadBytes: Int64 = 100 << 20
+    /// Bytes one user's uploads may hold (PARLEY_FILES_USER_QUOTA_BYTES, 1 GiB) and an app's distinct contents
+    /// (PARLEY_FILES_APP_QUOTA_BYTES, none); 0: unlimited. Apps may override both.
+    public var userQuotaBytes: Int64 = 1 << 30
+    public var appQuotaBytes: Int64 = 0
+    /// Uploads per minute per user, counted by each instance for itself (PARLEY_FILES_UPLOADS_PER_MINUTE; 0: none).
+    public var uploadsPerMinute = 60
     /// Lifetime of signed URLs when the caller names none, and the most it may ask for (7 days).
     public var defaultURLTTLSeconds: Int = 3600
     /// The longest a signed URL may live (a URL is a bearer credential: it cannot be revoked before it expires).

@@ -16,4 +16,16 @@ extension APIError {
     public static let avatarNotImage = APIError(
         code: 1310, status: 415, message: "an avatar must be a raster image (PNG, JPEG, GIF, WebP, HEIC, AVIF, ...)")
     public static let rangeNotSatisfiable = APIError(code: 1309, status: 416, message: "range not satisfiable")
+    /// The uploader's files would pass PARLEY_FILES_USER_QUOTA_BYTES (or the app's override); nothing is kept.
+    public static let userStorageQuotaExceeded = APIError(
+        code: 1315, status: 413, message: "storage quota exceeded")
+    /// The app's stored contents would pass PARLEY_FILES_APP_QUOTA_BYTES (or the app's override).
+    public static let appStorageQuotaExceeded = APIError(
+        code: 1316, status: 413, message: "the app's storage quota is used up")
+    /// The uploader is over PARLEY_FILES_UPLOADS_PER_MINUTE.
+    public static func uploadRateLimited(retryAfterSeconds: Int) -> APIError {
+        APIError(
+            code: 1317, status: 429, message: "too many uploads, try again later",
+            headers: ["Retry-After": String(max(1, retryAfterSeconds))])
+    }
 }

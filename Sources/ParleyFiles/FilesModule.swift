@@ -23,7 +23,8 @@ public final class FilesModule: Sendable {
     /// `signingSecret`: the server's secret for download URLs (derived from the master key by the caller).
     public init(
         configuration: FilesConfiguration, storage: any BlobStorage, database: PostgresClient,
-        authenticator: Authenticator, signingSecret: [UInt8], logger: Logger
+        authenticator: Authenticator, signingSecret: [UInt8], logger: Logger,
+        metrics: MetricsRegistry = MetricsRegistry()
     ) {
         self.configuration = configuration
         self.storage = storage
@@ -36,7 +37,8 @@ public final class FilesModule: Sendable {
         urls = FileURLService(configuration: configuration, signer: signer, repository: repository)
         uploads = UploadService(
             configuration: configuration, repository: repository, storage: storage, urls: urls,
-            logger: self.logger)
+            logger: self.logger, uploadRate: TokenBucketLimiter(ratePerMinute: configuration.uploadsPerMinute),
+            refusals: QuotaRefusals(metrics: metrics))
         downloads = DownloadService(
             signer: signer, repository: repository, storage: storage,
             cacheLimit: configuration.metadataCacheEntries, logger: self.logger)

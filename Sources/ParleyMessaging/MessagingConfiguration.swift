@@ -14,6 +14,10 @@ public struct MessagingConfiguration: Sendable {
     public var revokeWindowSeconds = 120
     /// Senders may edit text and richText messages for this long (seconds).
     public var editWindowSeconds = 24 * 3600
+    /// Messages per second one user may send (REST and WebSocket together), counted by each instance for itself;
+    /// 0: unlimited. `sendBurst` is how many may go at once above the rate.
+    public var sendRatePerSecond: Double = 20
+    public var sendBurst = 100
     /// Sync's changes log (read marks, revokes, edits, per-user changes) is kept this many days.
     public var syncRetentionDays = 30
 

@@ -33,6 +33,13 @@ extension APIError {
     public static let cursorExpired = APIError(
         code: 1116, status: 410,
         message: "sync cursor too old: reload conversations and history, then sync without a cursor")
+    /// The sender is over PARLEY_IM_SEND_RATE_PER_SECOND (and its burst); over the WebSocket the error frame carries
+    /// `retryAfter` instead of the header.
+    public static func sendRateLimited(retryAfterSeconds: Int) -> APIError {
+        APIError(
+            code: 1118, status: 429, message: "sending too fast, slow down",
+            headers: ["Retry-After": String(max(1, retryAfterSeconds))])
+    }
     /// Removing yourself is leaving, which has its own route (and rules: an owner must transfer first).
     public static let cannotRemoveSelf = APIError(
         code: 1117, status: 403,

@@ -26,7 +26,7 @@ public final class MessagingModule: Sendable {
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
         attachments: AttachmentAuthorizer? = nil,
-        avatars: AvatarAuthorizer? = nil
+        avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry()
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -39,7 +39,10 @@ public final class MessagingModule: Sendable {
             batcher: SendBatcher(repository: messageRepository),
             validator: MessageContentValidator(configuration: configuration), events: events,
             revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
-            attachments: attachments)
+            attachments: attachments,
+            sendRate: TokenBucketLimiter(
+                ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
+            refusals: QuotaRefusals(metrics: metrics))
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),

@@ -80,6 +80,41 @@ struct AppCommandTests {
         }
     }
 
+    /// `parley app files` sets the app's storage quotas over the server's (0: none) and hands them back.
+    @Test func filesSetsAndClearsStorageQuotas() async throws {
+        try await withDatabase { url in
+            let live = try await LiveApp(databaseURL: url)
+            let configuration = try LiveApp.configuration(databaseURL: url, masterKeyHex: live.masterKeyHex)
+            do {
+                let key = try #require(
+                    CommandOutput.field("appKey", in: try await Self.run(["create", "--name", "Q"], configuration)))
+                let shown = try await Self.run(["files", key], configuration)
+                #expect(CommandOutput.field("userQuotaBytes", in: shown) == "1073741824 (server default)")
+                #expect(CommandOutput.field("appQuotaBytes", in: shown) == "none (server default)")
+                #expect(CommandOutput.field("storedBytes", in: shown) == "0")
+                let set = try await Self.run(
+                    ["files", key, "--user-quota-bytes", "5000", "--app-quota-bytes", "0", "--max-bytes", "100"],
+                    configuration)
+                #expect(CommandOutput.field("userQuotaBytes", in: set) == "5000")
+                #expect(CommandOutput.field("appQuotaBytes", in: set) == "none")
+                #expect(CommandOutput.field("maxFileBytes", in: set) == "100")
+                // Other options keep the quotas; --server-quotas returns both to the server's settings.
+                let types = try await Self.run(["files", key, "--types", "image/*"], configuration)
+                #expect(CommandOutput.field("userQuotaBytes", in: types) == "5000")
+                let cleared = try await Self.run(["files", key, "--server-quotas"], configuration)
+                #expect(CommandOutput.field("userQuotaBytes", in: cleared) == "1073741824 (server default)")
+                #expect(CommandOutput.field("maxFileBytes", in: cleared) == "100")
+                await #expect(throws: AppCommand.UsageError.self) {
+                    try await Self.run(["files", key, "--server-quotas", "--user-quota-bytes", "1"], configuration)
+                }
+            } catch {
+                await live.stop()
+                throw error
+            }
+            await live.stop()
+        }
+    }
+
     @Test func serveAndAppCommandsRefuseWithoutMasterKey() async throws {
         var environment = ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"]
         let configuration = try Configuration(environment: environment)

@@ -181,14 +181,83 @@ struct RateLimitTests {
         }
     }
 
+    /// Registrations per address hold in PostgreSQL (every instance shares them), per app, IPv6 by its /64; a
+    /// refusal is counted before any password is hashed and stores nothing.
+    @Test func registrationsPerAddressAnswer1044WithRetryAfter() async throws {
+        let environment = ["PARLEY_AUTH_REGISTRATIONS_PER_HOUR": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]
+        try await withLiveApp(environment: environment) { live in
+            let (app, _) = try await live.createApp()
+            let (other, _) = try await live.createApp(name: "Other")
+            let client = live.client()
+            func register(_ username: String, from address: String, appKey: String? = nil) async throws
+                -> TestResponse
+            {
+                try await client.post(
+                    "/api/auth/register",
+                    json: ["username": username, "password": "correct horse", "platform": "ios"],
+                    headers: ["X-App-Key": appKey ?? app.appKey, "X-Forwarded-For": address])
+            }
+            #expect(try await register("ann", from: "203.0.113.7").status == 200)
+            #expect(try await register("ben", from: "203.0.113.7").status == 200)
+            let refused = try await register("cid", from: "203.0.113.7")
+            #expect(refused.status == 429)
+            #expect(refused.code == 1044)
+            let retryAfter = try #require(refused.header("Retry-After").flatMap(Int.init))
+            #expect((1...1800).contains(retryAfter)) // 2 an hour: one token back every 30 minutes
+            #expect(try await client.login(appKey: app.appKey, username: "cid").code == 1035) // nothing stored
+            // Other addresses and other apps have buckets of their own.
+            #expect(try await register("cid", from: "203.0.113.8").status == 200)
+            #expect(try await register("cid", from: "203.0.113.7", appKey: other.appKey).status == 200)
+            // An IPv6 client's whole /64 is one source.
+            #expect(try await register("dan", from: "2001:db8:5:6::1").status == 200)
+            #expect(try await register("eve", from: "2001:db8:5:6:ffff::2").status == 200)
+            #expect(try await register("fay", from: "2001:db8:5:6:1234::3").code == 1044)
+            #expect(try await register("fay", from: "2001:db8:5:7::1").status == 200)
+            #expect(live.app.metrics.render().contains(#"parley_quota_refusals_total{kind="registration"} 2"#))
+        }
+    }
+
     @Test func tokenBucketRefills() {
-        let limiter = TokenBucketLimiter(ratePerMinute: 60)
+        let limiter = TokenBucketLimiter<String>(ratePerMinute: 60)
         let start = Instant(nanoseconds: 1_000_000_000_000)
         for _ in 0..<60 { #expect(limiter.acquire("a", now: start) == nil) }
         #expect(limiter.acquire("a", now: start) == 1)
         #expect(limiter.acquire("b", now: start) == nil) // buckets are per key
         #expect(limiter.acquire("a", now: start + .milliseconds(1001)) == nil)
-        #expect(TokenBucketLimiter(ratePerMinute: 0).acquire("x") == nil) // 0 = off
+        #expect(TokenBucketLimiter<String>(ratePerMinute: 0).acquire("x") == nil) // 0 = off
+    }
+
+    /// A rate per second with a burst of its own (the send limit's shape): the burst goes at once, then the rate.
+    @Test func tokenBucketBurstThenRate() {
+        let limiter = TokenBucketLimiter<Int>(ratePerSecond: 2, burst: 5)
+        let start = Instant(nanoseconds: 5_000_000_000)
+        for _ in 0..<5 { #expect(limiter.acquire(7, now: start) == nil) }
+        #expect(limiter.acquire(7, now: start) == 1) // half a second to the next token: whole seconds, rounded up
+        #expect(limiter.acquire(7, now: start + .milliseconds(499)) == 1)
+        #expect(limiter.acquire(7, now: start + .milliseconds(500)) == nil)
+        #expect(limiter.acquire(7, now: start + .milliseconds(500)) == 1)
+        // Ten idle seconds refill the burst, not more.
+        let later = start + .seconds(10)
+        for _ in 0..<5 { #expect(limiter.acquire(7, now: later) == nil) }
+        #expect(limiter.acquire(7, now: later) != nil)
+        #expect(!TokenBucketLimiter<Int>(ratePerSecond: 0, burst: 5).isEnabled)
+    }
+
+    @Test func tokenBucketValue() {
+        var bucket = TokenBucket(capacity: 2, now: 100)
+        let perNanosecond = 1e-9 // one token a second
+        #expect(bucket.take(now: 100, capacity: 2, refillPerNanosecond: perNanosecond) == nil)
+        #expect(bucket.take(now: 100, capacity: 2, refillPerNanosecond: perNanosecond) == nil)
+        #expect(bucket.take(now: 100, capacity: 2, refillPerNanosecond: perNanosecond) == 1)
+        // A clock that goes backwards refills nothing and does not move the bucket's time back.
+        #expect(bucket.take(now: 50, capacity: 2, refillPerNanosecond: perNanosecond) == 1)
+        #expect(bucket.updated == 100)
+        #expect(!bucket.isFull(now: 100 + 1_999_999_999, capacity: 2, refillPerNanosecond: perNanosecond))
+        #expect(bucket.isFull(now: 100 + 2_000_000_000, capacity: 2, refillPerNanosecond: perNanosecond))
+        // A slow rate waits as long as it takes: 1 per hour.
+        var slow = TokenBucket(capacity: 1, now: 0)
+        #expect(slow.take(now: 0, capacity: 1, refillPerNanosecond: 1 / 3600e9) == nil)
+        #expect(slow.take(now: 0, capacity: 1, refillPerNanosecond: 1 / 3600e9) == 3600)
     }
 
     @Test func clientAddressBehindTrustedProxies() throws {

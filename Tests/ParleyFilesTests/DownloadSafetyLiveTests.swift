@@ -171,8 +171,9 @@ import Testing
     @Test func imageOnlyAppsRefuseMarkupThatCallsItselfAnImage() async throws {
         try await FilesFixture.run { fx in
             let alice = try await fx.messaging.users(1)[0]
-            try await fx.files.repository.updateLimits(
-                appId: fx.messaging.appId, maxFileBytes: nil, allowedTypes: ["image/*"], clearTypes: false)
+            var update = FileRepository.SettingsUpdate()
+            update.allowedTypes = ["image/*"]
+            try await fx.files.repository.updateSettings(appId: fx.messaging.appId, update)
             let svg = try await fx.put(alice, Self.svg, name: "avatar.svg", type: "image/svg+xml")
             #expect(svg.status == 415)
             #expect(svg.code == 1301)
@@ -183,8 +184,9 @@ import Testing
             #expect(png.status == 201)
             #expect(png.data["mimeType"] as? String == "image/png")
             // A thumbnail must be an image whatever the app allows.
-            try await fx.files.repository.updateLimits(
-                appId: fx.messaging.appId, maxFileBytes: nil, allowedTypes: nil, clearTypes: true)
+            var everyType = FileRepository.SettingsUpdate()
+            everyType.clearTypes = true
+            try await fx.files.repository.updateSettings(appId: fx.messaging.appId, everyType)
             let thumbnail = try await fx.postMultipart(
                 alice,
                 FilesFixture.multipartBody([

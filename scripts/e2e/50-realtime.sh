@@ -12,8 +12,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 venv=$(e2e_realtime_venv)
 
 db=$(e2e_fresh_db)
-# A small outgoing bound and long texts, so that a stalled client overflows its queue quickly.
-limits=(PARLEY_WS_MAX_QUEUED_BYTES=262144 PARLEY_IM_MAX_TEXT_CHARS=100000)
+# A small outgoing bound and long texts, so that a stalled client overflows its queue quickly; no send rate (one
+# sender writes hundreds of messages at once).
+limits=(PARLEY_WS_MAX_QUEUED_BYTES=262144 PARLEY_IM_MAX_TEXT_CHARS=100000 PARLEY_IM_SEND_RATE_PER_SECOND=0)
 parley_start "$db" "${limits[@]}"
 first_base=$PARLEY_BASE
 first_pid=$PARLEY_PID

@@ -40,7 +40,8 @@ spec="$PARLEY_ROOT/openapi.yaml"
 db=$(e2e_fresh_db)
 # Auth rate limits off: the fuzzer registers and logs in far more often than 120 times a minute from one address,
 # and the hooks' own logins must not be refused. (The limits have their own tests: RateLimitTests.)
-parley_start "$db" PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_AUTH_RATE_PER_MINUTE=0 PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE=0
+parley_start "$db" PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_AUTH_RATE_PER_MINUTE=0 PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE=0 \
+    PARLEY_AUTH_REGISTRATIONS_PER_HOUR=0 PARLEY_IM_SEND_RATE_PER_SECOND=0 PARLEY_FILES_UPLOADS_PER_MINUTE=0
 
 # Sessions are never displaced in this app: schemathesis reuses values it saw in answers (user ids, platforms), so a
 # signed imLogin or a login could name the fuzzing user on its platform, end its session and turn every later case

@@ -34,6 +34,15 @@ struct AuthController: Sendable {
             deviceModel: body.deviceModel, ipAddress: address,
             language: SessionLanguage(acceptLanguage: request.headers["accept-language"]), defaultPlatform: "unknown")
         try services.limits.admit(account: username, appId: app.id)
+        // Counted before the password is hashed: the hash is the expensive part a flood would buy.
+        if services.configuration.registrationsPerHour > 0,
+            let wait = try await services.registrations.attempt(
+                appId: app.id, source: TrustedProxies.rateLimitKey(for: address),
+                perHour: services.configuration.registrationsPerHour)
+        {
+            services.refusals.count(.registration)
+            throw APIError.registrationsThrottled(retryAfterSeconds: wait)
+        }
         // The new account may use only files every user of the app may read (other profiles' avatars); its id is
         // chosen first so that the avatar record names it.
         let userId = Identifiers.newUserID()

@@ -3,8 +3,8 @@ import ParleyHTTP
 /// The token buckets of the auth routes: one per client address (a busy office behind one NAT must not hit
 /// it: 120/min by default) and one per account (login attempts on one username, renewals by one user).
 final class AuthRateLimits: Sendable {
-    let byAddress: TokenBucketLimiter
-    let byAccount: TokenBucketLimiter
+    let byAddress: TokenBucketLimiter<String>
+    let byAccount: TokenBucketLimiter<String>
     let proxies: TrustedProxies
 
     init(addressPerMinute: Int, accountPerMinute: Int, proxies: TrustedProxies) {

@@ -141,7 +141,7 @@ public final class AuthSyncService: Service {
         }
     }
 
-    /// Once a minute: forget ended sessions whose tokens have all expired, delete expired rows.
+    /// Once a minute: forget ended sessions whose tokens have all expired, delete expired rows and full buckets.
     private func maintainIfDue() async throws {
         let now = Instant.now()
         let due = state.withLock { state -> Bool in
@@ -153,6 +153,7 @@ public final class AuthSyncService: Service {
         revocations.prune(endedBefore: Int64(Date().timeIntervalSince1970) - Int64(retentionSeconds()))
         try await sessions.sessions.purgeExpired()
         try await throttles.purge(windowSeconds: configuration.loginFailureWindow)
+        try await RegistrationThrottleRepository(database: database).purge()
     }
 
     /// The longest an access or IM token can live now (the authenticator refuses one issued under a longer lifetime

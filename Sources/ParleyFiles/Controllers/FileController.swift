@@ -76,14 +76,19 @@ struct FileController: Sendable {
 
     private func uploadRaw(_ request: HTTPRequest, principal: Principal) async throws -> HTTPResponse {
         let stream = try chunks(of: request)
-        let limits = try await uploads.limits(appId: principal.appId)
-        if let length = request.headers["content-length"].flatMap(Int64.init), length > limits.maxFileBytes {
-            throw Self.tooLarge(limits)
+        try uploads.admit(appId: principal.appId, userId: principal.userId)
+        let limits = try await uploads.limits(appId: principal.appId, userId: principal.userId)
+        if let length = request.headers["content-length"].flatMap(Int64.init) {
+            if length > limits.maxFileBytes { throw Self.tooLarge(limits) }
+            if let kind = limits.quota.exceeded(adding: length, newContent: false) {
+                throw uploads.refuse(kind, limits.quota)
+            }
         }
         let name = UploadService.cleanName(Self.rawFileName(request.headers))
         let spool = try uploads.spool()
+        let spoolLimit = Self.spoolLimit(limits.maxFileBytes, limits)
         do {
-            for try await chunk in stream { try await spool.append(chunk, limit: limits.maxFileBytes) }
+            for try await chunk in stream { try await spool.append(chunk, limit: spoolLimit) }
             guard spool.size > 0 else { throw APIError.malformedUpload.with(message: "the file is empty") }
             let content = try await spool.finish()
             let file = ReceivedFile(content: content, name: name, declaredType: request.headers["content-type"])
@@ -94,7 +99,7 @@ struct FileController: Sendable {
                 status: 201)
         } catch {
             spool.discard()
-            throw Self.mapped(error, limits)
+            throw mapped(error, limits)
         }
     }
 
@@ -105,7 +110,14 @@ struct FileController: Sendable {
         else {
             throw APIError.unsupportedMediaType.with(message: "expected multipart/form-data with a boundary")
         }
-        let limits = try await uploads.limits(appId: principal.appId)
+        try uploads.admit(appId: principal.appId, userId: principal.userId)
+        let limits = try await uploads.limits(appId: principal.appId, userId: principal.userId)
+        // The body's length less what a form may carry besides its files: at least what the files will add.
+        if let length = request.headers["content-length"].flatMap(Int64.init),
+            let kind = limits.quota.exceeded(adding: length - Int64(Self.multipartOverheadBytes), newContent: false)
+        {
+            throw uploads.refuse(kind, limits.quota)
+        }
         var parser = MultipartParser(boundary: boundary)
         var spools: [SpoolWriter] = []
         var current: (role: String, spool: SpoolWriter?, limit: Int64)?
@@ -128,7 +140,10 @@ struct FileController: Sendable {
                         pendingHead = head
                         current = (
                             head.name, spool,
-                            head.name == "file" ? limits.maxFileBytes : min(limits.maxFileBytes, Self.maxThumbnailBytes)
+                            Self.spoolLimit(
+                                head.name == "file"
+                                    ? limits.maxFileBytes : min(limits.maxFileBytes, Self.maxThumbnailBytes),
+                                limits)
                         )
                     case .partData(let bytes):
                         if let current, let spool = current.spool {
@@ -163,7 +178,7 @@ struct FileController: Sendable {
                     baseURL: Self.baseURL(of: request)), status: 201)
         } catch {
             for spool in spools { spool.discard() }
-            throw Self.mapped(error, limits)
+            throw mapped(error, limits)
         }
     }
 
@@ -180,10 +195,24 @@ struct FileController: Sendable {
         APIError.fileTooLarge.with(message: "files may be at most \(limits.maxFileBytes) bytes in this app")
     }
 
-    static func mapped(_ error: any Error, _ limits: FileLimits) -> any Error {
+    /// A part may grow to its size limit or to what the user's quota leaves, whichever is less: an upload without a
+    /// length stops at the quota instead of spooling up to the size limit first.
+    static func spoolLimit(_ maxBytes: Int64, _ limits: FileLimits) -> Int64 {
+        min(maxBytes, limits.quota.remainingUserBytes ?? .max)
+    }
+
+    /// Errors of the body's reading as the client sees them; a part past its limit is too large when it passed the
+    /// size limit, otherwise over the quota that stopped it.
+    func mapped(_ error: any Error, _ limits: FileLimits) -> any Error {
         switch error {
-        case is FileUploadLimitExceeded: return tooLarge(limits)
-        case let api as APIError where api.code == APIError.payloadTooLarge.code: return tooLarge(limits)
+        case let exceeded as FileUploadLimitExceeded:
+            guard exceeded.size <= limits.maxFileBytes,
+                let kind = limits.quota.exceeded(adding: exceeded.size, newContent: false)
+            else {
+                return Self.tooLarge(limits) // the size limit (a thumbnail's is lower), not the quota
+            }
+            return uploads.refuse(kind, limits.quota)
+        case let api as APIError where api.code == APIError.payloadTooLarge.code: return Self.tooLarge(limits)
         case let multipart as MultipartError:
             return APIError.malformedUpload.with(message: "malformed multipart body: \(multipart)")
         default: return error

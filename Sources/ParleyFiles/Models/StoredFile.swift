@@ -23,6 +23,8 @@ public struct FileLimits: Sendable, Hashable {
     public var maxFileBytes: Int64
     /// MIME types or `type/*` patterns; nil allows every type.
     public var allowedTypes: [String]?
+    /// The uploader's and the app's storage quotas and usage when the upload began.
+    public var quota: StorageQuota = .unlimited
 
     public func allows(mimeType: String) -> Bool {
         guard let allowedTypes else { return true }

@@ -41,40 +41,105 @@ public struct FileRepository: Sendable {
         ).first.map(Self.decode)
     }
 
-    func limits(appId: Int64, defaultMaxBytes: Int64) async throws -> FileLimits {
-        let stored = try await limits(appId: appId)
+    /// An upload's limits: the app's settings over the server's defaults, and the uploader's and the app's usage,
+    /// in one query.
+    func limits(appId: Int64, userId: String, defaults: FilesConfiguration) async throws -> FileLimits {
+        let row = try await database.query(
+            """
+            SELECT s.max_file_bytes, array_to_string(s.allowed_types, ',') AS allowed_types,
+                   s.user_quota_bytes, s.app_quota_bytes,
+                   coalesce((SELECT bytes FROM file_user_usage WHERE app_id = \(appId) AND user_id = \(userId)), 0)
+                       AS user_bytes,
+                   coalesce((SELECT bytes FROM file_app_usage WHERE app_id = \(appId)), 0) AS app_bytes
+            FROM (SELECT 1) AS one LEFT JOIN app_file_settings s ON s.app_id = \(appId)
+            """)[0]
+        let settings = try Self.decodeSettings(row)
+        let userQuota = settings.userQuotaBytes ?? defaults.userQuotaBytes
+        let appQuota = settings.appQuotaBytes ?? defaults.appQuotaBytes
         return FileLimits(
-            maxFileBytes: min(stored.maxFileBytes ?? defaultMaxBytes, defaultMaxBytes),
-            allowedTypes: stored.allowedTypes)
+            maxFileBytes: min(settings.maxFileBytes ?? defaults.maxUploadBytes, defaults.maxUploadBytes),
+            allowedTypes: settings.allowedTypes,
+            quota: StorageQuota(
+                userQuotaBytes: userQuota > 0 ? userQuota : nil, appQuotaBytes: appQuota > 0 ? appQuota : nil,
+                userBytes: try row.decode("user_bytes"), appBytes: try row.decode("app_bytes")))
     }
 
-    /// Sets an app's limits; nil arguments keep the current value, `clearTypes` allows every type again.
-    public func updateLimits(appId: Int64, maxFileBytes: Int64?, allowedTypes: [String]?, clearTypes: Bool) async throws
-    {
+    /// What `parley app files` sets; nil fields keep the stored value (`clearTypes` allows every type again).
+    public struct SettingsUpdate: Sendable {
+        public var maxFileBytes: Int64?
+        public var allowedTypes: [String]?
+        public var clearTypes = false
+        /// 0: no quota for this app; `clearQuotas` returns both to the server's settings.
+        public var userQuotaBytes: Int64?
+        public var appQuotaBytes: Int64?
+        public var clearQuotas = false
+
+        public init() {}
+
+        public var isEmpty: Bool {
+            maxFileBytes == nil && allowedTypes == nil && !clearTypes && userQuotaBytes == nil && appQuotaBytes == nil
+                && !clearQuotas
+        }
+    }
+
+    public func updateSettings(appId: Int64, _ update: SettingsUpdate) async throws {
         _ = try await database.query(
             """
-            INSERT INTO app_file_settings (app_id, max_file_bytes, allowed_types)
-            VALUES (\(appId), \(maxFileBytes), \(allowedTypes.map { PostgresTextArray($0) })::text[])
+            INSERT INTO app_file_settings (app_id, max_file_bytes, allowed_types, user_quota_bytes, app_quota_bytes)
+            VALUES (\(appId), \(update.maxFileBytes), \(update.allowedTypes.map { PostgresTextArray($0) })::text[],
+                    \(update.userQuotaBytes), \(update.appQuotaBytes))
             ON CONFLICT (app_id) DO UPDATE SET
                 max_file_bytes = coalesce(EXCLUDED.max_file_bytes, app_file_settings.max_file_bytes),
-                allowed_types = CASE WHEN \(clearTypes) THEN NULL
+                allowed_types = CASE WHEN \(update.clearTypes) THEN NULL
                                      ELSE coalesce(EXCLUDED.allowed_types, app_file_settings.allowed_types) END,
+                user_quota_bytes = CASE WHEN \(update.clearQuotas) THEN EXCLUDED.user_quota_bytes
+                                        ELSE coalesce(EXCLUDED.user_quota_bytes, app_file_settings.user_quota_bytes) END,
+                app_quota_bytes = CASE WHEN \(update.clearQuotas) THEN EXCLUDED.app_quota_bytes
+                                       ELSE coalesce(EXCLUDED.app_quota_bytes, app_file_settings.app_quota_bytes) END,
                 updated_at = now()
             """)
     }
 
-    public func limits(appId: Int64) async throws -> (maxFileBytes: Int64?, allowedTypes: [String]?) {
+    /// An app's own file settings (nil: the server's) and the bytes it stores.
+    public struct AppSettings: Sendable, Equatable {
+        public var maxFileBytes: Int64?
+        public var allowedTypes: [String]?
+        public var userQuotaBytes: Int64?
+        public var appQuotaBytes: Int64?
+        public var storedBytes: Int64 = 0
+    }
+
+    public func settings(appId: Int64) async throws -> AppSettings {
+        let row = try await database.query(
+            """
+            SELECT s.max_file_bytes, array_to_string(s.allowed_types, ',') AS allowed_types,
+                   s.user_quota_bytes, s.app_quota_bytes,
+                   coalesce((SELECT bytes FROM file_app_usage WHERE app_id = \(appId)), 0) AS app_bytes
+            FROM (SELECT 1) AS one LEFT JOIN app_file_settings s ON s.app_id = \(appId)
+            """)[0]
+        var settings = try Self.decodeSettings(row)
+        settings.storedBytes = try row.decode("app_bytes")
+        return settings
+    }
+
+    private static func decodeSettings(_ row: PostgresRow) throws -> AppSettings {
         // Types never contain a comma, so the array travels as one comma-joined text.
-        guard
-            let row = try await database.query(
-                """
-                SELECT max_file_bytes, array_to_string(allowed_types, ',') AS allowed_types
-                FROM app_file_settings WHERE app_id = \(appId)
-                """
-            ).first
-        else { return (nil, nil) }
         let types: String? = try row.decode("allowed_types")
-        return (try row.decode("max_file_bytes"), types.map { $0.split(separator: ",").map(String.init) })
+        return AppSettings(
+            maxFileBytes: try row.decode("max_file_bytes"),
+            allowedTypes: types.map { $0.split(separator: ",").map(String.init) },
+            userQuotaBytes: try row.decode("user_quota_bytes"), appQuotaBytes: try row.decode("app_quota_bytes"))
+    }
+
+    /// The bytes a user's uploads hold and those the app stores (the quota counters, migrations/0016).
+    public func usage(appId: Int64, userId: String) async throws -> (userBytes: Int64, appBytes: Int64) {
+        let row = try await database.query(
+            """
+            SELECT coalesce((SELECT bytes FROM file_user_usage WHERE app_id = \(appId) AND user_id = \(userId)), 0)
+                       AS user_bytes,
+                   coalesce((SELECT bytes FROM file_app_usage WHERE app_id = \(appId)), 0) AS app_bytes
+            """)[0]
+        return (try row.decode("user_bytes"), try row.decode("app_bytes"))
     }
 
     /// Reuses the app's blob of this content when there is one: touches it under its row lock (so the sweeper
@@ -99,16 +164,23 @@ public struct FileRepository: Sendable {
 
     /// Records the blob (or finds the one a concurrent upload of the same content recorded first) and the file
     /// rows, in one transaction. Returns the blob's storage key: when it differs from `storageKey`, the caller's
-    /// freshly stored object is surplus and goes to the garbage queue here.
-    func insert(appId: Int64, sha256: String, size: Int64, storageKey: String, files: [NewFile]) async throws -> String
-    {
+    /// freshly stored object is surplus and goes to the garbage queue here. The usage counters the rows' triggers
+    /// update are then checked against `quota`'s limits, under their row locks: past one, the transaction rolls
+    /// back and `StorageQuotaExceeded` is thrown (the uploader's quota counts every upload; the app's only a
+    /// content it did not store yet).
+    func insert(
+        appId: Int64, sha256: String, size: Int64, storageKey: String, files: [NewFile],
+        quota: StorageQuota = .unlimited
+    ) async throws -> String {
         try await database.withTransaction { connection in
-            let blobKey: String = try await connection.query(
+            let blob = try await connection.query(
                 """
                 INSERT INTO file_blobs (app_id, sha256, size, storage_key) VALUES (\(appId), \(sha256), \(size), \(storageKey))
                 ON CONFLICT (app_id, sha256) DO UPDATE SET last_used_at = now()
-                RETURNING storage_key
-                """)[0].decode("storage_key")
+                RETURNING storage_key, (xmax = 0) AS inserted
+                """)[0]
+            let blobKey: String = try blob.decode("storage_key")
+            let newContent: Bool = try blob.decode("inserted")
             if blobKey != storageKey {
                 _ = try await connection.query(
                     """
@@ -122,6 +194,19 @@ public struct FileRepository: Sendable {
                     VALUES (\(file.objectKey), \(appId), \(file.ownerId), \(sha256), \(size), \(file.mimeType),
                             \(file.ext), \(file.name), \(file.thumbnailKey))
                     """)
+            }
+            if quota.userQuotaBytes != nil || quota.appQuotaBytes != nil, let owner = files.first?.ownerId {
+                let row = try await connection.query(
+                    """
+                    SELECT coalesce((SELECT bytes FROM file_user_usage WHERE app_id = \(appId) AND user_id = \(owner)), 0)
+                               AS user_bytes,
+                           coalesce((SELECT bytes FROM file_app_usage WHERE app_id = \(appId)), 0) AS app_bytes
+                    """)[0]
+                // The counters already include this upload: check them as they are.
+                var now = quota
+                now.userBytes = try row.decode("user_bytes")
+                now.appBytes = try row.decode("app_bytes")
+                if let kind = now.exceeded(adding: 0, newContent: newContent) { throw StorageQuotaExceeded(kind: kind) }
             }
             return blobKey
         }
@@ -225,6 +310,14 @@ public struct FileRepository: Sendable {
             RETURNING storage_key
             """
         ).count
+    }
+
+    /// Queues a storage object no row will reference (an upload refused after it was stored).
+    func queueGarbage(_ storageKey: String) async throws {
+        _ = try await database.query(
+            """
+            INSERT INTO file_storage_garbage (storage_key) VALUES (\(storageKey)) ON CONFLICT DO NOTHING
+            """)
     }
 
     func garbage(limit: Int = 500) async throws -> [String] {

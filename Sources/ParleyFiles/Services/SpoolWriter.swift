@@ -31,7 +31,7 @@ final class SpoolWriter: @unchecked Sendable {
     /// Appends bytes; `limit` is the largest size the upload may reach (413 past it).
     func append(_ bytes: [UInt8], limit: Int64) async throws {
         size += Int64(bytes.count)
-        guard size <= limit else { throw FileUploadLimitExceeded() }
+        guard size <= limit else { throw FileUploadLimitExceeded(size: size) }
         if prefix.count < Self.prefixBytes { prefix.append(contentsOf: bytes.prefix(Self.prefixBytes - prefix.count)) }
         pending.append(contentsOf: bytes)
         if pending.count >= Self.writeBatch { try await writePending() }
@@ -77,7 +77,10 @@ final class SpoolWriter: @unchecked Sendable {
     }
 }
 
-struct FileUploadLimitExceeded: Error {}
+/// `size`: what the upload had reached, so the caller tells a file too large from a quota used up.
+struct FileUploadLimitExceeded: Error {
+    var size: Int64
+}
 
 /// A finished spool file and what was learned while writing it.
 struct SpooledContent: Sendable {

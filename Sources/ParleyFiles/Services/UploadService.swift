@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 import ParleyCrypto
 import ParleyHTTP
 import ParleyJSON
@@ -34,9 +35,32 @@ public struct UploadService: Sendable {
     let storage: any BlobStorage
     let urls: FileURLService
     let logger: Logger
+    /// Uploads per user, counted by each instance in memory (as the auth routes' buckets are).
+    let uploadRate: TokenBucketLimiter<UploaderKey>
+    let refusals: QuotaRefusals
 
-    func limits(appId: Int64) async throws -> FileLimits {
-        try await repository.limits(appId: appId, defaultMaxBytes: configuration.maxUploadBytes)
+    struct UploaderKey: Hashable, Sendable {
+        var appId: Int64
+        var userId: String
+    }
+
+    /// Takes one of the uploader's tokens (1317 + Retry-After when there is none), before anything is read.
+    func admit(appId: Int64, userId: String) throws(APIError) {
+        guard uploadRate.isEnabled, let wait = uploadRate.acquire(UploaderKey(appId: appId, userId: userId)) else {
+            return
+        }
+        refusals.count(.uploadRate)
+        throw APIError.uploadRateLimited(retryAfterSeconds: wait)
+    }
+
+    func limits(appId: Int64, userId: String) async throws -> FileLimits {
+        try await repository.limits(appId: appId, userId: userId, defaults: configuration)
+    }
+
+    /// The refusal of a quota, counted.
+    func refuse(_ kind: QuotaRefusals.Kind, _ quota: StorageQuota) -> APIError {
+        refusals.count(kind)
+        return quota.error(kind)
     }
 
     func spool() throws -> SpoolWriter {
@@ -55,6 +79,12 @@ public struct UploadService: Sendable {
     ) async throws -> UploadedFile {
         var pending = [file.content.path] + (thumbnail.map { [$0.content.path] } ?? [])
         defer { for path in pending { unlink(path) } }
+        // Before anything is stored, against the usage read when the upload began; the commits check again (a
+        // thumbnail committed before its file is refused stays until the sweeper removes it, unreferenced).
+        let total = file.content.size + (thumbnail?.content.size ?? 0)
+        if let kind = limits.quota.exceeded(adding: total, newContent: false) {
+            throw refuse(kind, limits.quota)
+        }
         let type = MIMESniffer.detect(prefix: file.content.prefix, declaredType: file.declaredType, filename: file.name)
         guard limits.allows(mimeType: type.mimeType) else {
             throw APIError.fileTypeNotAllowed.with(
@@ -72,7 +102,7 @@ public struct UploadService: Sendable {
             let key = ObjectKey.generate(appId: appId)
             pending.removeAll { $0 == thumbnail.content.path }
             try await store(
-                appId: appId, content: thumbnail.content,
+                appId: appId, content: thumbnail.content, quota: limits.quota,
                 files: [
                     FileRepository.NewFile(
                         objectKey: key, ownerId: ownerId, mimeType: thumbType.mimeType, ext: thumbType.ext,
@@ -83,7 +113,7 @@ public struct UploadService: Sendable {
         let objectKey = ObjectKey.generate(appId: appId)
         pending.removeAll { $0 == file.content.path }
         try await store(
-            appId: appId, content: file.content,
+            appId: appId, content: file.content, quota: limits.quota,
             files: [
                 FileRepository.NewFile(
                     objectKey: objectKey, ownerId: ownerId, mimeType: type.mimeType, ext: type.ext, name: file.name,
@@ -100,13 +130,23 @@ public struct UploadService: Sendable {
     }
 
     /// Reuses the app's blob of this content, or moves the spool file into storage as a new blob; then records
-    /// the file rows. Consumes the spool file.
-    private func store(appId: Int64, content: SpooledContent, files: [FileRepository.NewFile]) async throws {
+    /// the file rows. Consumes the spool file. A quota the commit finds exceeded leaves nothing: the rows roll back
+    /// and an object stored for them is queued for deletion.
+    private func store(
+        appId: Int64, content: SpooledContent, quota: StorageQuota, files: [FileRepository.NewFile]
+    ) async throws {
         let storageKey: String
+        var storedNow = false
         if let existing = try await repository.reuseBlob(appId: appId, sha256: content.sha256Hex) {
             unlink(content.path)
             storageKey = existing
         } else {
+            // A new content: the app's quota too, before the bytes are stored.
+            if let kind = quota.exceeded(adding: content.size, newContent: true) {
+                unlink(content.path)
+                throw refuse(kind, quota)
+            }
+            storedNow = true
             storageKey =
                 "\(appId)/\(content.sha256Hex.prefix(2))/\(content.sha256Hex)-\(Hex.encode(SecureRandom.bytes(4)))"
             do {
@@ -123,9 +163,14 @@ public struct UploadService: Sendable {
                 throw APIError.fileStorageUnavailable
             }
         }
-        _ = try await repository.insert(
-            appId: appId, sha256: content.sha256Hex, size: content.size,
-            storageKey: storageKey, files: files)
+        do {
+            _ = try await repository.insert(
+                appId: appId, sha256: content.sha256Hex, size: content.size,
+                storageKey: storageKey, files: files, quota: quota)
+        } catch let refused as StorageQuotaExceeded {
+            if storedNow { try await repository.queueGarbage(storageKey) }
+            throw refuse(refused.kind, quota)
+        }
     }
 
     /// A client's file name made safe to keep and show: the last path component, no control characters, at most

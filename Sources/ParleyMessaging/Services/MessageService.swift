@@ -16,6 +16,15 @@ public struct MessageService: Sendable {
     let now: @Sendable () -> Date
     /// Checks the files a message references (nil: keys are only checked for shape).
     let attachments: AttachmentAuthorizer?
+    /// Sends per user, in memory: a database round trip per message would cost the hot path more than the limit
+    /// saves, so each instance counts the sends it takes (a user spread over N instances gets up to N times the rate).
+    let sendRate: TokenBucketLimiter<SenderKey>
+    let refusals: QuotaRefusals
+
+    struct SenderKey: Hashable, Sendable {
+        var appId: Int64
+        var userId: String
+    }
 
     /// What a client sends (`POST /api/im/messages`, the WebSocket `send` frame).
     public struct SendRequest: Sendable {
@@ -45,6 +54,11 @@ public struct MessageService: Sendable {
     public func send(_ request: SendRequest, from principal: Principal) async throws
         -> (message: IMMessage, created: Bool, json: [UInt8])
     {
+        if sendRate.isEnabled, let wait = sendRate.acquire(SenderKey(appId: principal.appId, userId: principal.userId))
+        {
+            refusals.count(.sendRate)
+            throw APIError.sendRateLimited(retryAfterSeconds: wait)
+        }
         guard let chatType = ChatType(rawValue: request.chatType) else {
             throw APIError.validationFailed.with(message: "`chatType` must be single or group")
         }

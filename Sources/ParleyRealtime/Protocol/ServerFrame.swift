@@ -42,12 +42,14 @@ enum ServerFrame {
         encoded(type: "ack", reqId: reqId, encodable: value)
     }
 
+    /// A refusal that REST answers with `Retry-After` (a rate limit) carries the seconds as `retryAfter`.
     static func error(reqId: String?, _ error: APIError) -> [UInt8] {
-        encoded(
-            type: "error", reqId: reqId,
-            json: .object(
-                JSONObject([
-                    ("code", .number(JSONNumber(error.code))), ("message", .string(error.message)),
-                ])))
+        var fields: [(String, JSONValue)] = [
+            ("code", .number(JSONNumber(error.code))), ("message", .string(error.message)),
+        ]
+        if let retryAfter = error.headers["Retry-After"].flatMap(Int.init) {
+            fields.append(("retryAfter", .number(JSONNumber(retryAfter))))
+        }
+        return encoded(type: "error", reqId: reqId, json: .object(JSONObject(fields)))
     }
 }
