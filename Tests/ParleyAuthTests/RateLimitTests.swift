@@ -184,7 +184,10 @@ struct RateLimitTests {
     /// Registrations per address hold in PostgreSQL (every instance shares them), per app, IPv6 by its /64; a
     /// refusal is counted before any password is hashed and stores nothing.
     @Test func registrationsPerAddressAnswer1044WithRetryAfter() async throws {
-        let environment = ["PARLEY_AUTH_REGISTRATIONS_PER_HOUR": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1"]
+        let environment = [
+            "PARLEY_AUTH_REGISTRATIONS_PER_HOUR": "2", "PARLEY_TRUSTED_PROXIES": "127.0.0.1",
+            "PARLEY_PUBLIC_URL": "http://127.0.0.1",
+        ]
         try await withLiveApp(environment: environment) { live in
             let (app, _) = try await live.createApp()
             let (other, _) = try await live.createApp(name: "Other")

@@ -13,10 +13,11 @@ ensure_apt_packages nginx
 venv=$(e2e_realtime_venv)
 
 db=$(e2e_fresh_db)
-parley_start "$db"
+# No send rate: the client sends hundreds of messages at once to check ordering across instances.
+parley_start "$db" PARLEY_IM_SEND_RATE_PER_SECOND=0
 first_port=$PARLEY_PORT
 first_pid=$PARLEY_PID
-parley_start "$db"
+parley_start "$db" PARLEY_IM_SEND_RATE_PER_SECOND=0
 second_port=$PARLEY_PORT
 
 prefix="$E2E_TMP/nginx"
