@@ -67,7 +67,7 @@ struct FileController: Sendable {
             throw Self.tooLarge(limits)
         }
         let name = UploadService.cleanName(Self.rawFileName(request.headers))
-        let spool = try uploads.spool()
+        let spool = uploads.spool()
         do {
             for try await chunk in stream { try await spool.append(chunk, limit: limits.maxFileBytes) }
             guard spool.size > 0 else { throw APIError.malformedUpload.with(message: "the file is empty") }
@@ -109,7 +109,7 @@ struct FileController: Sendable {
                         guard received[head.name] == nil else {
                             throw APIError.malformedUpload.with(message: "more than one `\(head.name)` part")
                         }
-                        let spool = try uploads.spool()
+                        let spool = uploads.spool()
                         spools.append(spool)
                         pendingHead = head
                         current = (
