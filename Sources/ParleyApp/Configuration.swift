@@ -205,8 +205,14 @@ public struct Configuration: Sendable {
             name: "PARLEY_PUBLIC_URL", defaultValue: "(http:// + the request's Host)",
             help: "origin of the URLs Parley hands out, e.g. https://im.example.com"),
         Setting(
-            name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
+            name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: String(RealtimeConfiguration.defaultMaxMessageBytes),
             help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
+        Setting(
+            name: "PARLEY_WS_PENDING_BYTES", defaultValue: "2097152",
+            help: "request frames one WebSocket may have waiting for answers (close 4004 past it)"),
+        Setting(
+            name: "PARLEY_WS_MAX_SOCKETS_PER_SESSION", defaultValue: "4",
+            help: "WebSocket connections one session may hold; a newer one closes the oldest (4502)"),
         Setting(
             name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
             help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
@@ -346,9 +352,14 @@ public struct Configuration: Sendable {
             }
             files.publicBaseURL = url.hasSuffix("/") ? String(url.dropLast()) : url
         }
-        let wsMessageBytes = try integer("PARLEY_WS_MAX_MESSAGE_BYTES", 1 << 20, range: 1024...(64 << 20))
+        let wsMessageBytes = try integer(
+            "PARLEY_WS_MAX_MESSAGE_BYTES", RealtimeConfiguration.defaultMaxMessageBytes, range: 1024...(64 << 20))
         realtime.webSocket.maxFrameBytes = wsMessageBytes
         realtime.webSocket.maxMessageBytes = wsMessageBytes
+        // Any one frame must fit in the backlog.
+        realtime.maxPendingRequestBytes = try integer(
+            "PARLEY_WS_PENDING_BYTES", max(2 << 20, wsMessageBytes), range: wsMessageBytes...(1 << 30))
+        realtime.maxConnectionsPerSession = try integer("PARLEY_WS_MAX_SOCKETS_PER_SESSION", 4, range: 1...1000)
         realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
         realtime.webSocket.maxBufferedOutgoingBytes = try integer(
             "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
