@@ -22,6 +22,9 @@ public struct Configuration: Sendable {
     public var idleTimeout: Duration
     public var shutdownGrace: Duration
     public var maxBodyBytes: Int
+    public var minimumBodyBytesPerSecond: Int
+    public var bodyGracePeriod: Duration
+    public var bufferedBodyBudgetBytes: Int
     public var maxConnections: Int
     public var migrationsDirectory: String
     public var logLevel: LogLevel
@@ -83,6 +86,15 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_MAX_BODY_BYTES", defaultValue: "1048576",
             help: "default request body limit (routes may raise it)"),
+        Setting(
+            name: "PARLEY_HTTP_BODY_MIN_RATE_BYTES", defaultValue: "1024",
+            help: "a request body slower than this many bytes a second on average is refused with 408 (0: no limit)"),
+        Setting(
+            name: "PARLEY_HTTP_BODY_GRACE_SECONDS", defaultValue: "10",
+            help: "the body rate is checked only after this long, counted from the request's headers"),
+        Setting(
+            name: "PARLEY_HTTP_BUFFERED_BODY_BUDGET_BYTES", defaultValue: "268435456",
+            help: "request bodies held in memory, all connections together; past it 503 (1015) and close"),
         Setting(
             name: "PARLEY_MAX_CONNECTIONS", defaultValue: "100000",
             help: "open connections beyond this are refused with 503 (at most 90% of the open-files limit)"),
@@ -226,8 +238,14 @@ public struct Configuration: Sendable {
                 "origin of the URLs Parley hands out, e.g. https://im.example.com; required with PARLEY_TRUSTED_PROXIES"
         ),
         Setting(
-            name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: "1048576",
+            name: "PARLEY_WS_MAX_MESSAGE_BYTES", defaultValue: String(RealtimeConfiguration.defaultMaxMessageBytes),
             help: "largest WebSocket frame and message a client may send (close 1009 past it)"),
+        Setting(
+            name: "PARLEY_WS_PENDING_BYTES", defaultValue: "2097152",
+            help: "request frames one WebSocket may have waiting for answers (close 4004 past it)"),
+        Setting(
+            name: "PARLEY_WS_MAX_SOCKETS_PER_SESSION", defaultValue: "4",
+            help: "WebSocket connections one session may hold; a newer one closes the oldest (4502)"),
         Setting(
             name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
             help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
@@ -292,6 +310,12 @@ public struct Configuration: Sendable {
         idleTimeout = .seconds(try integer("PARLEY_IDLE_TIMEOUT_SECONDS", 60, range: 1...86400))
         shutdownGrace = .seconds(try integer("PARLEY_SHUTDOWN_GRACE_SECONDS", 10, range: 0...3600))
         maxBodyBytes = try integer("PARLEY_MAX_BODY_BYTES", 1 << 20, range: 1024...(1 << 30))
+        minimumBodyBytesPerSecond = try integer("PARLEY_HTTP_BODY_MIN_RATE_BYTES", 1024, range: 0...(1 << 30))
+        bodyGracePeriod = .seconds(try integer("PARLEY_HTTP_BODY_GRACE_SECONDS", 10, range: 1...3600))
+        // Below the largest body a route accepts, that request could never be received.
+        bufferedBodyBudgetBytes = try integer(
+            "PARLEY_HTTP_BUFFERED_BODY_BUDGET_BYTES", max(256 << 20, maxBodyBytes),
+            range: max(maxBodyBytes, 1 << 20)...(1 << 40))
         maxConnections = try integer("PARLEY_MAX_CONNECTIONS", 100_000, range: 1...10_000_000)
         migrationsDirectory = value("PARLEY_MIGRATIONS_DIR") ?? "./migrations"
         let levelName = value("PARLEY_LOG_LEVEL") ?? "info"
@@ -381,9 +405,14 @@ public struct Configuration: Sendable {
             }
             files.publicBaseURL = url.hasSuffix("/") ? String(url.dropLast()) : url
         }
-        let wsMessageBytes = try integer("PARLEY_WS_MAX_MESSAGE_BYTES", 1 << 20, range: 1024...(64 << 20))
+        let wsMessageBytes = try integer(
+            "PARLEY_WS_MAX_MESSAGE_BYTES", RealtimeConfiguration.defaultMaxMessageBytes, range: 1024...(64 << 20))
         realtime.webSocket.maxFrameBytes = wsMessageBytes
         realtime.webSocket.maxMessageBytes = wsMessageBytes
+        // Any one frame must fit in the backlog.
+        realtime.maxPendingRequestBytes = try integer(
+            "PARLEY_WS_PENDING_BYTES", max(2 << 20, wsMessageBytes), range: wsMessageBytes...(1 << 30))
+        realtime.maxConnectionsPerSession = try integer("PARLEY_WS_MAX_SOCKETS_PER_SESSION", 4, range: 1...1000)
         realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
         realtime.webSocket.maxBufferedOutgoingBytes = try integer(
             "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
@@ -433,6 +462,9 @@ public struct Configuration: Sendable {
         config.idleTimeout = idleTimeout
         config.shutdownGracePeriod = shutdownGrace
         config.defaultBodyLimit = maxBodyBytes
+        config.minimumBodyBytesPerSecond = minimumBodyBytesPerSecond
+        config.bodyGracePeriod = bodyGracePeriod
+        config.bufferedBodyBudgetBytes = bufferedBodyBudgetBytes
         config.maxConnections = maxConnections
         return config
     }

@@ -42,6 +42,10 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let unsupportedMediaType = APIError(code: 1009, status: 415, message: "unsupported media type")
     public static let requestTimeout = APIError(code: 1011, status: 408, message: "request timeout")
     public static let versionNotSupported = APIError(code: 1012, status: 505, message: "HTTP version not supported")
+    /// Too many request bodies are being received at once (the server's budget for buffered bodies is spent).
+    public static let tooManyBodies = APIError(
+        code: 1015, status: 503, message: "the server is receiving too many request bodies, retry shortly",
+        headers: ["Retry-After": "1"])
     public static func rateLimited(retryAfterSeconds: Int) -> APIError {
         APIError(
             code: 1010, status: 429, message: "too many requests", headers: ["Retry-After": String(retryAfterSeconds)])

@@ -21,6 +21,8 @@ final class HTTPConnection: IOHandler {
     private var head: HTTPRequestHead?
     private var match: RouteMatch = .notFound
     private var body: [UInt8] = []
+    /// Bytes of `body` taken from the server's budget for buffered bodies; given back with the answer or the close.
+    private var bodyBudgetHeld = 0
     private var bodyStream: RequestBodyStream?
 
     // Output.
@@ -129,8 +131,13 @@ final class HTTPConnection: IOHandler {
             case .head(let newHead):
                 headReceived(newHead)
             case .body(let chunk):
-                switch machine.bodyReceived() {
+                switch machine.bodyReceived(byteCount: chunk.count) {
                 case .buffer:
+                    guard host.bodyBudget.reserve(chunk.count) else {
+                        bodyBudgetExhausted()
+                        return
+                    }
+                    bodyBudgetHeld += chunk.count
                     body.append(contentsOf: chunk)
                 case .stream:
                     if let bodyStream, !bodyStream.push(chunk) { machine.bodyConsumerFellBehind() }
@@ -157,12 +164,16 @@ final class HTTPConnection: IOHandler {
         match = host.responder.router.match(method: newHead.method, path: newHead.path)
         var limit = host.configuration.defaultBodyLimit
         var streamed = false
+        var routed = false
         if case .found(let route, _) = match {
             limit = route.options.bodyLimit ?? limit
             streamed = route.options.streamBody
+            routed = true
         }
         parser.setBodyLimit(limit)
-        switch machine.headReceived(newHead, bodyLimit: limit, streamed: streamed) {
+        switch machine.headReceived(
+            newHead, routed: routed, bodyLimit: limit, streamed: streamed, now: loop.wakeTime)
+        {
         case .readBody(let sendContinue):
             if sendContinue { writeContinue() }
             head = newHead
@@ -173,7 +184,27 @@ final class HTTPConnection: IOHandler {
             let stream = RequestBodyStream { loop.execute { box.value.bodyConsumerCaughtUp() } }
             bodyStream = stream
             dispatch(head: newHead, body: .stream(stream))
+        case .answerWithoutReadingBody:
+            dispatch(head: newHead, body: .buffered([]))
         }
+    }
+
+    private func bodyBudgetExhausted() {
+        switch machine.bodyBudgetExhausted() {
+        case .none:
+            break
+        case .answerServiceUnavailableThenClose:
+            releaseBodyBudget()
+            body = []
+            host.recordProtocolError(status: 503)
+            writeErrorAndClose(.tooManyBodies)
+        }
+        updateInterest()
+    }
+
+    private func releaseBodyBudget() {
+        host.bodyBudget.release(bodyBudgetHeld)
+        bodyBudgetHeld = 0
     }
 
     private func writeContinue() {
@@ -237,6 +268,7 @@ final class HTTPConnection: IOHandler {
         }
         self.head = nil
         self.body = []
+        releaseBodyBudget()
         self.bodyStream = nil
         let method = request.head.method
         let date = host.dateHeader()
@@ -476,9 +508,22 @@ final class HTTPConnection: IOHandler {
             break
         case .close:
             close()
-        case .answerRequestTimeoutThenClose(let countAsProtocolError):
-            if countAsProtocolError { host.recordProtocolError(status: 408) }
-            writeErrorAndClose(.requestTimeout)
+        case .answerRequestTimeoutThenClose(let timeout):
+            if timeout != .bodyIdle { host.recordProtocolError(status: 408) }
+            writeErrorAndClose(Self.error(for: timeout))
+        case .failBodyStreamWithRequestTimeout(let timeout):
+            if timeout != .bodyIdle { host.recordProtocolError(status: 408) }
+            // The handler answers (its error maps to the 408); the connection closes after that answer.
+            bodyStream?.fail(Self.error(for: timeout))
+            updateInterest()
+        }
+    }
+
+    private static func error(for timeout: HTTPConnectionStateMachine.RequestTimeout) -> APIError {
+        switch timeout {
+        case .head: .requestTimeout
+        case .bodyIdle: .requestTimeout.with(message: "request timeout: the body stopped arriving")
+        case .bodyTooSlow: .requestTimeout.with(message: "request timeout: the body arrives too slowly")
         }
     }
 
@@ -496,6 +541,8 @@ final class HTTPConnection: IOHandler {
         machine.connectionClosed()
         loop.unregister(fd: fd)
         Glibc.close(fd)
+        releaseBodyBudget()
+        body = []
         bodyStream?.fail(.badRequest.with(message: "connection closed"))
         bodyStream = nil
         output = []

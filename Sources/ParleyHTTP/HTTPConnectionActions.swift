@@ -17,6 +17,9 @@ extension HTTPConnectionStateMachine {
         case readBody(sendContinue: Bool)
         /// Start the handler now with a body stream that the following body chunks feed.
         case dispatchWithBodyStream(sendContinue: Bool)
+        /// No route takes the request and it has a body: dispatch it now with an empty body (the 404 or 405 is known
+        /// from the head), leave the body unread, and close once the answer is out.
+        case answerWithoutReadingBody
     }
 
     /// After `bodyReceived`.
@@ -43,6 +46,13 @@ extension HTTPConnectionStateMachine {
         case answerErrorThenClose
         /// Fail the body stream with the error; its handler answers, then the connection closes. Stop reading.
         case failBodyStreamThenCloseAfterResponse
+    }
+
+    /// After `bodyBudgetExhausted`.
+    enum BudgetAction: Hashable {
+        case none
+        /// Write `503` (1015) with `Connection: close`, then close.
+        case answerServiceUnavailableThenClose
     }
 
     /// After `bodyConsumerCaughtUp`.
@@ -91,13 +101,24 @@ extension HTTPConnectionStateMachine {
         case closeAfterAnswer(failBodyStream: Bool)
     }
 
+    /// Which deadline a request missed.
+    enum RequestTimeout: Hashable {
+        /// The head did not complete within the header timeout (a slowloris).
+        case head
+        /// The body stopped arriving for the idle timeout.
+        case bodyIdle
+        /// The body arrives below the minimum average rate after the grace period (a slow-body attack).
+        case bodyTooSlow
+    }
+
     /// After `sweep`.
     enum SweepAction: Hashable {
         case none
         case close
-        /// Write `408 Request Timeout` with `Connection: close`, then close; `countAsProtocolError` for a head that
-        /// never completed (a slowloris), not for a body that stopped arriving.
-        case answerRequestTimeoutThenClose(countAsProtocolError: Bool)
+        /// Write `408 Request Timeout` with `Connection: close`, then close.
+        case answerRequestTimeoutThenClose(RequestTimeout)
+        /// Fail the body stream with a 408: its handler answers, then the connection closes. Stop reading.
+        case failBodyStreamWithRequestTimeout(RequestTimeout)
     }
 
     /// After `shutdownRequested`.

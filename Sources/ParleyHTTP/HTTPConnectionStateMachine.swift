@@ -23,23 +23,32 @@ struct HTTPConnectionStateMachine {
         var maxPendingOutputBytes: Int
         /// Past this many unparsed bytes behind a request being answered, reading stops.
         var maxPipelinedInputBytes: Int
+        /// A body (buffered or streamed) must arrive at this average rate, counted from its head, once
+        /// `bodyGracePeriod` has passed; 0 disables the check. An average after a grace period, not a total
+        /// deadline, so a large upload over a slow mobile link is never cut off while a trickle is.
+        var minimumBodyBytesPerSecond: Int
+        var bodyGracePeriod: Duration
 
         init(
             headerTimeout: Duration, idleTimeout: Duration, writeTimeout: Duration, maxPendingOutputBytes: Int,
-            maxPipelinedInputBytes: Int
+            maxPipelinedInputBytes: Int, minimumBodyBytesPerSecond: Int = 0, bodyGracePeriod: Duration = .seconds(10)
         ) {
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
             self.writeTimeout = writeTimeout
             self.maxPendingOutputBytes = maxPendingOutputBytes
             self.maxPipelinedInputBytes = maxPipelinedInputBytes
+            self.minimumBodyBytesPerSecond = minimumBodyBytesPerSecond
+            self.bodyGracePeriod = bodyGracePeriod
         }
 
         init(_ server: HTTPServerConfiguration) {
             self.init(
                 headerTimeout: server.headerTimeout, idleTimeout: server.idleTimeout,
                 writeTimeout: server.writeTimeout, maxPendingOutputBytes: server.maxPendingOutputBytes,
-                maxPipelinedInputBytes: server.maxHeaderBytes * 4)
+                maxPipelinedInputBytes: server.maxHeaderBytes * 4,
+                minimumBodyBytesPerSecond: server.minimumBodyBytesPerSecond,
+                bodyGracePeriod: server.bodyGracePeriod)
         }
     }
 
@@ -75,11 +84,16 @@ struct HTTPConnectionStateMachine {
     private(set) var lastActivity: Instant
     /// When the peer last took bytes, or an answer was last queued: the write timeout counts from here.
     private(set) var lastWriteProgress: Instant
+    /// The body's rate is measured from here (its head, or the last time its consumer held reading paused) over
+    /// the body bytes received since.
+    private(set) var bodyRateSince: Instant
+    private(set) var bodyRateBytes = 0
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
         lastActivity = now
         lastWriteProgress = now
+        bodyRateSince = now
     }
 
     var isClosed: Bool {
@@ -135,9 +149,19 @@ struct HTTPConnectionStateMachine {
         }
     }
 
-    /// A request's head was parsed; `bodyLimit` is its route's, `streamed` whether the route reads the body as a
-    /// stream (its handler starts now).
-    mutating func headReceived(_ head: borrowing HTTPRequestHead, bodyLimit: Int, streamed: Bool) -> HeadAction {
+    /// A request's head was parsed at `now`; `routed`: a route takes it (else the answer is 404 or 405), `bodyLimit`
+    /// is its route's, `streamed` whether the route reads the body as a stream (its handler starts now).
+    mutating func headReceived(
+        _ head: borrowing HTTPRequestHead, routed: Bool = true, bodyLimit: Int, streamed: Bool, now: Instant
+    ) -> HeadAction {
+        bodyRateSince = now
+        bodyRateBytes = 0
+        if !routed && head.framing.hasBody {
+            // The answer is known from the head alone: reading a body nobody wants (100 MB, or never ending) would
+            // only cost time and memory, and the framing of what follows it cannot be skipped without reading it.
+            state = .closing(responsePending: true)
+            return .answerWithoutReadingBody
+        }
         // RFC 9110 §10.1.1: say 100 only when the body will be read; a declared length over the limit gets the
         // parser's 413 next instead.
         var sendContinue = head.expectContinue && head.version == .http1_1
@@ -150,9 +174,10 @@ struct HTTPConnectionStateMachine {
         return .readBody(sendContinue: sendContinue)
     }
 
-    /// A run of body bytes was parsed.
+    /// A run of `byteCount` body bytes was parsed.
     @inline(__always)
-    func bodyReceived() -> BodyAction {
+    mutating func bodyReceived(byteCount: Int) -> BodyAction {
+        bodyRateBytes &+= byteCount
         switch state {
         case .readingBody: return .buffer
         case .streamingBody: return .stream
@@ -185,6 +210,14 @@ struct HTTPConnectionStateMachine {
         }
         state = .closing(responsePending: false)
         return .answerErrorThenClose
+    }
+
+    /// The buffered body did not fit in the server's budget for buffered bodies (every connection's together): the
+    /// request is refused (503) and, its body left unread, the connection ends.
+    mutating func bodyBudgetExhausted() -> BudgetAction {
+        guard case .readingBody = state else { return .none }
+        state = .closing(responsePending: false)
+        return .answerServiceUnavailableThenClose
     }
 
     /// The body stream's consumer is behind (past the stream's high-water mark): stop reading until it catches up.
@@ -353,8 +386,9 @@ struct HTTPConnectionStateMachine {
     }
 
     /// The loop's periodic sweep: the write-progress timeout while output is pending, else the header timeout
-    /// (a head arriving too slowly), the idle timeout on a body that stopped arriving (both answered 408), and
-    /// the keep-alive idle timeout. A request being answered and an upgraded connection have no deadline here.
+    /// (a head arriving too slowly), the idle timeout and the minimum rate on a body (answered 408; a streamed body's
+    /// handler is told through its stream and answers), and the keep-alive idle timeout. A request being answered
+    /// and an upgraded connection have no deadline here.
     mutating func sweep(now: Instant, pendingOutputBytes: Int) -> SweepAction {
         if pendingOutputBytes > 0 {
             return now.since(lastWriteProgress) > configuration.writeTimeout ? .close : .none
@@ -365,17 +399,39 @@ struct HTTPConnectionStateMachine {
         case .readingHead(let since):
             guard now.since(since) > configuration.headerTimeout else { return .none }
             state = .closing(responsePending: false)
-            return .answerRequestTimeoutThenClose(countAsProtocolError: true)
+            return .answerRequestTimeoutThenClose(.head)
         case .readingBody:
-            guard now.since(lastActivity) > configuration.idleTimeout else { return .none }
+            guard let timeout = bodyTimeout(now: now) else { return .none }
             state = .closing(responsePending: false)
-            return .answerRequestTimeoutThenClose(countAsProtocolError: false)
+            return .answerRequestTimeoutThenClose(timeout)
+        case .streamingBody(let readingPaused):
+            if readingPaused {
+                // Our consumer holds the client back, so the client is not measured meanwhile: the window restarts.
+                bodyRateSince = now
+                bodyRateBytes = 0
+                return .none
+            }
+            guard let timeout = bodyTimeout(now: now) else { return .none }
+            state = .closing(responsePending: true)
+            return .failBodyStreamWithRequestTimeout(timeout)
         case .closing(let responsePending):
             // Nothing left to write and no answer to wait for: only the close is missing.
             return responsePending ? .none : .close
-        case .streamingBody, .awaitingResponse, .upgraded, .closed:
+        case .awaitingResponse, .upgraded, .closed:
             return .none
         }
+    }
+
+    /// Why a body still arriving has taken too long, if it has: nothing for the idle timeout, or too little for the
+    /// minimum rate once the grace period is over.
+    private func bodyTimeout(now: Instant) -> RequestTimeout? {
+        let lastProgress = max(lastActivity, bodyRateSince)
+        if now.since(lastProgress) > configuration.idleTimeout { return .bodyIdle }
+        let rate = configuration.minimumBodyBytesPerSecond
+        let elapsed = now.since(bodyRateSince)
+        guard rate > 0, elapsed > configuration.bodyGracePeriod else { return nil }
+        let elapsedMilliseconds = elapsed / .milliseconds(1)
+        return Double(bodyRateBytes) * 1000 < Double(rate) * elapsedMilliseconds ? .bodyTooSlow : nil
     }
 
     /// The server is shutting down: close at once when nothing is in progress, after the queued output when only

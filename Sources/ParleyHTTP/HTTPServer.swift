@@ -15,6 +15,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var defaultBodyLimit: Int = 1 << 20
     /// Past this many unsent bytes a connection stops reading (HTTP) or reports backpressure (upgraded).
     public var maxPendingOutputBytes: Int = 1 << 20
+    /// A request body must arrive at this average rate (bytes per second, counted from its head) once
+    /// `bodyGracePeriod` has passed, else 408 and close; 0 disables it.
+    public var minimumBodyBytesPerSecond: Int = 1024
+    public var bodyGracePeriod: Duration = .seconds(10)
+    /// Buffered (not streamed) request bodies of every connection together may hold this many bytes; a body that
+    /// would go past it is answered 503 (1015) and its connection closed.
+    public var bufferedBodyBudgetBytes: Int = 256 << 20
     public var maxConnections: Int = 100_000
     public var shutdownGracePeriod: Duration = .seconds(10)
 
@@ -29,6 +36,7 @@ public final class HTTPServer: Sendable {
     /// The routes and middleware this server answers with (read by tests that compare them with openapi.yaml).
     public let responder: HTTPResponder
     private let logger: Logger
+    private let shared: SharedServerState
     private let loopServers: [LoopServer]
     private let boundPort = Atomic<Int>(0)
     let openConnections: Gauge
@@ -78,13 +86,14 @@ public final class HTTPServer: Sendable {
         .labels()
         let shared = SharedServerState(
             maxConnections: configuration.maxConnections, accept: accept,
-            acceptPauses: acceptPauses)
+            acceptPauses: acceptPauses, bodyBudget: BodyBudget(limit: configuration.bufferedBodyBudgetBytes))
         loopServers = group.loops.map {
             LoopServer(
                 loop: $0, configuration: configuration, responder: responder, logger: logger, openGauge: open,
                 protocolErrors: protocolErrors, shared: shared)
         }
         shared.setLoopServers(loopServers)
+        self.shared = shared
     }
 
     /// The most connections a process with `limit` open files should hold: a tenth of the limit (at least 64) stays
@@ -93,6 +102,9 @@ public final class HTTPServer: Sendable {
         guard limit < Int.max / 2 else { return Int.max }
         return max(1, limit - max(64, limit / 10))
     }
+
+    /// Bytes of buffered request bodies held now (tests).
+    var bufferedBodyBytes: Int { shared.bodyBudget.used }
 
     /// Connections per event loop (tests of the balancing; racy while connections come and go).
     var connectionsPerLoop: [Int] { loopServers.map { $0.openCount.load(ordering: .relaxed) } }
@@ -150,13 +162,18 @@ final class SharedServerState: Sendable {
     let connections = Atomic<Int>(0)
     let accept: @Sendable (Int32) -> Socket.AcceptResult
     let acceptPauses: Counter
+    let bodyBudget: BodyBudget
     /// Every loop's server, for balancing accepted connections (set once, before listening).
     private let loops = Mutex<[LoopServer]>([])
 
-    init(maxConnections: Int, accept: @escaping @Sendable (Int32) -> Socket.AcceptResult, acceptPauses: Counter) {
+    init(
+        maxConnections: Int, accept: @escaping @Sendable (Int32) -> Socket.AcceptResult, acceptPauses: Counter,
+        bodyBudget: BodyBudget
+    ) {
         self.maxConnections = maxConnections
         self.accept = accept
         self.acceptPauses = acceptPauses
+        self.bodyBudget = bodyBudget
     }
 
     func setLoopServers(_ servers: [LoopServer]) {
@@ -344,6 +361,8 @@ final class LoopServer: IOHandler, @unchecked Sendable {
             openGauge.add(-1)
         }
     }
+
+    var bodyBudget: BodyBudget { shared.bodyBudget }
 
     func recordProtocolError(status: Int) {
         protocolErrors.labels(String(status)).increment()

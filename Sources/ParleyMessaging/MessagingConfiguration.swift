@@ -1,5 +1,9 @@
 /// Limits and windows of the messaging feature; `ParleyApp` builds it from the environment.
 public struct MessagingConfiguration: Sendable {
+    /// The largest request a send takes (`POST /api/im/messages`, the WebSocket's `send`): room for a forward of 50
+    /// messages (`maxForwardBytes`) written as a string, plus `extra` and the other members.
+    public static let maxSendRequestBytes = 256 * 1024
+
     /// `text` messages, the `text` of `richText` and drafts: at most this many characters.
     public var maxTextCharacters = 10_000
     /// `extra`, serialized: at most this many bytes.

@@ -1,13 +1,18 @@
+import ParleyMessaging
 import ParleyWebSocket
 
 /// Settings of the WebSocket gateway; `ParleyApp` builds it from the environment.
 public struct RealtimeConfiguration: Sendable {
+    /// The largest frame a client needs: a `send` as large as `POST /api/im/messages` accepts (a forward of 50
+    /// messages with its extra), plus room for the frame's own members (`type`, a 128-byte `reqId`).
+    public static let defaultMaxMessageBytes = MessagingConfiguration.maxSendRequestBytes + 4096
+
     /// Frame and message limits (1009 past them), heartbeat (ping every 30 s, close 4001 after two misses),
     /// and the outgoing bound per connection (close 4000 past it).
     public var webSocket: WebSocketConfiguration = {
         var config = WebSocketConfiguration()
-        config.maxFrameBytes = 1 << 20
-        config.maxMessageBytes = 1 << 20
+        config.maxFrameBytes = defaultMaxMessageBytes
+        config.maxMessageBytes = defaultMaxMessageBytes
         config.maxBufferedOutgoingBytes = 4 << 20
         config.pingInterval = .seconds(30)
         config.missedPongLimit = 2
@@ -16,6 +21,11 @@ public struct RealtimeConfiguration: Sendable {
     /// Requests of one connection waiting for their answer beyond which the gateway stops reading from it
     /// (they are handled one at a time, in order).
     public var maxPendingRequests = 64
+    /// Bytes of request frames one connection may have waiting (the one being answered included); past them it is
+    /// closed with 4004. At least `webSocket.maxMessageBytes`, so that any one frame fits.
+    public var maxPendingRequestBytes = 2 << 20
+    /// Sockets one session (one device's login) may hold; a newer one closes the oldest with 4502.
+    public var maxConnectionsPerSession = 4
     /// `typing` notices forwarded per connection and second; more are acknowledged and dropped.
     public var typingPerSecond = 2
     /// NOTIFY channel shared by the instances of one deployment.

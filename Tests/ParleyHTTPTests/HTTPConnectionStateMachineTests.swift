@@ -35,11 +35,13 @@ extension HTTPConnectionStateMachine {
         #expect(acceptsInput(pendingOutputBytes: 0))
         if streamed {
             #expect(
-                headReceived(head(), bodyLimit: 1 << 20, streamed: true) == .dispatchWithBodyStream(sendContinue: false)
+                headReceived(head(), bodyLimit: 1 << 20, streamed: true, now: now)
+                    == .dispatchWithBodyStream(sendContinue: false)
             )
             #expect(requestEnded() == .finishBodyStream)
         } else {
-            #expect(headReceived(head(), bodyLimit: 1 << 20, streamed: false) == .readBody(sendContinue: false))
+            #expect(
+                headReceived(head(), bodyLimit: 1 << 20, streamed: false, now: now) == .readBody(sendContinue: false))
             #expect(requestEnded() == .dispatch)
         }
         #expect(state == .awaitingResponse)
@@ -62,8 +64,9 @@ extension HTTPConnectionStateMachine {
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
         #expect(sm.bytesReceived(now: t(1)) == .parse)
         #expect(sm.state == .readingHead(since: t(1)))
-        #expect(sm.headReceived(head(), bodyLimit: 1 << 20, streamed: false) == .readBody(sendContinue: false))
-        #expect(sm.bodyReceived() == .buffer)
+        #expect(
+            sm.headReceived(head(), bodyLimit: 1 << 20, streamed: false, now: t(1)) == .readBody(sendContinue: false))
+        #expect(sm.bodyReceived(byteCount: 10) == .buffer)
         #expect(sm.requestEnded() == .dispatch)
         #expect(sm.lastActivity == t(1))
         // The handler runs: no further input is parsed meanwhile.
@@ -111,7 +114,9 @@ extension HTTPConnectionStateMachine {
         #expect(!sm.acceptsInput(pendingOutputBytes: 500))
         #expect(sm.outputDrained(bufferedInputBytes: 40) == .processBufferedInput)
         #expect(sm.acceptsInput(pendingOutputBytes: 0))
-        #expect(sm.headReceived(head("/second"), bodyLimit: 1 << 20, streamed: false) == .readBody(sendContinue: false))
+        #expect(
+            sm.headReceived(head("/second"), bodyLimit: 1 << 20, streamed: false, now: t(3))
+                == .readBody(sendContinue: false))
         #expect(sm.requestEnded() == .dispatch)
     }
 
@@ -158,27 +163,27 @@ extension HTTPConnectionStateMachine {
         var sm = machine()
         _ = sm.bytesReceived(now: t(1))
         let fits = head(expectContinue: true, framing: .contentLength(100))
-        #expect(sm.headReceived(fits, bodyLimit: 100, streamed: false) == .readBody(sendContinue: true))
+        #expect(sm.headReceived(fits, bodyLimit: 100, streamed: false, now: t(1)) == .readBody(sendContinue: true))
 
         // RFC 9110 §10.1.1: a body over the limit gets the parser's 413, not a 100 first.
         var tooBig = machine()
         _ = tooBig.bytesReceived(now: t(1))
         let over = head(expectContinue: true, framing: .contentLength(101))
-        #expect(tooBig.headReceived(over, bodyLimit: 100, streamed: false) == .readBody(sendContinue: false))
+        #expect(tooBig.headReceived(over, bodyLimit: 100, streamed: false, now: t(1)) == .readBody(sendContinue: false))
         #expect(tooBig.parseFailed() == .answerErrorThenClose)
 
         // HTTP/1.0 has no 100 Continue.
         var old = machine()
         _ = old.bytesReceived(now: t(1))
         let http10 = head(version: .http1_0, expectContinue: true, framing: .contentLength(10))
-        #expect(old.headReceived(http10, bodyLimit: 100, streamed: false) == .readBody(sendContinue: false))
+        #expect(old.headReceived(http10, bodyLimit: 100, streamed: false, now: t(1)) == .readBody(sendContinue: false))
 
         // A chunked body has no declared length to refuse up front.
         var chunked = machine()
         _ = chunked.bytesReceived(now: t(1))
         let streamedHead = head(expectContinue: true, framing: .chunked)
         #expect(
-            chunked.headReceived(streamedHead, bodyLimit: 100, streamed: true)
+            chunked.headReceived(streamedHead, bodyLimit: 100, streamed: true, now: t(1))
                 == .dispatchWithBodyStream(sendContinue: true))
     }
 
@@ -186,9 +191,9 @@ extension HTTPConnectionStateMachine {
         var sm = machine()
         #expect(sm.bytesReceived(now: t(1)) == .parse)
         #expect(
-            sm.headReceived(head(framing: .chunked), bodyLimit: 1 << 20, streamed: true)
+            sm.headReceived(head(framing: .chunked), bodyLimit: 1 << 20, streamed: true, now: t(1))
                 == .dispatchWithBodyStream(sendContinue: false))
-        #expect(sm.bodyReceived() == .stream)
+        #expect(sm.bodyReceived(byteCount: 10) == .stream)
         sm.bodyConsumerFellBehind()
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == [])
         // Bytes already read are still parsed into the stream; only the socket waits.
@@ -207,7 +212,7 @@ extension HTTPConnectionStateMachine {
     @Test func answerBeforeTheStreamedBodyEndedFailsTheStreamAndCloses() {
         var sm = machine()
         _ = sm.bytesReceived(now: t(1))
-        _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true)
+        _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true, now: t(1))
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: true))
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
     }
@@ -215,7 +220,7 @@ extension HTTPConnectionStateMachine {
     @Test func parseErrorInAStreamedBodyIsTheHandlersToAnswer() {
         var sm = machine()
         _ = sm.bytesReceived(now: t(1))
-        _ = sm.headReceived(head(framing: .chunked), bodyLimit: 10, streamed: true)
+        _ = sm.headReceived(head(framing: .chunked), bodyLimit: 10, streamed: true, now: t(1))
         #expect(sm.parseFailed() == .failBodyStreamThenCloseAfterResponse)
         #expect(!sm.wantsToRead(pendingOutputBytes: 0, bufferedInputBytes: 0))
         #expect(!sm.acceptsInput(pendingOutputBytes: 0))
@@ -262,7 +267,7 @@ extension HTTPConnectionStateMachine {
     @Test func peerHalfClosedDuringAStreamedBodyFailsTheStream() {
         var sm = machine()
         _ = sm.bytesReceived(now: t(1))
-        _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true)
+        _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true, now: t(1))
         #expect(sm.peerHalfClosed(pendingOutputBytes: 0) == .closeAfterAnswer(failBodyStream: true))
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
@@ -332,18 +337,18 @@ extension HTTPConnectionStateMachine {
         _ = sm.bytesReceived(now: t(9))
         #expect(sm.sweep(now: t(10.9), pendingOutputBytes: 0) == .none)
         #expect(
-            sm.sweep(now: t(11.1), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: true))
+            sm.sweep(now: t(11.1), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(.head))
         #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
     }
 
     @Test func bodyThatStopsArrivingIsAnswered408AfterTheIdleTimeout() {
         var sm = machine()
         _ = sm.bytesReceived(now: t(1))
-        _ = sm.headReceived(head(framing: .contentLength(100)), bodyLimit: 1 << 20, streamed: false)
+        _ = sm.headReceived(head(framing: .contentLength(100)), bodyLimit: 1 << 20, streamed: false, now: t(1))
         _ = sm.bytesReceived(now: t(30))
         #expect(sm.sweep(now: t(89), pendingOutputBytes: 0) == .none)
         #expect(
-            sm.sweep(now: t(91), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(countAsProtocolError: false))
+            sm.sweep(now: t(91), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(.bodyIdle))
     }
 
     @Test func idleKeepAliveConnectionClosesAfterTheIdleTimeoutCountedFromTheAnswer() {
@@ -400,7 +405,7 @@ extension HTTPConnectionStateMachine {
         // A body still arriving is read to its end first.
         var reading = machine()
         _ = reading.bytesReceived(now: t(1))
-        _ = reading.headReceived(head(framing: .contentLength(10)), bodyLimit: 100, streamed: false)
+        _ = reading.headReceived(head(framing: .contentLength(10)), bodyLimit: 100, streamed: false, now: t(1))
         #expect(reading.shutdownRequested(pendingOutputBytes: 0) == .none)
         #expect(reading.requestEnded() == .dispatch)
         #expect(reading.answer(at: t(2)) == .writeThenClose(failBodyStream: false))

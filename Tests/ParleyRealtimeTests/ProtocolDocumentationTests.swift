@@ -17,7 +17,7 @@ struct ProtocolDocumentationTests {
         }
         let codes: [WebSocketCloseCode] = [
             .slowConsumer, .heartbeatTimeout, .tokenExpired, .resyncRequired,
-            .accountConflict, .sessionEnded,
+            .accountConflict, .sessionEnded, .tooManyPendingRequests, .replacedByNewerConnection,
         ]
         for code in codes {
             #expect(text.contains("| \(code.rawValue) |"), "close code \(code.rawValue) missing from docs/protocol.md")

@@ -85,7 +85,7 @@ struct FileController: Sendable {
             }
         }
         let name = UploadService.cleanName(Self.rawFileName(request.headers))
-        let spool = try uploads.spool()
+        let spool = uploads.spool()
         let spoolLimit = Self.spoolLimit(limits.maxFileBytes, limits)
         do {
             for try await chunk in stream { try await spool.append(chunk, limit: spoolLimit) }
@@ -135,7 +135,7 @@ struct FileController: Sendable {
                         guard received[head.name] == nil else {
                             throw APIError.malformedUpload.with(message: "more than one `\(head.name)` part")
                         }
-                        let spool = try uploads.spool()
+                        let spool = uploads.spool()
                         spools.append(spool)
                         pendingHead = head
                         current = (

@@ -1,14 +1,21 @@
 import Foundation
 import Glibc
 import ParleyCrypto
+import ParleyHTTP
+import ParleyObservability
 
 /// Receives one upload's bytes into a private temp file in the spool directory, hashing and counting them on the
 /// way. Writes happen on Dispatch's pool (a slow disk never stalls an event loop), gathered into 256 KiB writes.
 /// Nothing of the upload is held in memory beyond that buffer and the first 4 KiB (for type detection).
+///
+/// The file is created with the first byte, not with the request: a client that opens uploads and sends nothing
+/// (or only headers) costs no descriptor and no file.
 final class SpoolWriter: @unchecked Sendable {
     // Mutated by one task at a time (the upload's handler awaits each step), on whichever thread runs it.
     let path: String
-    private let fd: Int32
+    private let logger: Logger?
+    /// -1 until the first byte arrives.
+    private var fd: Int32 = -1
     private var hasher: SHA256.Hasher? = SHA256.Hasher()
     private var pending: [UInt8] = []
     private(set) var size: Int64 = 0
@@ -18,18 +25,30 @@ final class SpoolWriter: @unchecked Sendable {
     static let prefixBytes = 4096
     static let writeBatch = 256 * 1024
 
-    init(directory: String) throws {
+    init(directory: String, logger: Logger? = nil) {
         path = "\(directory)/upload-\(Hex.encode(SecureRandom.bytes(12))).part"
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.io("open \(path)", errno) }
+        self.logger = logger
     }
 
     deinit {
-        if !closed { close(fd) }
+        if !closed && fd >= 0 { close(fd) }
+    }
+
+    /// Whether the spool file exists yet (it is created with the first byte).
+    var isOpen: Bool { fd >= 0 }
+
+    private func openFile() throws {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd < 0 else { return }
+        let error = StorageError.io("open \(path)", errno)
+        logger?.error("cannot create an upload spool file", ["error": .string(String(describing: error))])
+        throw APIError.fileStorageUnavailable
     }
 
     /// Appends bytes; `limit` is the largest size the upload may reach (413 past it).
     func append(_ bytes: [UInt8], limit: Int64) async throws {
+        guard !bytes.isEmpty else { return }
+        if fd < 0 { try openFile() }
         size += Int64(bytes.count)
         guard size <= limit else { throw FileUploadLimitExceeded(size: size) }
         if prefix.count < Self.prefixBytes { prefix.append(contentsOf: bytes.prefix(Self.prefixBytes - prefix.count)) }
@@ -39,6 +58,7 @@ final class SpoolWriter: @unchecked Sendable {
 
     /// Writes what is left and returns the content's digest; the file stays for `BlobStorage.store`.
     func finish() async throws -> SpooledContent {
+        if fd < 0 { try openFile() } // an empty file still has a path to hand on
         try await writePending()
         closed = true
         close(fd)
@@ -47,10 +67,9 @@ final class SpoolWriter: @unchecked Sendable {
 
     /// Removes the partial file (a failed, refused or interrupted upload leaves nothing).
     func discard() {
-        if !closed {
-            closed = true
-            close(fd)
-        }
+        guard fd >= 0 else { return } // never created
+        if !closed { close(fd) }
+        closed = true
         unlink(path)
     }
 

@@ -63,13 +63,9 @@ public struct UploadService: Sendable {
         return quota.error(kind)
     }
 
-    func spool() throws -> SpoolWriter {
-        do {
-            return try SpoolWriter(directory: configuration.spoolDirectory)
-        } catch {
-            logger.error("cannot create an upload spool file", ["error": .string(String(describing: error))])
-            throw APIError.fileStorageUnavailable
-        }
+    /// A spool for one incoming file; its file is created with the first byte (1308 if it cannot be).
+    func spool() -> SpoolWriter {
+        SpoolWriter(directory: configuration.spoolDirectory, logger: logger)
     }
 
     /// Stores the file (and its thumbnail) for `ownerId`. The spool files are consumed whatever happens.

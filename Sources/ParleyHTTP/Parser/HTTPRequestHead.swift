@@ -4,6 +4,15 @@ public enum HTTPBodyFraming: Sendable, Hashable {
     case none
     case contentLength(Int)
     case chunked
+
+    /// Whether body bytes follow the head.
+    public var hasBody: Bool {
+        switch self {
+        case .none: false
+        case .contentLength(let length): length > 0
+        case .chunked: true
+        }
+    }
 }
 
 /// A parsed request line and header section, with the facts the connection driver needs precomputed.

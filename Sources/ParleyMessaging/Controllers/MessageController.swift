@@ -6,8 +6,7 @@ struct MessageController: Sendable {
     let authenticator: Authenticator
     let service: MessageService
 
-    /// Room for a forward of 50 messages plus extra and envelope.
-    static let bodyLimit = RouteOptions(bodyLimit: 256 * 1024)
+    static let bodyLimit = RouteOptions(bodyLimit: MessagingConfiguration.maxSendRequestBytes)
 
     func register(on router: inout Router) {
         let service = service

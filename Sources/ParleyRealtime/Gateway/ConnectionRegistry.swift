@@ -37,15 +37,30 @@ final class ConnectionRegistry: Sendable {
 
     var connectionCount: Int { count.load(ordering: .relaxed) }
 
-    /// Adds the connection; returns how many the user has now (1: they just came online).
-    @discardableResult
-    func add(_ entry: GatewayEntry) -> Int {
+    /// Adds the connection, and removes (returning them, for the caller to close) the oldest of its session's
+    /// connections beyond `maxPerSession`, the new one counted.
+    func add(_ entry: GatewayEntry, maxPerSession: Int) -> [GatewayEntry] {
         let key = UserKey(appId: entry.appId, userId: entry.userId)
-        count.add(1, ordering: .relaxed)
-        return shard(key).withLock { map in
-            map[key, default: []].append(entry)
-            return map[key]!.count
+        let replaced = shard(key).withLock { map -> [GatewayEntry] in
+            var entries = map[key] ?? []
+            let oldest = Self.oldestBeyondLimit(
+                sessionIds: entries.map(\.sessionId), adding: entry.sessionId, limit: maxPerSession)
+            let replaced = oldest.map { entries[$0] }
+            for index in oldest.reversed() { entries.remove(at: index) }
+            entries.append(entry)
+            map[key] = entries
+            return replaced
         }
+        count.add(1 - replaced.count, ordering: .relaxed)
+        return replaced
+    }
+
+    /// The positions in `sessionIds` (a user's connections, oldest first) of the connections of `sessionId` to
+    /// close so that, with one more of it, the session holds at most `limit`: its oldest.
+    static func oldestBeyondLimit(sessionIds: [String], adding sessionId: String, limit: Int) -> [Int] {
+        let positions = sessionIds.indices.filter { sessionIds[$0] == sessionId }
+        let excess = positions.count + 1 - max(1, limit)
+        return excess > 0 ? Array(positions.prefix(excess)) : []
     }
 
     /// Removes the connection; returns how many the user has left (0: they went offline).

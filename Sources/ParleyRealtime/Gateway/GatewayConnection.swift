@@ -16,9 +16,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     let tokenExpiresAt: Date
     private var entry: GatewayEntry?
     private weak var session: WebSocketSession?
-    private var pending: [Result<ClientFrame, ClientFrame.ParseFailure>] = []
+    private var pending: PendingRequests
     private var processing = false
-    private var pausedForBacklog = false
     private var expiryTimer: EventLoop.TimerID?
     private var typing: TypingLimiter
     private var closed = false
@@ -28,6 +27,9 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         self.principal = principal
         self.tokenExpiresAt = tokenExpiresAt
         typing = TypingLimiter(perSecond: gateway.configuration.typingPerSecond)
+        pending = PendingRequests(
+            maxCount: gateway.configuration.maxPendingRequests,
+            maxBytes: gateway.configuration.maxPendingRequestBytes)
     }
 
     func sessionOpened(_ session: WebSocketSession) {
@@ -36,7 +38,12 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
             id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
             sessionId: principal.sessionId, handle: session.handle)
         self.entry = entry
-        gateway.registry.add(entry)
+        // A device reconnecting again and again (a flaky network) leaves sockets that are dead but not yet noticed:
+        // past the limit its oldest ones go, not the new one it is about to use.
+        for replaced in gateway.registry.add(entry, maxPerSession: gateway.configuration.maxConnectionsPerSession) {
+            replaced.handle.close(
+                code: .replacedByNewerConnection, reason: "replaced by a newer connection of this session")
+        }
         gateway.presence?.connected(
             .init(
                 connectionId: entry.id, appId: entry.appId, userId: entry.userId,
@@ -63,32 +70,33 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
 
     func textReceived(_ text: String, session: WebSocketSession) {
         guard !closed else { return }
-        pending.append(ClientFrame.parse(text))
-        if pending.count >= gateway.configuration.maxPendingRequests && !pausedForBacklog {
-            pausedForBacklog = true
-            session.pauseReading()
+        switch pending.received(text) {
+        case .queued(let pauseReading):
+            if pauseReading { session.pauseReading() }
+            if !processing { startProcessing(on: session.loop) }
+        case .overflow:
+            closed = true
+            pending.removeAll()
+            session.close(
+                code: .tooManyPendingRequests,
+                reason: "too many requests waiting for their answers: wait for answers before sending more")
         }
-        if !processing { startProcessing(on: session.loop) }
     }
 
     /// One task per burst of requests, on the session's loop; ends when the queue is empty.
     private func startProcessing(on loop: EventLoop) {
         processing = true
         Task(executorPreference: loop) {
-            while !self.closed, !self.pending.isEmpty {
-                let next = self.pending.removeFirst()
+            while !self.closed, let text = self.pending.takeNext() {
                 let answer: [UInt8]
-                switch next {
+                switch ClientFrame.parse(text) {
                 case .success(let frame):
                     answer = await self.gateway.answer(frame, principal: self.principal, typing: &self.typing)
                 case .failure(let failure):
                     answer = ServerFrame.error(reqId: failure.reqId, failure.error)
                 }
                 self.session?.send(encodedFrame: answer)
-                if self.pausedForBacklog && self.pending.count < self.gateway.configuration.maxPendingRequests / 2 {
-                    self.pausedForBacklog = false
-                    self.session?.resumeReading()
-                }
+                if self.pending.answered() { self.session?.resumeReading() }
             }
             self.processing = false
         }
