@@ -393,11 +393,18 @@ final class HTTPConnection: IOHandler {
         output = []
         outputOffset = 0
         var processInputNext = false
-        switch machine.outputDrained(bufferedInputBytes: parser.bufferedByteCount) {
+        switch machine.outputDrained(bufferedInputBytes: parser.bufferedByteCount, now: loop.wakeTime) {
         case .none:
             break
         case .close:
             close()
+            return false
+        case .lingerThenClose:
+            // Nothing more is served: what a request held goes back now, not when the peer gets round to closing.
+            releaseBodyBudget()
+            body = []
+            shutdown(fd, Int32(SHUT_WR))
+            updateInterest()
             return false
         case .processBufferedInput:
             processInputNext = true

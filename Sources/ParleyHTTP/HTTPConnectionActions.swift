@@ -79,6 +79,9 @@ extension HTTPConnectionStateMachine {
     enum DrainedAction: Hashable {
         case none
         case close
+        /// The last answer is out: shut down the sending side (the peer sees the end of the answer) and keep reading,
+        /// discarding, until the peer closes or the lingering time is over; then close.
+        case lingerThenClose
         /// A pipelined request waited for the answer to go out: parse it now (unless already parsing).
         case processBufferedInput
         /// The upgrade handler's writes were backpressured: tell it it may write again.

@@ -28,6 +28,8 @@ struct HTTPConnectionStateMachine {
         /// deadline, so a large upload over a slow mobile link is never cut off while a trickle is.
         var minimumBodyBytesPerSecond: Int
         var bodyGracePeriod: Duration
+        /// How long a closing connection keeps reading (and dropping) what the peer still sends after the last answer.
+        var lingeringTime: Duration = .seconds(2)
 
         init(
             headerTimeout: Duration, idleTimeout: Duration, writeTimeout: Duration, maxPendingOutputBytes: Int,
@@ -69,6 +71,11 @@ struct HTTPConnectionStateMachine {
         /// written, close. (`Connection: close`, a parse error or timeout answer, a peer that half-closed,
         /// shutdown, an upgrade handler closing after a flush.)
         case closing(responsePending: Bool)
+        /// Everything is written and the sending side is shut down; what the peer still sends (the rest of a body
+        /// that was answered without being read) is read and dropped until it closes or `until`. Closing at once
+        /// with unread input would make the kernel answer with a reset, which can destroy the answer before the
+        /// client reads it (nginx's lingering close).
+        case lingering(until: Instant)
         /// Switched protocols: bytes belong to the upgrade handler. `writerWaiting`: a write of its went over the
         /// high-water mark and it waits to hear that the output drained.
         case upgraded(readingPaused: Bool, writerWaiting: Bool)
@@ -111,7 +118,7 @@ struct HTTPConnectionStateMachine {
     var isServingRequests: Bool {
         switch state {
         case .idle, .readingHead, .readingBody, .streamingBody, .awaitingResponse: return true
-        case .closing, .upgraded, .closed: return false
+        case .closing, .lingering, .upgraded, .closed: return false
         }
     }
 
@@ -129,7 +136,7 @@ struct HTTPConnectionStateMachine {
             return .parse
         case .upgraded:
             return .deliverToUpgradeHandler
-        case .closing, .closed:
+        case .closing, .lingering, .closed:
             return .discard
         }
     }
@@ -144,7 +151,7 @@ struct HTTPConnectionStateMachine {
             return pendingOutputBytes == 0
         case .readingBody, .streamingBody:
             return true
-        case .awaitingResponse, .closing, .upgraded, .closed:
+        case .awaitingResponse, .closing, .lingering, .upgraded, .closed:
             return false
         }
     }
@@ -263,7 +270,7 @@ struct HTTPConnectionStateMachine {
         case .closing(responsePending: true):
             state = .closing(responsePending: false)
             action = .writeThenClose(failBodyStream: false)
-        case .idle, .readingHead, .readingBody, .closing(responsePending: false), .upgraded, .closed:
+        case .idle, .readingHead, .readingBody, .closing(responsePending: false), .lingering, .upgraded, .closed:
             // Closed meanwhile (nothing else can be waiting for an answer).
             return .discard
         }
@@ -280,10 +287,14 @@ struct HTTPConnectionStateMachine {
 
     /// Everything queued is written (also after an answer that went out whole at once).
     @inline(__always)
-    mutating func outputDrained(bufferedInputBytes: Int) -> DrainedAction {
+    mutating func outputDrained(bufferedInputBytes: Int, now: Instant) -> DrainedAction {
         switch state {
         case .closing(let responsePending):
-            return responsePending ? .none : .close
+            guard !responsePending else { return .none }
+            state = .lingering(until: now + configuration.lingeringTime)
+            return .lingerThenClose
+        case .lingering:
+            return .none
         case .upgraded(let readingPaused, let writerWaiting):
             guard writerWaiting else { return .none }
             state = .upgraded(readingPaused: readingPaused, writerWaiting: false)
@@ -304,6 +315,8 @@ struct HTTPConnectionStateMachine {
         switch state {
         case .closing, .closed:
             return false
+        case .lingering:
+            return true
         case .streamingBody(let readingPaused), .upgraded(let readingPaused, _):
             if readingPaused { return false }
         case .awaitingResponse:
@@ -378,7 +391,7 @@ struct HTTPConnectionStateMachine {
             return .closeAfterAnswer(failBodyStream: false)
         case .closing:
             return .none
-        case .upgraded:
+        case .lingering, .upgraded:
             return .close
         case .closed:
             return .none
@@ -417,6 +430,8 @@ struct HTTPConnectionStateMachine {
         case .closing(let responsePending):
             // Nothing left to write and no answer to wait for: only the close is missing.
             return responsePending ? .none : .close
+        case .lingering(let until):
+            return now >= until ? .close : .none
         case .awaitingResponse, .upgraded, .closed:
             return .none
         }
@@ -445,6 +460,8 @@ struct HTTPConnectionStateMachine {
             return .closeAfterOutput
         case .readingBody, .streamingBody, .awaitingResponse, .closing, .closed:
             return .none
+        case .lingering:
+            return .close
         case .upgraded:
             return .notifyUpgradeHandler
         }

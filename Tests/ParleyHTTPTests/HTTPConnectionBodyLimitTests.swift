@@ -43,7 +43,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.sweep(now: t(10.9), pendingOutputBytes: 0) == .none)
         #expect(sm.sweep(now: t(11.5), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(.bodyTooSlow))
         #expect(sm.state == .closing(responsePending: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func aBodyAtTheMinimumAverageRateIsNeverCutOff() {
@@ -86,7 +86,7 @@ extension HTTPConnectionStateMachine {
             sm.responseReady(
                 requestKeepAlive: true, responseCloses: false, upgrade: false, bufferedInputBytes: 0, now: t(12))
                 == .writeThenClose(failBodyStream: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func aStreamedBodyThatStopsArrivingIsAnswered408AfterTheIdleTimeout() {
@@ -124,7 +124,7 @@ extension HTTPConnectionStateMachine {
         // The handler takes 30 s; the next request's head and body were read with the first.
         _ = sm.responseReady(
             requestKeepAlive: true, responseCloses: false, upgrade: false, bufferedInputBytes: 5000, now: t(31))
-        _ = sm.outputDrained(bufferedInputBytes: 5000)
+        _ = sm.outputDrained(bufferedInputBytes: 5000, now: t(0))
         _ = sm.headReceived(head(.contentLength(50_000)), bodyLimit: 1 << 20, streamed: false, now: t(31))
         _ = sm.bodyReceived(byteCount: 5000)
         #expect(sm.sweep(now: t(32), pendingOutputBytes: 0) == .none)
@@ -149,7 +149,7 @@ extension HTTPConnectionStateMachine {
                 sm.responseReady(
                     requestKeepAlive: true, responseCloses: false, upgrade: false, bufferedInputBytes: 0, now: t(2))
                     == .writeThenClose(failBodyStream: false))
-            #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+            #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
         }
     }
 
@@ -178,7 +178,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.bodyBudgetExhausted() == .answerServiceUnavailableThenClose)
         #expect(sm.state == .closing(responsePending: false))
         #expect(!sm.acceptsInput(pendingOutputBytes: 0))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func theBudgetConcernsOnlyABufferedBodyBeingRead() {

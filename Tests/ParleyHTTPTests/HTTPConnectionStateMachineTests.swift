@@ -73,7 +73,7 @@ extension HTTPConnectionStateMachine {
         #expect(!sm.acceptsInput(pendingOutputBytes: 0))
         #expect(sm.answer(at: t(2)) == .write)
         #expect(sm.state == .idle)
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
     }
 
@@ -82,7 +82,7 @@ extension HTTPConnectionStateMachine {
         for i in 0..<3 {
             sm.receiveRequest(at: t(Double(i)))
             #expect(sm.answer(at: t(Double(i) + 0.5)) == .write)
-            #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+            #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
             #expect(sm.state == .idle)
         }
     }
@@ -93,12 +93,12 @@ extension HTTPConnectionStateMachine {
         #expect(sm.answer(keepAlive: false, at: t(1)) == .writeThenClose(failBodyStream: false))
         // Still writing: no more reading (nor watching for the peer's half-close), writable interest only.
         #expect(sm.interest(pendingOutputBytes: 100, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
 
         var other = machine()
         other.receiveRequest(at: t(1))
         #expect(other.answer(closes: true, at: t(1)) == .writeThenClose(failBodyStream: false))
-        #expect(other.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(other.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func pipelinedRequestWaitsUntilTheFirstAnswerIsWritten() {
@@ -112,7 +112,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.state == .readingHead(since: t(2)))
         // The answer is not out yet: the next request waits.
         #expect(!sm.acceptsInput(pendingOutputBytes: 500))
-        #expect(sm.outputDrained(bufferedInputBytes: 40) == .processBufferedInput)
+        #expect(sm.outputDrained(bufferedInputBytes: 40, now: t(0)) == .processBufferedInput)
         #expect(sm.acceptsInput(pendingOutputBytes: 0))
         #expect(
             sm.headReceived(head("/second"), bodyLimit: 1 << 20, streamed: false, now: t(3))
@@ -136,7 +136,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.answer(at: t(1)) == .write)
         #expect(sm.interest(pendingOutputBytes: maxPendingOutput, bufferedInputBytes: 0) == [.readable, .writable])
         #expect(sm.interest(pendingOutputBytes: maxPendingOutput + 1, bufferedInputBytes: 0) == .writable)
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
     }
 
@@ -145,7 +145,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.bytesReceived(now: t(1)) == .parse)
         #expect(sm.parseFailed() == .answerErrorThenClose)
         #expect(sm.bytesReceived(now: t(1)) == .discard)
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func answerForAConnectionClosedMeanwhileIsDropped() {
@@ -214,7 +214,7 @@ extension HTTPConnectionStateMachine {
         _ = sm.bytesReceived(now: t(1))
         _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true, now: t(1))
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: true))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func parseErrorInAStreamedBodyIsTheHandlersToAnswer() {
@@ -225,9 +225,9 @@ extension HTTPConnectionStateMachine {
         #expect(!sm.wantsToRead(pendingOutputBytes: 0, bufferedInputBytes: 0))
         #expect(!sm.acceptsInput(pendingOutputBytes: 0))
         // Output drained before the answer (a 100 Continue, say) does not close yet.
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 }
 
@@ -242,7 +242,7 @@ extension HTTPConnectionStateMachine {
         // Nothing to watch until the answer: the half-close, level-triggered, would wake the loop on every wait.
         #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .ignoringPeerHalfClose)
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func peerHalfClosedWhileIdleCloses() {
@@ -261,7 +261,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.answer(at: t(1)) == .write)
         #expect(sm.peerHalfClosed(pendingOutputBytes: 5000) == .closeAfterAnswer(failBodyStream: false))
         #expect(sm.interest(pendingOutputBytes: 5000, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func peerHalfClosedDuringAStreamedBodyFailsTheStream() {
@@ -270,7 +270,7 @@ extension HTTPConnectionStateMachine {
         _ = sm.headReceived(head(framing: .contentLength(1000)), bodyLimit: 1 << 20, streamed: true, now: t(1))
         #expect(sm.peerHalfClosed(pendingOutputBytes: 0) == .closeAfterAnswer(failBodyStream: true))
         #expect(sm.answer(at: t(2)) == .writeThenClose(failBodyStream: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 }
 
@@ -293,13 +293,13 @@ extension HTTPConnectionStateMachine {
         #expect(sm.answer(upgrade: true, at: t(1)) == .writeThenUpgrade)
         let acceptedAtTheMark = sm.upgradeHandlerWrote(pendingOutputBytes: maxPendingOutput)
         #expect(acceptedAtTheMark)
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
         let acceptedPastTheMark = sm.upgradeHandlerWrote(pendingOutputBytes: maxPendingOutput + 1)
         #expect(!acceptedPastTheMark)
         #expect(!sm.wantsToRead(pendingOutputBytes: maxPendingOutput + 1, bufferedInputBytes: 0))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .notifyUpgradeHandlerWritable)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .notifyUpgradeHandlerWritable)
         // Told once.
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .none)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .none)
     }
 
     @Test func upgradeHandlerPausesReadingAndClosesAfterAFlush() {
@@ -321,7 +321,7 @@ extension HTTPConnectionStateMachine {
         #expect(flushing.upgradeHandlerClosed(flush: true, pendingOutputBytes: 10) == .closeAfterOutput)
         #expect(
             flushing.interest(pendingOutputBytes: 10, bufferedInputBytes: 0) == [.writable, .ignoringPeerHalfClose])
-        #expect(flushing.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(flushing.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
         var unflushed = machine()
         unflushed.receiveRequest(at: t(1))
         _ = unflushed.answer(upgrade: true, at: t(1))
@@ -338,7 +338,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.sweep(now: t(10.9), pendingOutputBytes: 0) == .none)
         #expect(
             sm.sweep(now: t(11.1), pendingOutputBytes: 0) == .answerRequestTimeoutThenClose(.head))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func bodyThatStopsArrivingIsAnswered408AfterTheIdleTimeout() {
@@ -392,7 +392,7 @@ extension HTTPConnectionStateMachine {
         #expect(sm.answer(at: t(1)) == .write)
         #expect(sm.shutdownRequested(pendingOutputBytes: 100) == .closeAfterOutput)
         #expect(!sm.wantsToRead(pendingOutputBytes: 100, bufferedInputBytes: 0))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
     }
 
     @Test func shutdownLetsARequestInFlightFinishWithConnectionClose() {
@@ -400,7 +400,7 @@ extension HTTPConnectionStateMachine {
         sm.receiveRequest(at: t(1))
         #expect(sm.shutdownRequested(pendingOutputBytes: 0) == .none)
         #expect(sm.answer(keepAlive: true, at: t(2)) == .writeThenClose(failBodyStream: false))
-        #expect(sm.outputDrained(bufferedInputBytes: 0) == .close)
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(0)) == .lingerThenClose)
 
         // A body still arriving is read to its end first.
         var reading = machine()
@@ -416,5 +416,34 @@ extension HTTPConnectionStateMachine {
         sm.receiveRequest(at: t(1))
         _ = sm.answer(upgrade: true, at: t(1))
         #expect(sm.shutdownRequested(pendingOutputBytes: 0) == .notifyUpgradeHandler)
+    }
+}
+
+/// The lingering close: after the last answer, what the peer still sends is read and dropped until it closes or
+/// the lingering time is over, so the kernel never answers unread input with a reset that could destroy the answer.
+@Suite struct HTTPConnectionLingeringTests {
+    static let configuration = HTTPConnectionStateMachine.Configuration(
+        headerTimeout: .seconds(10), idleTimeout: .seconds(60), writeTimeout: .seconds(30),
+        maxPendingOutputBytes: 1 << 20, maxPipelinedInputBytes: 1 << 16)
+
+    @Test func theLastAnswerOutTheConnectionLingersReadingAndDropping() {
+        var sm = HTTPConnectionStateMachine(configuration: Self.configuration, now: t(0))
+        _ = sm.shutdownRequested(pendingOutputBytes: 10)
+        #expect(sm.state == .closing(responsePending: false))
+        #expect(sm.outputDrained(bufferedInputBytes: 0, now: t(1)) == .lingerThenClose)
+        #expect(sm.state == .lingering(until: t(3)))
+        // Still reading (to drop the rest of an unread body), never parsing, never accepting a request.
+        #expect(sm.wantsToRead(pendingOutputBytes: 0, bufferedInputBytes: 0))
+        #expect(sm.interest(pendingOutputBytes: 0, bufferedInputBytes: 0) == .readable)
+        #expect(sm.bytesReceived(now: t(1.5)) == .discard)
+        #expect(!sm.acceptsInput(pendingOutputBytes: 0))
+        #expect(!sm.isServingRequests)
+        // The peer's close ends it, or the lingering time does, or a shutdown.
+        var closedByPeer = sm
+        #expect(closedByPeer.peerHalfClosed(pendingOutputBytes: 0) == .close)
+        #expect(sm.sweep(now: t(2.9), pendingOutputBytes: 0) == .none)
+        #expect(sm.sweep(now: t(3), pendingOutputBytes: 0) == .close)
+        var shutDown = sm
+        #expect(shutDown.shutdownRequested(pendingOutputBytes: 0) == .close)
     }
 }

@@ -24,7 +24,7 @@ fi
 
 metrics_token=e2e-metrics-token-0123456789
 parley_start "$db" PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_METRICS_TOKEN="$metrics_token" \
-    PARLEY_FILES_USER_QUOTA_BYTES=1048576 PARLEY_IM_SEND_RATE_PER_SECOND=0.0167 PARLEY_IM_SEND_BURST=10
+    PARLEY_FILES_USER_QUOTA_BYTES=1048576 PARLEY_HTTP_BODY_GRACE_SECONDS=1 PARLEY_IM_SEND_RATE_PER_SECOND=0.0167 PARLEY_IM_SEND_BURST=10
 http_get "$PARLEY_BASE/metrics"
 [[ $HTTP_STATUS == 401 ]] || fail "/metrics without its token answered $HTTP_STATUS"
 metrics=$(curl -sS --max-time 5 -H "Authorization: Bearer $metrics_token" "$PARLEY_BASE/metrics") \

@@ -5,6 +5,7 @@ flows' (scripts/e2e/lib/seeds/client.py), reading the same environment: SEEDS_BA
 probe with `probes.py NAME`, all with no argument; each prints one line, a failure exits non-zero with the reason.
 """
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -183,6 +184,63 @@ def registrations_are_limited_per_address():
     print(f"registrations: limited per address ({len(limited)} of 40 answered 429 1044)")
 
 
+def raw_exchange(head, body_chunks=(), pause=0.0, timeout=30):
+    """Sends `head`, then each chunk `pause` seconds apart (stopping when the server closes); returns what the
+    server answered and whether it closed the connection."""
+    host, port = client.BASE.replace("http://", "").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+        conn.sendall(head.encode())
+        for chunk in body_chunks:
+            time.sleep(pause)
+            try:
+                conn.sendall(chunk)
+            except OSError:
+                break
+        received = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                part = conn.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not part:
+                return received, True
+            received += part
+        return received, False
+
+
+# 6. Slow and endless bodies: a 404 is answered from the head, and a trickling body gets 408 (the server runs with
+# a one-second grace period, see 97-security.sh).
+def slow_and_endless_bodies_are_cut_off():
+    answer, closed = raw_exchange("POST /no/such/route HTTP/1.1\r\nHost: probe\r\nContent-Length: 100000000\r\n\r\n")
+    check(answer.startswith(b"HTTP/1.1 404") and closed, f"an endless body to no route: {answer[:200]!r}")
+    head = ("POST /api/auth/register HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\n"
+            f"X-App-Key: {client.APP_KEY}\r\nContent-Length: 5000\r\n\r\n")
+    answer, closed = raw_exchange(head, [b"{"] + [b" "] * 60, pause=0.1)
+    check(answer.startswith(b"HTTP/1.1 408") and b"1011" in answer and closed, f"a trickling body: {answer[:300]!r}")
+    print("bodies: 404 answered from the head and closed; a trickling body 408 1011")
+
+
+# 7. WebSocket amplification: messages bounded by the largest legitimate frame; a session holds a bounded number of
+# sockets (the newest closes the oldest with 4502).
+def websocket_bounds_hold():
+    user = session("nia_ws")
+
+    async def run():
+        big = await client.Device("big", user["im"]).connect()
+        await big.ws.send(json.dumps({"type": "ping", "reqId": "x", "data": {"pad": "x" * 300_000}}))
+        code = await big.closed("a 300 KB message")
+        check(code == 1009, f"a 300 KB message: close {code}")
+        devices = [await client.Device(f"socket {i}", user["im"]).connect() for i in range(5)]
+        code = await devices[0].closed("the oldest of five sockets")
+        check(code == 4502, f"the oldest of five sockets: close {code}")
+        for device in devices[1:]:
+            await device.close()
+
+    asyncio.run(run())
+    print("websocket: a 300 KB message closes with 1009; a fifth socket of one session closes the oldest with 4502")
+
+
 PROBES = [
     downloads_never_run_in_a_browser,
     avatars_are_files_the_setter_may_read,
@@ -190,6 +248,8 @@ PROBES = [
     lockout_cannot_be_used_against_the_owner,
     conversations_you_are_not_in_do_not_exist,
     nul_characters_are_refused_up_front,
+    slow_and_endless_bodies_are_cut_off,
+    websocket_bounds_hold,
     quotas_hold,
     registrations_are_limited_per_address,
 ]
