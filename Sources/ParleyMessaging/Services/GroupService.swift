@@ -85,13 +85,15 @@ public struct GroupService: Sendable {
         guard name != nil || rawAvatar != nil else {
             throw APIError.validationFailed.with(message: "give at least one of `name`, `avatarKey`")
         }
-        // A member who may not manage the group is refused before any avatar record is made for it.
-        _ = try await info(groupId, for: principal)
         var avatarKey: String?? = nil
         switch rawAvatar {
         case .none: break
         case .some(.none): avatarKey = .some(nil)
-        case .some(.some(let raw)): avatarKey = try await self.avatarKey(raw, groupId: groupId, by: principal)
+        case .some(.some(let raw)):
+            // Someone outside the group is refused before an avatar record is made for it (the role is checked
+            // with the change itself).
+            _ = try await info(groupId, for: principal)
+            avatarKey = try await self.avatarKey(raw, groupId: groupId, by: principal)
         }
         return try await change(groupId, by: principal, requiring: .manager) { connection, _, _ in
             try await groups.updateProfile(
