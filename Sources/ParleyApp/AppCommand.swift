@@ -4,6 +4,7 @@ import ParleyCrypto
 import ParleyFiles
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessaging
 import ParleyPostgres
 import ParleyPush
 
@@ -31,6 +32,9 @@ public enum AppCommand {
                                      offline push over APNs: the .p8 key (stored encrypted under the master key), its
                                      key id and team id, the bundle id, what alerts show, and whether push is on;
                                      --endpoint overrides Apple's (tests, relays); without options prints the settings
+          parley app reports APP_KEY [--limit N] [--json]
+                                     the reports the app's users filed (users, messages, groups), newest first (default
+                                     50, at most 1000); --json prints each whole, a reported message as it was then
         """
 
     public struct UsageError: Error, CustomStringConvertible {
@@ -169,6 +173,29 @@ public enum AppCommand {
                 output("userQuotaBytes  \(quota(settings.userQuotaBytes, server: configuration.files.userQuotaBytes))")
                 output("appQuotaBytes   \(quota(settings.appQuotaBytes, server: configuration.files.appQuotaBytes))")
                 output("storedBytes     \(settings.storedBytes)")
+            case "reports":
+                let key = try options.takePositional("APP_KEY")
+                let limit = try options.takeInt("--limit") ?? 50
+                let asJSON = options.takeFlag("--json")
+                try options.finish()
+                guard (1...1000).contains(limit) else { throw UsageError(description: "--limit must be 1-1000") }
+                guard let target = try await repository.find(key: key) else {
+                    throw UsageError(description: "no app with key \(key)")
+                }
+                let reports = try await ReportRepository(database: context.database).list(
+                    appId: target.id, limit: limit)
+                for report in reports {
+                    if asJSON {
+                        output(String(decoding: try JSONCoding.bytesEncoder.encode(report), as: UTF8.self))
+                    } else {
+                        let note = report.note.map { " (\($0.replacingOccurrences(of: "\n", with: " ")))" } ?? ""
+                        output(
+                            "\(report.id)  \(ISO8601.format(report.createdAt))  "
+                                + "\(report.targetType.rawValue) \(report.targetId)  by \(report.reporterId): "
+                                + "\(report.reason)\(note)")
+                    }
+                }
+                if reports.isEmpty { output("no reports") }
             case "push":
                 try await push(
                     &options, repository: repository, database: context.database, masterKey: auth.masterKey,

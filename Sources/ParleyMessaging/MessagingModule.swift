@@ -15,6 +15,7 @@ public final class MessagingModule: Sendable {
     public let conversations: ConversationService
     public let groups: GroupService
     public let sync: SyncService
+    public let reports: ReportService
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -51,6 +52,9 @@ public final class MessagingModule: Sendable {
             configuration: configuration, database: database,
             groups: GroupRepository(database: database), messages: messageRepository, events: events,
             avatars: avatars)
+        reports = ReportService(
+            reports: ReportRepository(database: database), messages: messages,
+            groups: GroupRepository(database: database))
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
         self.events = events
@@ -61,6 +65,7 @@ public final class MessagingModule: Sendable {
         ConversationController(authenticator: authenticator, service: conversations).register(on: &router)
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
+        ReportController(authenticator: authenticator, service: reports).register(on: &router)
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's

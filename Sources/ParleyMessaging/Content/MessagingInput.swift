@@ -99,6 +99,19 @@ enum MessagingInput {
         !raw.isEmpty && raw.utf8.count <= 512 && raw.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
+    /// Free text (a note): at most `maxCharacters` code points, line breaks allowed, no other control characters,
+    /// something besides white space; returned trimmed.
+    static func text(_ raw: String, field: String, maxCharacters: Int) throws(APIError) -> String {
+        let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, raw.unicodeScalars.count <= maxCharacters,
+            !containsControl(raw, allowingLineBreaks: true)
+        else {
+            throw APIError.validationFailed.with(
+                message: "`\(field)` must be 1-\(maxCharacters) characters without control characters")
+        }
+        return trimmed
+    }
+
     static func objectKey(_ raw: String, field: String) throws(APIError) -> String {
         guard isObjectKey(raw) else {
             throw APIError.validationFailed.with(
