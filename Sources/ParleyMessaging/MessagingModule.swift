@@ -16,6 +16,8 @@ public final class MessagingModule: Sendable {
     public let groups: GroupService
     public let sync: SyncService
     public let reports: ReportService
+    /// Social-graph events (friends, blocks, profiles): recorded for sync and published after commit.
+    public let userEvents: UserEvents
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -57,6 +59,7 @@ public final class MessagingModule: Sendable {
             groups: GroupRepository(database: database))
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
+        userEvents = UserEvents(events: events)
         self.events = events
     }
 

@@ -102,6 +102,8 @@ struct SendBatchTests {
                 case .success(.notMember): "not_member"
                 case .success(.blocked): "blocked"
                 case .success(.dissolved): "dissolved"
+                case .success(.peerRefused): "peer_refused"
+                case .success(.notFriend): "not_friend"
                 case .failure(let error): "error: \(error)"
                 }
             }

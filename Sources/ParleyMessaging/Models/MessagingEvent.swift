@@ -10,6 +10,8 @@ public struct MessagingEvent: Sendable {
         case conversationMembersAnd([String])
         /// One user's devices only.
         case user(String)
+        /// These users' devices (events of the social graph: both sides of a friendship, a user's friends).
+        case users([String])
     }
 
     public enum Payload: Sendable {
@@ -19,6 +21,9 @@ public struct MessagingEvent: Sendable {
         case read(conversationId: String, userId: String, seq: Int64)
         /// A change of the user's own view of a conversation (pin, draft, mute, clear, delete) or of their membership.
         case conversation(JSONValue)
+        /// A change that belongs to no conversation (friends, blocks, profiles; `UserEventKind`): the frame's type
+        /// and data. Its event's `conversationId` is empty.
+        case userEvent(UserEventKind, JSONValue)
     }
 
     public var appId: Int64

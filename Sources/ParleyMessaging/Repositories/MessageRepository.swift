@@ -12,6 +12,10 @@ enum SendOutcome: Sendable {
     case notMember
     case blocked
     case dissolved
+    /// 1:1 only: the recipient blocked the sender.
+    case peerRefused
+    /// 1:1 only: the app lets only friends chat and these two are not.
+    case notFriend
 }
 
 /// A message together with the caller's membership of its conversation (nil: not a member).
@@ -196,6 +200,8 @@ struct MessageRepository: Sendable {
         case "not_member": return .notMember
         case "blocked": return .blocked
         case "dissolved": return .dissolved
+        case "peer_refused": return .peerRefused
+        case "not_friend": return .notFriend
         case let other: throw PostgresError(kind: .decoding, message: "unknown send outcome \(other)")
         }
     }

@@ -90,7 +90,7 @@ struct SyncRepository: Sendable {
             entries.append(
                 StreamEntry(
                     cursor: entryCursor, kind: try row.decode("kind"),
-                    conversationId: try row.decode("conversation_id"),
+                    conversationId: try row.decode("conversation_id", as: String?.self) ?? "",
                     payload: try payloadText.map { try MessageRepository.parseStored($0) } ?? .null,
                     message: message))
         }

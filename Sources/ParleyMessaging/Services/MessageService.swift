@@ -97,6 +97,8 @@ public struct MessageService: Sendable {
         case .noSuchUser: throw APIError.userNotFound.with(message: "no user `\(toId)` in this app")
         case .notMember: throw chatType == .group ? APIError.notMember : APIError.userNotFound
         case .blocked: throw APIError.blockedInGroup
+        case .peerRefused: throw APIError.peerRefused
+        case .notFriend: throw APIError.friendsOnly
         case .dissolved: throw APIError.groupDissolved
         }
     }

@@ -11,6 +11,7 @@ import ParleyMessaging
 ///   {"k":"r","a":APP,"c":CONV,"u":USER,"s":SEQ,"to":"c"|"u","o":SESSION?}      read mark (to members / the reader)
 ///   {"k":"c","a":APP,"c":CONV,"u":USER,"p":CHANGE,"x":1?,"o":SESSION?}         the user's conversation change
 ///   {"k":"t","a":APP,"c":CONV,"u":USER}                                         typing
+///   {"k":"u","a":APP,"c":"","us":[USER...],"t":TYPE,"p":DATA,"o":SESSION?}     a user event (friends, profiles)
 enum RelayDescriptor {
     /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
     static let maxInlineChangeBytes = 2000
@@ -47,6 +48,10 @@ enum RelayDescriptor {
             }
             fields.append(("p", inline))
             if event.membershipChanged { fields.append(("x", 1)) }
+        case .userEvent(let kind, let data):
+            fields.insert(("k", "u"), at: 0)
+            fields += [("us", .array(recipients(event.audience).map(JSONValue.string))), ("t", .string(kind.rawValue))]
+            fields.append(("p", data))
         }
         if let origin = event.originSessionId { fields.append(("o", .string(origin))) }
         return .object(JSONObject(fields))
@@ -73,6 +78,42 @@ enum RelayDescriptor {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// A user event's audience, split so that each descriptor stays under the NOTIFY limit (a profile change goes to
+    /// every friend; the data itself is bounded by the profile's limits).
+    static func describeUserEvent(_ event: MessagingEvent) -> [[UInt8]] {
+        let users = recipients(event.audience)
+        let whole = describe(event).serialized()
+        guard whole.count > ClusterRelay.maxPayloadBytes - 64, users.count > 1 else { return [whole] }
+        var empty = event
+        empty.audience = .users([])
+        let budget = max(256, ClusterRelay.maxPayloadBytes - 64 - describe(empty).serialized().count)
+        var parts: [[UInt8]] = []
+        var chunk: [String] = []
+        var size = 0
+        for user in users {
+            let cost = user.utf8.count + 3
+            if !chunk.isEmpty && size + cost > budget {
+                empty.audience = .users(chunk)
+                parts.append(describe(empty).serialized())
+                chunk.removeAll(keepingCapacity: true)
+                size = 0
+            }
+            chunk.append(user)
+            size += cost
+        }
+        empty.audience = .users(chunk)
+        parts.append(describe(empty).serialized())
+        return parts
+    }
+
+    private static func recipients(_ audience: MessagingEvent.Audience) -> [String] {
+        switch audience {
+        case .user(let user): [user]
+        case .users(let users): users
+        case .conversationMembers, .conversationMembersAnd: []
+        }
     }
 
     static func typing(appId: Int64, conversationId: String, userId: String) -> JSONValue {
@@ -125,6 +166,14 @@ enum RelayDescriptor {
                 appId: appId, conversationId: conversationId, audience: .user(userId), originSessionId: origin,
                 excludedUserId: nil, membershipChanged: membershipChanged,
                 frame: Delivery.frame(for: .conversation(change)))
+        case "u":
+            guard case .array(let users)? = descriptor["us"], let type = descriptor["t"]?.stringValue,
+                let kind = UserEventKind(rawValue: type), let data = descriptor["p"]
+            else { return nil }
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: .users(users.compactMap(\.stringValue)),
+                originSessionId: origin, excludedUserId: nil, membershipChanged: false,
+                frame: Delivery.frame(for: .userEvent(kind, data)))
         case "t":
             guard let userId = descriptor["u"]?.stringValue else { return nil }
             return Delivery(

@@ -51,6 +51,8 @@ struct Delivery: Sendable {
                     ])))
         case .conversation(let change):
             return ServerFrame.encoded(type: "conversation", json: change)
+        case .userEvent(let kind, let data):
+            return ServerFrame.encoded(type: kind.rawValue, json: data)
         }
     }
 
@@ -67,8 +69,10 @@ struct Delivery: Sendable {
     }
 
     static func touchesSummary(_ payload: MessagingEvent.Payload) -> Bool {
-        if case .conversation = payload { return false }
-        return true
+        switch payload {
+        case .conversation, .userEvent: return false
+        case .message, .edit, .revoke, .read: return true
+        }
     }
 
     init(

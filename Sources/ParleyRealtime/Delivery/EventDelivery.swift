@@ -27,7 +27,13 @@ final class EventDelivery: Service {
         let gateway = gateway
         gateway.messaging.events.observe { event in
             gateway.fanOut.deliverNow(Delivery(event))
-            gateway.relay.publish(serialized: RelayDescriptor.describeSerialized(event))
+            if case .userEvent = event.payload {
+                for descriptor in RelayDescriptor.describeUserEvent(event) {
+                    gateway.relay.publish(serialized: descriptor)
+                }
+            } else {
+                gateway.relay.publish(serialized: RelayDescriptor.describeSerialized(event))
+            }
         }
         let (feed, listening) = await gateway.relay.subscribe(timeout: .seconds(10))
         if !listening {

@@ -42,6 +42,8 @@ final class FanOut: Sendable {
         switch delivery.audience {
         case .user(let userId):
             send(delivery, to: [userId])
+        case .users(let userIds):
+            send(delivery, to: userIds)
         case .conversationMembers, .conversationMembersAnd:
             // 1:1 deliveries never wait (the id names both members), so none is ever queued ahead of another.
             if let pair = ConversationID.singleMembers(delivery.conversationId) {
@@ -100,6 +102,8 @@ final class FanOut: Sendable {
         switch delivery.audience {
         case .user(let userId):
             userIds = [userId]
+        case .users(let audience):
+            userIds = audience
         case .conversationMembers, .conversationMembersAnd:
             do {
                 userIds = withExtra(
