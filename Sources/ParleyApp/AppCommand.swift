@@ -19,8 +19,10 @@ public enum AppCommand {
           parley app rotate-secret APP_KEY [--grace-seconds N]
                                      new secret, printed once; the old one keeps verifying for N seconds (default 3600)
           parley app update APP_KEY [--name NAME] [--privacy-version N] [--session-policy P] [--revoke-window SECONDS]
+                               [--direct-messages anyone|friends]
                                      change settings; raising --privacy-version makes users consent again (code 1033);
-                                     --revoke-window sets how long senders may revoke their messages
+                                     --revoke-window sets how long senders may revoke their messages;
+                                     --direct-messages friends lets only friends chat one to one (1120 otherwise)
           parley app files APP_KEY [--max-bytes N] [--types TYPE,TYPE/*,...|--all-types]
                                [--user-quota-bytes N] [--app-quota-bytes N] [--server-quotas]
                                      the app's upload limits: largest file (at most PARLEY_FILES_MAX_BYTES), the MIME
@@ -118,12 +120,19 @@ public enum AppCommand {
                 if let revokeWindow, !(0...(30 * 86400)).contains(revokeWindow) {
                     throw UsageError(description: "--revoke-window must be 0 to 2592000 seconds")
                 }
+                var directMessages: DirectMessagePolicy?
+                if let raw = options.take("--direct-messages") {
+                    guard let policy = DirectMessagePolicy(rawValue: raw) else {
+                        throw UsageError(description: "--direct-messages must be anyone or friends")
+                    }
+                    directMessages = policy
+                }
                 try options.finish()
                 guard
                     let updated = try await repository.update(
                         appKey: key, name: name, privacyVersion: version,
                         sessionPolicy: policy,
-                        revokeWindowSeconds: revokeWindow)
+                        revokeWindowSeconds: revokeWindow, directMessages: directMessages)
                 else {
                     throw UsageError(description: "no app with key \(key)")
                 }
@@ -314,6 +323,7 @@ public enum AppCommand {
         output("privacyVersion  \(app.privacyVersion)")
         output("sessionPolicy   \(app.sessionPolicy.rawValue)")
         if let window = app.revokeWindowSeconds { output("revokeWindow    \(window)s") }
+        output("directMessages  \(app.directMessages.rawValue)")
     }
 
     /// `--flag value` options and positionals, consumed as they are read; leftovers are an error.

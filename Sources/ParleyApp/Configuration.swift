@@ -184,6 +184,11 @@ public struct Configuration: Sendable {
             name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
             help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
         Setting(
+            name: "PARLEY_IM_MAX_FRIENDS", defaultValue: "5000",
+            help: "most friends per user; a request or accept past it on either side answers 1126"),
+        Setting(
+            name: "PARLEY_IM_MAX_BLOCKS", defaultValue: "1000", help: "most users one user may block (1128 beyond)"),
+        Setting(
             name: "PARLEY_FILES_DIR", defaultValue: ".parley/files",
             help: "local file storage: blobs under DIR/blobs, uploads in progress under DIR/spool"),
         Setting(
@@ -366,6 +371,8 @@ public struct Configuration: Sendable {
         messaging.sendRatePerSecond = try decimal("PARLEY_IM_SEND_RATE_PER_SECOND", 20, range: 0...1_000_000)
         messaging.sendBurst = try integer("PARLEY_IM_SEND_BURST", 100, range: 1...1_000_000)
         messaging.syncRetentionDays = try integer("PARLEY_IM_SYNC_RETENTION_DAYS", 30, range: 1...3650)
+        messaging.maxFriends = try integer("PARLEY_IM_MAX_FRIENDS", 5000, range: 1...100_000)
+        messaging.maxBlocks = try integer("PARLEY_IM_MAX_BLOCKS", 1000, range: 1...100_000)
         let filesDirectory = value("PARLEY_FILES_DIR") ?? ".parley/files"
         switch value("PARLEY_FILES_BACKEND")?.lowercased() ?? "local" {
         case "local":

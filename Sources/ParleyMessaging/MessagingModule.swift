@@ -18,6 +18,8 @@ public final class MessagingModule: Sendable {
     public let reports: ReportService
     /// Social-graph events (friends, blocks, profiles): recorded for sync and published after commit.
     public let userEvents: UserEvents
+    public let friends: FriendService
+    public let blocks: BlockService
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -59,7 +61,17 @@ public final class MessagingModule: Sendable {
             groups: GroupRepository(database: database))
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
-        userEvents = UserEvents(events: events)
+        let userEvents = UserEvents(events: events)
+        self.userEvents = userEvents
+        let friendRepository = FriendRepository(database: database)
+        let blockRepository = BlockRepository(database: database)
+        let friends = FriendService(
+            database: database, friends: friendRepository, blocks: blockRepository, userEvents: userEvents,
+            maxFriends: configuration.maxFriends)
+        self.friends = friends
+        blocks = BlockService(
+            database: database, friends: friendRepository, blocks: blockRepository, friendService: friends,
+            userEvents: userEvents, maxBlocks: configuration.maxBlocks)
         self.events = events
     }
 
@@ -69,6 +81,7 @@ public final class MessagingModule: Sendable {
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
+        SocialController(authenticator: authenticator, friends: friends, blocks: blocks).register(on: &router)
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's

@@ -116,7 +116,13 @@ struct SendBatchTests {
                 (bob, dissolved.groupId, .group, "dissolved"),
                 (alice, dissolved.groupId, .group, "dissolved"),
                 (bob, open.groupId, .group, "stored"),
+                (dave, carol.userId, .single, "peer_refused"),
+                (carol, dave.userId, .single, "stored"),
             ]
+            // Carol blocked Dave (migrations/0019): his 1:1 messages to her are refused, hers to him are not.
+            _ = try await fx.database.query(
+                "INSERT INTO user_blocks (app_id, blocker_id, blocked_id) VALUES (\(fx.appId), \(carol.userId), \(dave.userId))"
+            )
             for entry in cases {
                 let alone = kind(
                     await Result { try await repository.send(message(entry.from, to: entry.to, chat: entry.chat)) })
@@ -127,6 +133,24 @@ struct SendBatchTests {
                 ])
                 #expect(alone == entry.expected, "\(entry.from.userId) -> \(entry.to)")
                 #expect(kind(batch[0]) == entry.expected, "\(entry.from.userId) -> \(entry.to) in a batch")
+                #expect(kind(batch[1]) == "stored")
+            }
+            // Only friends may chat: strangers are refused, also in their conversation from before.
+            _ = try await fx.database.query(
+                """
+                INSERT INTO friendships (app_id, user_id, friend_id)
+                VALUES (\(fx.appId), \(alice.userId), \(bob.userId)), (\(fx.appId), \(bob.userId), \(alice.userId))
+                """)
+            _ = try await fx.database.query("UPDATE apps SET direct_messages = 'friends' WHERE id = \(fx.appId)")
+            for (from, to, expected) in [
+                (carol, bob, "not_friend"), (carol, dave, "not_friend"), (bob, alice, "stored"),
+            ] {
+                let alone = kind(
+                    await Result { try await repository.send(message(from, to: to.userId, chat: .single)) })
+                let batch = try await repository.send(batch: [
+                    message(from, to: to.userId, chat: .single), message(alice, to: bob.userId, chat: .single),
+                ])
+                #expect(alone == expected && kind(batch[0]) == expected, "\(from.userId) -> \(to.userId)")
                 #expect(kind(batch[1]) == "stored")
             }
             // A server-written notify skips the membership checks (single statement only: batches carry none).

@@ -36,4 +36,35 @@ struct RelayDescriptorTests {
             originSessionId: nil, payload: .message(message(id: "9", conversation: "sg:g")))
         #expect(RelayDescriptor.describeSerialized(leaving) == RelayDescriptor.describe(leaving).serialized())
     }
+
+    /// A user event for thousands of users (a profile change to every friend) goes out in descriptors under the
+    /// NOTIFY limit that together name every recipient once, each carrying the whole event.
+    @Test func userEventsSplitTheirAudienceUnderThePayloadLimit() throws {
+        let users = (0..<5000).map { "user_\($0)_" + String(repeating: "x", count: $0 % 40) }
+        let data = JSONValue.object(
+            JSONObject([("id", .string("me")), ("signature", .string(String(repeating: "s", count: 3000)))]))
+        let event = MessagingEvent(
+            appId: 7, conversationId: "", audience: .users(users), originSessionId: "origin",
+            payload: .userEvent(.profile, data))
+        let parts = RelayDescriptor.describeUserEvent(event)
+        #expect(parts.count > 1)
+        var named: [String] = []
+        for part in parts {
+            #expect(part.count <= ClusterRelay.maxPayloadBytes)
+            let object = try #require(try JSONValue.parse(part).objectValue)
+            let delivery = try #require(RelayDescriptor.delivery(object, messages: [:]))
+            guard case .users(let recipients) = delivery.audience else {
+                Issue.record("audience \(delivery.audience)")
+                return
+            }
+            named += recipients
+            #expect(delivery.originSessionId == "origin" && delivery.appId == 7)
+            #expect(delivery.frame == Delivery.frame(for: .userEvent(.profile, data)))
+        }
+        #expect(named == users)
+        // A small audience stays one descriptor.
+        var small = event
+        small.audience = .users(["a", "b"])
+        #expect(RelayDescriptor.describeUserEvent(small) == [RelayDescriptor.describe(small).serialized()])
+    }
 }

@@ -14,9 +14,19 @@ public struct AppSettings: Sendable, Hashable {
     public var imTokenTTL: Int?
     /// The app's own revoke window for messages (seconds); nil = the server default.
     public var revokeWindowSeconds: Int?
+    /// Who may chat 1:1 (the send functions read it from the table, migrations/0019).
+    public var directMessages: DirectMessagePolicy = .anyone
     public var secretCiphertext: [UInt8]
     public var previousSecretCiphertext: [UInt8]?
     public var previousSecretExpiresAt: Date?
     public var createdAt: Date
     public var updatedAt: Date
+}
+
+/// Who may start (and keep) a 1:1 chat in an app.
+public enum DirectMessagePolicy: String, Sendable, Hashable, CaseIterable {
+    /// Any two users of the app (the default).
+    case anyone
+    /// Only friends: every 1:1 send between non-friends is refused (1120), also in conversations from before.
+    case friends
 }

@@ -7,6 +7,12 @@ public struct PublicProfile: Sendable, Hashable, Codable {
     /// Object key of the avatar image (files feature); null when unset.
     public var avatar: String?
 
+    public init(id: String, nickname: String, avatar: String?) {
+        self.id = id
+        self.nickname = nickname
+        self.avatar = avatar
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)

@@ -16,7 +16,7 @@ public struct AppRepository: Sendable {
     static let columns = """
         id, app_key, name, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, privacy_version,
         session_policy, access_token_ttl_seconds, refresh_token_ttl_seconds, im_token_ttl_seconds, revoke_window_seconds,
-        created_at, updated_at
+        direct_messages, created_at, updated_at
         """
 
     static func decode(_ row: PostgresRow) throws -> AppSettings {
@@ -29,6 +29,7 @@ public struct AppRepository: Sendable {
             refreshTokenTTL: try row.decode("refresh_token_ttl_seconds"),
             imTokenTTL: try row.decode("im_token_ttl_seconds"),
             revokeWindowSeconds: try row.decode("revoke_window_seconds"),
+            directMessages: DirectMessagePolicy(rawValue: try row.decode("direct_messages")) ?? .anyone,
             secretCiphertext: try row.decode("secret_ciphertext"),
             previousSecretCiphertext: try row.decode("previous_secret_ciphertext"),
             previousSecretExpiresAt: try row.decode("previous_secret_expires_at"),
@@ -141,7 +142,7 @@ public struct AppRepository: Sendable {
     public func update(
         appKey: String, name: String? = nil, privacyVersion: Int? = nil,
         sessionPolicy: SessionPolicy? = nil, lifetimes: TokenLifetimeOverrides? = nil,
-        revokeWindowSeconds: Int? = nil
+        revokeWindowSeconds: Int? = nil, directMessages: DirectMessagePolicy? = nil
     ) async throws
         -> AppSettings?
     {
@@ -158,6 +159,7 @@ public struct AppRepository: Sendable {
                                 im_token_ttl_seconds = CASE WHEN \(lifetimes != nil)
                                     THEN \(lifetimes?.im)::integer ELSE im_token_ttl_seconds END,
                                 revoke_window_seconds = coalesce(\(revokeWindowSeconds)::integer, revoke_window_seconds),
+                                direct_messages = coalesce(\(directMessages?.rawValue), direct_messages),
                                 updated_at = now()
                 WHERE app_key = \(appKey)
                 RETURNING \(unescaped: Self.columns))

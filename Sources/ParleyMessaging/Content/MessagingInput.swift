@@ -18,6 +18,11 @@ enum MessagingInput {
             }
     }
 
+    /// 1-19 ASCII digits and nothing else (no sign, no spaces): ids and cursor parts before they are converted.
+    static func isDecimal(_ raw: some StringProtocol) -> Bool {
+        (1...19).contains(raw.utf8.count) && raw.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
     /// A request body that must be a JSON object, parsed with ParleyJSON (no Foundation decoding on the hot path):
     /// 1001 when it is not JSON, 1002 when it is not an object.
     static func jsonObject(_ bytes: [UInt8]) throws(APIError) -> JSONObject {
