@@ -6,12 +6,16 @@ public struct PublicProfile: Sendable, Hashable, Codable {
     public var nickname: String
     /// Object key of the avatar image (files feature); null when unset.
     public var avatar: String?
+    /// The account was deleted: nickname and avatar are empty, and clients show their own "deleted user" marker.
+    /// Their messages stay under this id.
+    public var deleted: Bool = false
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(nickname, forKey: .nickname)
         try container.encode(avatar, forKey: .avatar) // explicit null: clients see every field
+        try container.encode(deleted, forKey: .deleted)
     }
 }
 
