@@ -120,6 +120,7 @@ struct AccountDeletionTests {
             let ended = try await aliceSocket.next("session_ended")
             #expect((ended["data"] as? [String: Any])?["reason"] as? String == "deleted")
             #expect(try await aliceSocket.waitForClose() == WebSocketCloseCode(4501))
+            #expect(aliceSocket.closeReason == "account deleted")
             let removed = try await bobSocket.next("friend_removed")
             #expect((removed["data"] as? [String: Any])?["userId"] as? String == alice.userId)
             let synced = try await fx.syncUntil(bob, from: bobCursor, count: 1).changes
