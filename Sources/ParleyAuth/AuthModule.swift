@@ -87,7 +87,8 @@ public final class AuthModule: Sendable {
 
     /// - Parameters:
     ///   - avatars: the file service's avatar check (see `AvatarAuthorizer`).
-    ///   - deletion: the account deletion flow `DELETE /api/users/me` runs (without it the route answers 500).
+    ///   - deletion: the account deletion flow `DELETE /api/users/me` runs (without one, auth's own part only: the
+    ///     sessions and the profile; tests that build auth alone).
     public func register(
         on router: inout Router, avatars: AvatarAuthorizer? = nil, deletion: AccountDeletion? = nil
     ) {
