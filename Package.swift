@@ -128,7 +128,7 @@ let package = Package(
                                                                  "ParleyCrypto", "ParleyObservability"]),
         .testTarget(name: "ParleyRealtimeTests", dependencies: ["ParleyRealtime", "ParleyMessaging", "ParleyAuth",
                                                                 "ParleyWebSocket", "ParleyTestSupport",
-                                                                "ParleyLiveSupport", "ParleyJSON"]),
+                                                                "ParleyLiveSupport", "ParleyJSON", "ParleyPostgres"]),
         .testTarget(name: "ParleyHTTPClientTests", dependencies: ["ParleyHTTPClient", "ParleyTestSupport"]),
         .testTarget(name: "ParleyFilesTests", dependencies: ["ParleyFiles", "ParleyHTTP", "ParleyHTTPClient",
                                                              "ParleyCrypto", "ParleyPostgres", "ParleyTestSupport",

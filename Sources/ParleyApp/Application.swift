@@ -29,6 +29,8 @@ public final class Application: Sendable {
     public let files: FilesModule
     public let updates: UpdatesModule
     public let push: PushModule
+    /// Deletes accounts with every feature's part in it (`DELETE /api/users/me`; the admin API).
+    public let accountDeletion: AccountDeletion
     /// Outgoing HTTP/2 to APNs.
     let pushClient: HTTPClient
     let logSink: LogSink
@@ -79,10 +81,16 @@ public final class Application: Sendable {
             configuration: configuration.push, database: database, authenticator: auth.authenticator,
             sessionEvents: auth.events, keys: PushKeyBox(sealer: authConfiguration.sealer),
             sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
+        // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
+        // are left to the file sweeper like any other unreferenced file.
+        let accountDeletion = auth.accountDeletion(participants: [
+            messaging.accountDeletionParticipant, push.accountDeletionParticipant,
+        ])
+        self.accountDeletion = accountDeletion
         let responder = Application.buildResponder(
             configuration: configuration, database: database, metrics: metrics,
             auth: auth, messaging: messaging, realtime: realtime, files: files,
-            updates: updates, push: push)
+            updates: updates, push: push, accountDeletion: accountDeletion)
         server = HTTPServer(
             configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
             metrics: metrics)
@@ -91,12 +99,12 @@ public final class Application: Sendable {
     static func buildResponder(
         configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
         auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
-        files: FilesModule, updates: UpdatesModule, push: PushModule
+        files: FilesModule, updates: UpdatesModule, push: PushModule, accountDeletion: AccountDeletion
     ) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics, metricsToken: configuration.metricsToken)
             .register(on: &router)
-        auth.register(on: &router, avatars: files.avatarAuthorizer)
+        auth.register(on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion)
         messaging.register(on: &router)
         realtime.register(on: &router)
         files.register(on: &router)

@@ -41,6 +41,7 @@ public struct Configuration: Sendable {
     public var authRatePerMinute: Int
     public var authAccountRatePerMinute: Int
     public var authRegistrationsPerHour: Int
+    public var authUsernameGraceDays: Int
     public var loginMaxFailures: Int
     public var loginFailureWindowSeconds: Int
     public var loginFirstDelaySeconds: Int
@@ -139,6 +140,11 @@ public struct Configuration: Sendable {
             help:
                 "registrations per hour per client address (IPv6 by /64) and app, across instances "
                 + "(code 1044 + Retry-After; 0: unlimited)"),
+        Setting(
+            name: "PARLEY_AUTH_USERNAME_GRACE_DAYS", defaultValue: "30",
+            help:
+                "days a deleted account's username stays reserved before it may be registered again "
+                + "(0: freed at once)"),
         Setting(
             name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
             help:
@@ -355,6 +361,7 @@ public struct Configuration: Sendable {
         authRatePerMinute = try integer("PARLEY_AUTH_RATE_PER_MINUTE", 120, range: 0...10_000_000)
         authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
         authRegistrationsPerHour = try integer("PARLEY_AUTH_REGISTRATIONS_PER_HOUR", 20, range: 0...1_000_000)
+        authUsernameGraceDays = try integer("PARLEY_AUTH_USERNAME_GRACE_DAYS", 30, range: 0...36_500)
         loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
         loginFirstDelaySeconds = try integer("PARLEY_LOGIN_FIRST_DELAY_SECONDS", 1, range: 1...3600)
@@ -452,6 +459,7 @@ public struct Configuration: Sendable {
         auth.addressRatePerMinute = authRatePerMinute
         auth.accountRatePerMinute = authAccountRatePerMinute
         auth.registrationsPerHour = authRegistrationsPerHour
+        auth.usernameGraceDays = authUsernameGraceDays
         auth.maxLoginFailures = loginMaxFailures
         auth.loginFailureWindow = loginFailureWindowSeconds
         auth.loginFirstDelay = loginFirstDelaySeconds

@@ -30,6 +30,9 @@ public struct AuthConfiguration: Sendable {
     public var signatureWindow = 300
     /// How often each instance polls for ended sessions and changed apps (a missed NOTIFY costs at most this).
     public var pollInterval: Duration = .seconds(1)
+    /// How long a deleted account's username stays reserved before it may be registered again (days; 0: freed at
+    /// once).
+    public var usernameGraceDays = 30
     /// How long the previous app secret keeps verifying after `rotate-secret` (seconds).
     public var secretRotationGrace = 3600
 

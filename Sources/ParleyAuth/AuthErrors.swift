@@ -57,6 +57,11 @@ extension APIError {
     /// not take over accounts that have a password.
     public static let accountBanned = APIError(
         code: 1043, status: 403, message: "this account is banned")
+    /// `DELETE /api/users/me` by an account the app's backend created (signed login): its backend deletes it.
+    public static let accountManagedByApp = APIError(
+        code: 1047, status: 403, message: "delete this account through the app's backend")
+    /// Password and signed logins of a deleted account, and signed logins that would re-create it.
+    public static let accountDeleted = APIError(code: 1048, status: 403, message: "this account was deleted")
     public static let passwordAccount = APIError(
         code: 1042, status: 409, message: "this user id belongs to an account that logs in with a password")
     /// Password hashing is saturated: answer quickly instead of queueing logins without bound.

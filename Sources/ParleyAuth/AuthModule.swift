@@ -1,3 +1,4 @@
+import Foundation
 import ParleyHTTP
 import ParleyLifecycle
 import ParleyNet
@@ -70,10 +71,30 @@ public final class AuthModule: Sendable {
         self.secrets = secrets
     }
 
-    /// - Parameter avatars: the file service's avatar check (see `AvatarAuthorizer`).
-    public func register(on router: inout Router, avatars: AvatarAuthorizer? = nil) {
+    /// The account deletion flow (`DELETE /api/users/me`, the admin API), with the parts other features play in it.
+    public func accountDeletion(participants: [AccountDeletionParticipant]) -> AccountDeletion {
+        AccountDeletion(
+            users: services.users, sessions: services.sessions, participants: participants,
+            usernameGraceDays: configuration.usernameGraceDays, logger: services.logger)
+    }
+
+    /// Frees the usernames of accounts deleted longer than `PARLEY_AUTH_USERNAME_GRACE_DAYS` before `now` (what the
+    /// hourly sweep runs); returns how many.
+    public func freeDeletedUsernames(now: Date = Date()) async throws -> Int {
+        try await services.users.freeDeletedUsernames(
+            deletedBefore: now.addingTimeInterval(-TimeInterval(configuration.usernameGraceDays) * 86_400))
+    }
+
+    /// - Parameters:
+    ///   - avatars: the file service's avatar check (see `AvatarAuthorizer`).
+    ///   - deletion: the account deletion flow `DELETE /api/users/me` runs (without one, auth's own part only: the
+    ///     sessions and the profile; tests that build auth alone).
+    public func register(
+        on router: inout Router, avatars: AvatarAuthorizer? = nil, deletion: AccountDeletion? = nil
+    ) {
         var services = services
         services.avatars = avatars
+        services.deletion = deletion ?? accountDeletion(participants: [])
         AuthController(services: services).register(on: &router)
         SessionController(services: services).register(on: &router)
         IMAuthController(services: services).register(on: &router)
@@ -88,7 +109,8 @@ public final class AuthModule: Sendable {
 
     /// What auth runs while the server serves, in start order: the session-event bus (closed last), the
     /// password-hashing threads with the dummy hash unknown users' logins are checked against, the sync service
-    /// (apps and recently ended sessions are loaded before anything serves) and its poll.
+    /// (apps and recently ended sessions are loaded before anything serves) and its poll, and the hourly sweep
+    /// that frees deleted accounts' usernames after their grace period (any instance may run it: it is idempotent).
     public var backgroundServices: [any Service] {
         let events = events
         let services = services
@@ -105,6 +127,15 @@ public final class AuthModule: Sendable {
                 }, stop: { services.passwords.shutdown() }),
             sync,
             PeriodicService("auth poll", every: configuration.pollInterval) { await sync.poll() },
+            PeriodicService("deleted usernames", every: .seconds(3600), firstAfter: .seconds(60)) { [self] in
+                do {
+                    let freed = try await freeDeletedUsernames()
+                    if freed > 0 { services.logger.info("deleted accounts' usernames freed", ["count": .int(freed)]) }
+                } catch {
+                    services.logger.warning(
+                        "freeing deleted accounts' usernames failed", ["error": .string(String(describing: error))])
+                }
+            },
         ]
     }
 }

@@ -20,6 +20,8 @@ struct AuthServices: Sendable {
     let logger: Logger
     /// The file service's avatar check, handed over when the routes are registered (files is built after auth).
     var avatars: AvatarAuthorizer? = nil
+    /// The account deletion flow with every feature's participants, handed over with the routes.
+    var deletion: AccountDeletion? = nil
 
     /// The key to store as `holder`'s avatar: `raw`, shape-checked, through the avatar check when one is wired.
     func avatarKey(_ raw: String, for holder: AvatarHolder, appId: Int64, by userId: String) async throws -> String {

@@ -20,6 +20,8 @@ public final class MessagingModule: Sendable {
     public let userEvents: UserEvents
     public let friends: FriendService
     public let blocks: BlockService
+    let friendRepository: FriendRepository
+    let blockRepository: BlockRepository
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -65,6 +67,8 @@ public final class MessagingModule: Sendable {
         self.userEvents = userEvents
         let friendRepository = FriendRepository(database: database)
         let blockRepository = BlockRepository(database: database)
+        self.friendRepository = friendRepository
+        self.blockRepository = blockRepository
         let friends = FriendService(
             database: database, friends: friendRepository, blocks: blockRepository, userEvents: userEvents,
             maxFriends: configuration.maxFriends)

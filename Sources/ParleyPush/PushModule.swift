@@ -71,3 +71,16 @@ public final class PushModule: Sendable {
     @discardableResult
     public func deliverDueJobs() async -> Int { await worker.runPass() }
 }
+
+extension PushModule {
+    /// Push's part in account deletion (`AuthModule.accountDeletion(participants:)`): the account's device tokens
+    /// go in the deletion's transaction, not later when the ended sessions are heard of, so no push can reach a
+    /// device of a deleted account.
+    public var accountDeletionParticipant: AccountDeletionParticipant {
+        let tokens = tokens
+        return AccountDeletionParticipant("push") { appId, userId, connection in
+            _ = try await tokens.unbindAll(on: connection, appId: appId, userId: userId)
+            return nil
+        }
+    }
+}

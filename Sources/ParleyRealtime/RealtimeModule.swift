@@ -113,6 +113,7 @@ public final class RealtimeModule: Sendable {
         guard !connections.isEmpty else { return }
         let frame: [UInt8]
         let code: WebSocketCloseCode
+        let reason: String
         if let notice = ended.conflictNotice {
             frame = ServerFrame.encoded(
                 type: "account_conflict",
@@ -123,6 +124,7 @@ public final class RealtimeModule: Sendable {
                         ("text", .string(notice.text)),
                     ])))
             code = .accountConflict
+            reason = "account conflict"
         } else {
             frame = ServerFrame.encoded(
                 type: "session_ended",
@@ -131,11 +133,13 @@ public final class RealtimeModule: Sendable {
                         ("reason", .string(ended.reason.rawValue))
                     ])))
             code = .sessionEnded
+            // The close reason is for clients that show it: a deleted account must not read as a plain logout.
+            reason = ended.reason == .deleted ? "account deleted" : "session ended"
         }
         for entry in connections {
             entry.handle.perform { session in
                 session.send(encodedFrame: frame)
-                session.close(code: code, reason: code == .accountConflict ? "account conflict" : "session ended")
+                session.close(code: code, reason: reason)
             }
         }
     }

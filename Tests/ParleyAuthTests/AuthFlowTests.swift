@@ -223,7 +223,7 @@ struct AuthFlowTests {
 
             let seen = try await client.get("/api/users/\(me.userId)", token: other.accessToken)
             #expect(seen.status == 200)
-            #expect(Set(seen.data.keys) == ["id", "nickname", "avatar"]) // public profile only
+            #expect(Set(seen.data.keys) == ["id", "nickname", "avatar", "deleted"]) // public profile only
             let lookup = try await client.post(
                 "/api/users/lookup", json: ["ids": [me.userId, "u_missing", other.userId]],
                 token: other.accessToken)

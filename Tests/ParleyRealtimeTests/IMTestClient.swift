@@ -11,6 +11,8 @@ final class IMTestClient: @unchecked Sendable {
     private var buffered: [[String: Any]] = []
     private var counter = 0
     private(set) var closeCode: WebSocketCloseCode?
+    /// The reason text of the server's close frame, once it closed.
+    private(set) var closeReason: String?
     let hello: [String: Any]
 
     /// Connects with the token in `Authorization` (or `?token=` when `tokenInQuery`) and reads the hello.
@@ -89,7 +91,10 @@ final class IMTestClient: @unchecked Sendable {
                     do {
                         message = try socket.receiveMessage(timeout: remaining)
                     } catch let error as WebSocketClientError {
-                        if case .closed(let code, _) = error.kind { closeCode = code }
+                        if case .closed(let code, let reason) = error.kind {
+                            closeCode = code
+                            closeReason = reason
+                        }
                         if error.kind == .timeout { throw IMTestFailure("timed out waiting for a frame") }
                         throw error
                     }
@@ -129,8 +134,9 @@ final class IMTestClient: @unchecked Sendable {
                         let message = try socket.receiveMessage(timeout: deadline - ContinuousClock.now)
                         if case .text(let text) = message, let frame = Self.decode(text) { buffered.append(frame) }
                     } catch let error as WebSocketClientError {
-                        if case .closed(let code, _) = error.kind {
+                        if case .closed(let code, let reason) = error.kind {
                             closeCode = code
+                            closeReason = reason
                             return code
                         }
                         throw error

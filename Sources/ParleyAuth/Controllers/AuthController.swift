@@ -94,6 +94,9 @@ struct AuthController: Sendable {
         let encoded = stored ?? services.dummyHash.encoded
         let password = body.password
         let matches = try await services.passwords.run { PasswordHasher.verify(password: password, encoded: encoded) }
+        // A deleted account has no password left to check; its username is reserved (registering it answers 1040), so
+        // saying so reveals nothing more.
+        if candidate.user?.deletedAt != nil { throw APIError.accountDeleted }
         guard matches, stored != nil, !username.isEmpty, let user = candidate.user else {
             services.logger.info(
                 "login failed", ["app_id": .int(Int(app.id)), "known_device": .bool(candidate.knownDevice)])

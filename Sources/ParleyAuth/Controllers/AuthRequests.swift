@@ -38,6 +38,11 @@ struct ConsentRequest: Decodable {
     var version: Int
 }
 
+/// `DELETE /api/users/me`: the password of a built-in account (accounts of the app's backend have none).
+struct DeleteAccountRequest: Decodable {
+    var password: String?
+}
+
 struct LookupRequest: Decodable {
     var ids: [String]
 }

@@ -11,4 +11,6 @@ public enum SessionEndReason: String, Sendable, Hashable, Codable {
     case tokenReuse = "token_reuse"
     /// The account was banned (its data stays; logins answer 1043 until the ban is lifted).
     case banned
+    /// The account was deleted (`DELETE /api/users/me`, or the app's backend): logins answer 1048.
+    case deleted
 }

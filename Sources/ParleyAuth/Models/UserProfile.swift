@@ -6,11 +6,15 @@ public struct PublicProfile: Sendable, Hashable, Codable {
     public var nickname: String
     /// Object key of the avatar image (files feature); null when unset.
     public var avatar: String?
+    /// The account was deleted: nickname and avatar are empty, and clients show their own "deleted user" marker.
+    /// Their messages stay under this id.
+    public var deleted: Bool = false
 
-    public init(id: String, nickname: String, avatar: String?) {
+    public init(id: String, nickname: String, avatar: String?, deleted: Bool = false) {
         self.id = id
         self.nickname = nickname
         self.avatar = avatar
+        self.deleted = deleted
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -18,6 +22,7 @@ public struct PublicProfile: Sendable, Hashable, Codable {
         try container.encode(id, forKey: .id)
         try container.encode(nickname, forKey: .nickname)
         try container.encode(avatar, forKey: .avatar) // explicit null: clients see every field
+        try container.encode(deleted, forKey: .deleted)
     }
 }
 

@@ -8,6 +8,8 @@ struct StoredUser: Sendable {
     var passwordHash: String?
     /// When the account was banned; nil while it may sign in.
     var bannedAt: Date?
+    /// When the account was deleted (the row stays, anonymised); nil for a live account.
+    var deletedAt: Date?
 }
 
 /// Users, always addressed by (app id, user id): there is no query without the tenant.
@@ -15,7 +17,7 @@ struct UserRepository: Sendable {
     let database: PostgresClient
 
     static let columns =
-        "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at, banned_at"
+        "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at, banned_at, deleted_at"
 
     static func decode(_ row: PostgresRow) throws -> StoredUser {
         StoredUser(
@@ -24,7 +26,8 @@ struct UserRepository: Sendable {
                 nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
                 privacyVersion: try row.decode("privacy_version_consented"),
                 createdAt: try row.decode("created_at")),
-            passwordHash: try row.decode("password_hash"), bannedAt: try row.decode("banned_at"))
+            passwordHash: try row.decode("password_hash"), bannedAt: try row.decode("banned_at"),
+            deletedAt: try row.decode("deleted_at"))
     }
 
     /// The account a login names, and whether `deviceId` (when not empty) already had a session of it: such a
@@ -136,14 +139,14 @@ struct UserRepository: Sendable {
         guard !ids.isEmpty else { return [] }
         let rows = try await database.query(
             """
-            SELECT id, nickname, avatar FROM users
+            SELECT id, nickname, avatar, deleted_at IS NOT NULL AS deleted FROM users
             WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(ids))::text[])
             """)
         var byID: [String: PublicProfile] = [:]
         for row in rows {
             let profile = PublicProfile(
                 id: try row.decode("id"), nickname: try row.decode("nickname"),
-                avatar: try row.decode("avatar"))
+                avatar: try row.decode("avatar"), deleted: try row.decode("deleted"))
             byID[profile.id] = profile
         }
         var seen = Set<String>()
@@ -184,5 +187,35 @@ struct UserRepository: Sendable {
             RETURNING privacy_version_consented
             """)
         return try rows.first?.decode(0, as: Int.self)
+    }
+
+    // MARK: Deletion
+
+    /// Anonymises a locked, live account (the row stays so that messages still name their sender): nickname '',
+    /// no avatar, signature or `ex`, out of search, no password, `deleted_at` now; the username is kept reserved
+    /// unless `freeUsername` (a grace period of zero).
+    func anonymise(on connection: PostgresConnection, appId: Int64, userId: String, freeUsername: Bool) async throws {
+        _ = try await connection.query(
+            """
+            UPDATE users SET nickname = '', avatar = NULL, signature = '', ex = NULL, searchable = false,
+                             password_hash = NULL, deleted_at = now(), updated_at = now(),
+                             username = CASE WHEN \(freeUsername) THEN NULL ELSE username END
+            WHERE app_id = \(appId) AND id = \(userId)
+            """)
+    }
+
+    /// Frees the usernames of accounts deleted at or before `deletedBefore` (so they may be registered again);
+    /// returns how many.
+    func freeDeletedUsernames(deletedBefore: Date, limit: Int = 1000) async throws -> Int {
+        try await database.query(
+            """
+            UPDATE users SET username = NULL, updated_at = now()
+            WHERE (app_id, id) IN (SELECT app_id, id FROM users
+                                   WHERE deleted_at IS NOT NULL AND username IS NOT NULL
+                                     AND deleted_at <= \(deletedBefore)
+                                   LIMIT \(limit))
+            RETURNING id
+            """
+        ).count
     }
 }

@@ -54,6 +54,8 @@ final class SessionService: Sendable {
         }
         // Checked under the row lock: a ban that commits first is seen, one that commits after ends this session.
         guard user.bannedAt == nil else { throw APIError.accountBanned }
+        // A deleted account stays deleted: a signed login must not bring it back under the same id.
+        guard user.deletedAt == nil else { throw APIError.accountDeleted }
         return user
     }
 

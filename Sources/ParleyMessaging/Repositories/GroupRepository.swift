@@ -159,6 +159,34 @@ struct GroupRepository: Sendable {
             """)
     }
 
+    /// The groups `userId` is a member of that are not dissolved, in id order (the order deletion locks them in).
+    func activeGroups(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> [String] {
+        try await connection.query(
+            """
+            SELECT g.id FROM conversation_members cm
+            JOIN groups g ON g.app_id = cm.app_id AND 'sg:' || g.id = cm.conversation_id
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id LIKE 'sg:%'
+              AND g.dissolved_at IS NULL
+            ORDER BY g.id
+            """
+        ).map { try $0.decode("id", as: String.self) }
+    }
+
+    /// Who inherits a group its owner leaves for good: the longest-standing admin, else the longest-standing
+    /// member (members the group muted come after the others); nil when nobody else is left.
+    func heir(on connection: PostgresConnection, appId: Int64, groupId: String, leaving userId: String) async throws
+        -> String?
+    {
+        try await connection.query(
+            """
+            SELECT user_id FROM conversation_members
+            WHERE app_id = \(appId) AND conversation_id = \(ConversationID.group(groupId)) AND user_id <> \(userId)
+            ORDER BY role = 'admin' DESC, blocked, joined_at, user_id
+            LIMIT 1
+            """
+        ).first.map { try $0.decode("user_id", as: String.self) }
+    }
+
     /// A change only `userId` sees in sync (they can no longer see the conversation's own changes).
     func recordMembershipChange(
         on connection: PostgresConnection, appId: Int64, groupId: String, userId: String,

@@ -245,6 +245,43 @@ public struct GroupService: Sendable {
         }
     }
 
+    /// A deleted account leaves every group it is in, on the deletion's transaction, with the notify messages a
+    /// transfer and a leave write: an owner's group passes to its heir (`GroupRepository.heir`) first, and a group
+    /// left empty is dissolved. Returns the events to publish after the commit.
+    func leaveEveryGroup(appId: Int64, userId: String, on connection: PostgresConnection) async throws
+        -> [MessagingEvent]
+    {
+        // No session of the deleted account acts here: nothing to skip when publishing.
+        let principal = Principal(appId: appId, userId: userId, sessionId: "")
+        var published: [MessagingEvent] = []
+        for groupId in try await groups.activeGroups(on: connection, appId: appId, userId: userId) {
+            guard let group = try await groups.lock(on: connection, appId: appId, groupId: groupId), !group.dissolved,
+                let membership = try await groups.member(
+                    on: connection, appId: appId, groupId: groupId, userId: userId)
+            else { continue }
+            let heir =
+                membership.role == .owner
+                ? try await groups.heir(on: connection, appId: appId, groupId: groupId, leaving: userId) : nil
+            if let heir {
+                try await groups.setRole(on: connection, appId: appId, groupId: groupId, userId: userId, role: .admin)
+                try await groups.setRole(on: connection, appId: appId, groupId: groupId, userId: heir, role: .owner)
+                published.append(
+                    try await notify(
+                        on: connection, principal: principal, groupId: groupId, event: "owner_transferred",
+                        fields: [("userId", .string(heir))]))
+            }
+            published += try await removal(
+                on: connection, principal: principal, groupId: groupId, userId: userId, event: "member_left")
+            if membership.role == .owner && heir == nil {
+                published.append(
+                    try await notify(
+                        on: connection, principal: principal, groupId: groupId, event: "group_dissolved", fields: []))
+                try await groups.markDissolved(on: connection, appId: appId, groupId: groupId)
+            }
+        }
+        return published
+    }
+
     // MARK: Helpers
 
     enum Requirement { case member, manager, owner }

@@ -28,6 +28,14 @@ struct BlockRepository: Sendable {
         return !rows.isEmpty
     }
 
+    /// Removes every block the user made or is subject to.
+    func deleteAll(on connection: PostgresConnection, appId: Int64, involving userId: String) async throws {
+        _ = try await connection.query(
+            """
+            DELETE FROM user_blocks WHERE app_id = \(appId) AND (blocker_id = \(userId) OR blocked_id = \(userId))
+            """)
+    }
+
     /// When `blocker` blocked `blocked`, if they did.
     func block(on connection: PostgresConnection, appId: Int64, blocker: String, blocked: String) async throws
         -> Date?

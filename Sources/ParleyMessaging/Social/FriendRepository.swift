@@ -97,6 +97,20 @@ struct FriendRepository: Sendable {
         return !rows.isEmpty
     }
 
+    /// Ends every friendship of the user on both sides (tombstones, as `unfriend`); returns the ex-friends.
+    func unfriendAll(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> [String] {
+        try await connection.query(
+            """
+            UPDATE friendships SET active = false, xid = pg_current_xact_id(), position = nextval('stream_positions')
+            WHERE app_id = \(appId) AND (user_id = \(userId) OR friend_id = \(userId)) AND active
+            RETURNING user_id
+            """
+        ).compactMap { row in
+            let owner = try row.decode("user_id", as: String.self)
+            return owner == userId ? nil : owner
+        }
+    }
+
     /// Current friends after `afterFriendId` in id order (a full listing sees every committed friendship at once),
     /// and the horizon of the statement's snapshot: every friendship change that was not visible to it has a stream
     /// position after `(horizon, 0)`.
@@ -232,6 +246,20 @@ struct FriendRepository: Sendable {
             RETURNING \(unescaped: Self.requestColumns)
             """)
         return try rows.first.map { try Self.decodeRequest($0, profile: false) }
+    }
+
+    /// Closes every pending request from or to the user: theirs withdrawn, those to them rejected.
+    func closeAllPending(on connection: PostgresConnection, appId: Int64, userId: String) async throws
+        -> [FriendRequest]
+    {
+        let rows = try await connection.query(
+            """
+            UPDATE friend_requests r
+            SET status = CASE WHEN r.from_id = \(userId) THEN 'withdrawn' ELSE 'rejected' END, handled_at = now()
+            WHERE r.app_id = \(appId) AND r.status = 'pending' AND (r.from_id = \(userId) OR r.to_id = \(userId))
+            RETURNING \(unescaped: Self.requestColumns)
+            """)
+        return try rows.map { try Self.decodeRequest($0, profile: false) }
     }
 
     /// The caller's requests in one direction, newest first, with the other side's profile; keyset-paged by id.

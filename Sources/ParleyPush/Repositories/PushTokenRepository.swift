@@ -83,6 +83,15 @@ public struct PushTokenRepository: Sendable {
         _ = try await database.query("DELETE FROM push_tokens WHERE session_id = \(sessionId)")
     }
 
+    /// Removes every token of the user, on the caller's transaction (account deletion); returns how many went.
+    func unbindAll(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> Int {
+        try await connection.query(
+            """
+            DELETE FROM push_tokens WHERE app_id = \(appId) AND user_id = \(userId) RETURNING vendor
+            """
+        ).count
+    }
+
     /// Removes tokens the push service called dead.
     func delete(appId: Int64, tokens: [(PushVendor, String)]) async throws {
         guard !tokens.isEmpty else { return }
