@@ -70,10 +70,15 @@ public final class AuthModule: Sendable {
         self.secrets = secrets
     }
 
-    /// - Parameter avatars: the file service's avatar check (see `AvatarAuthorizer`).
-    public func register(on router: inout Router, avatars: AvatarAuthorizer? = nil) {
+    /// - Parameters:
+    ///   - avatars: the file service's avatar check (see `AvatarAuthorizer`).
+    ///   - profileChanges: messaging's `profile` event (see `ProfileChangeRecorder`).
+    public func register(
+        on router: inout Router, avatars: AvatarAuthorizer? = nil, profileChanges: ProfileChangeRecorder? = nil
+    ) {
         var services = services
         services.avatars = avatars
+        services.profileChanges = profileChanges
         AuthController(services: services).register(on: &router)
         SessionController(services: services).register(on: &router)
         IMAuthController(services: services).register(on: &router)

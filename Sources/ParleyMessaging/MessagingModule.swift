@@ -18,6 +18,7 @@ public final class MessagingModule: Sendable {
     public let reports: ReportService
     /// Social-graph events (friends, blocks, profiles): recorded for sync and published after commit.
     public let userEvents: UserEvents
+    let userSearch: UserSearchRepository
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -60,8 +61,12 @@ public final class MessagingModule: Sendable {
         syncRepository = SyncRepository(database: database)
         sync = SyncService(repository: syncRepository)
         userEvents = UserEvents(events: events)
+        userSearch = UserSearchRepository(database: database)
         self.events = events
     }
+
+    /// The `profile` event auth records when a public profile changes (see `ProfileChangeRecorder`).
+    public var profileChangeRecorder: ProfileChangeRecorder { ProfileEvents(userEvents: userEvents).recorder }
 
     public func register(on router: inout Router) {
         MessageController(authenticator: authenticator, service: messages).register(on: &router)
@@ -69,6 +74,7 @@ public final class MessagingModule: Sendable {
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
+        UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's
