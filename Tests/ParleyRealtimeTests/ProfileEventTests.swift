@@ -43,6 +43,8 @@ struct ProfileEventTests {
             try await Self.friends(fx, alice, former, active: false)
             // The peer of a 1:1 conversation, whoever wrote first; a shared group makes nobody an audience.
             try await fx.sendOK(peer.session, to: alice.session.userId, content: "hi")
+            // A friend who is a 1:1 peer too still gets each event once.
+            try await fx.sendOK(alice.session, to: friend.session.userId, content: "hello friend")
             _ = try await fx.createGroup(alice.session, members: [stranger.session])
 
             var cursors: [String: String] = [:]
@@ -82,7 +84,7 @@ struct ProfileEventTests {
             // Frames keep their order: an event for the stranger would come before this message, and one for
             // Alice's own device or the former friend before the answer to their ping.
             try await fx.sendOK(friend.session, to: stranger.session.userId, content: "after")
-            _ = try await stranger.socket.next("message")
+            _ = try await stranger.socket.next("message") { Self.data($0)["content"] as? String == "after" }
             for device in [alice, former] { _ = try await device.socket.request("ping") }
             for device in [stranger, former, alice] {
                 await #expect(throws: (any Error).self) { try await device.socket.next("profile", timeout: .zero) }
@@ -102,7 +104,7 @@ struct ProfileEventTests {
             // None for the others: the stranger's message is later than every event, so once sync has it, it has
             // everything that came before.
             let strangers = try await Self.sync(fx, stranger, from: cursors[stranger.session.userId]!) {
-                $0.contains { $0["type"] as? String == "message" }
+                $0.contains { ($0["message"] as? [String: Any])?["content"] as? String == "after" }
             }
             #expect(!strangers.contains { $0["type"] as? String == "profile" })
             let formers = try await fx.syncAll(former.session, from: cursors[former.session.userId]!).changes
