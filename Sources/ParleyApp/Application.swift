@@ -104,7 +104,9 @@ public final class Application: Sendable {
         var router = Router()
         OperationsController(database: database, metrics: metrics, metricsToken: configuration.metricsToken)
             .register(on: &router)
-        auth.register(on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion)
+        auth.register(
+            on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion,
+            profileChanges: messaging.profileChangeRecorder)
         messaging.register(on: &router)
         realtime.register(on: &router)
         files.register(on: &router)

@@ -89,12 +89,15 @@ public final class AuthModule: Sendable {
     ///   - avatars: the file service's avatar check (see `AvatarAuthorizer`).
     ///   - deletion: the account deletion flow `DELETE /api/users/me` runs (without one, auth's own part only: the
     ///     sessions and the profile; tests that build auth alone).
+    ///   - profileChanges: messaging's `profile` event (see `ProfileChangeRecorder`).
     public func register(
-        on router: inout Router, avatars: AvatarAuthorizer? = nil, deletion: AccountDeletion? = nil
+        on router: inout Router, avatars: AvatarAuthorizer? = nil, deletion: AccountDeletion? = nil,
+        profileChanges: ProfileChangeRecorder? = nil
     ) {
         var services = services
         services.avatars = avatars
         services.deletion = deletion ?? accountDeletion(participants: [])
+        services.profileChanges = profileChanges
         AuthController(services: services).register(on: &router)
         SessionController(services: services).register(on: &router)
         IMAuthController(services: services).register(on: &router)

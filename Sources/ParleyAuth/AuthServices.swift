@@ -1,4 +1,5 @@
 import ParleyCrypto
+import ParleyHTTP
 import ParleyObservability
 import ParleyPostgres
 
@@ -22,11 +23,34 @@ struct AuthServices: Sendable {
     var avatars: AvatarAuthorizer? = nil
     /// The account deletion flow with every feature's participants, handed over with the routes.
     var deletion: AccountDeletion? = nil
+    /// Messaging's `profile` event, handed over the same way (messaging depends on auth, not the reverse).
+    var profileChanges: ProfileChangeRecorder? = nil
 
     /// The key to store as `holder`'s avatar: `raw`, shape-checked, through the avatar check when one is wired.
     func avatarKey(_ raw: String, for holder: AvatarHolder, appId: Int64, by userId: String) async throws -> String {
         let key = try AuthInput.avatar(raw)!
         guard let avatars else { return key }
         return try await avatars(key, holder, appId, userId)
+    }
+
+    /// Applies a validated update in one transaction with the record of the change (when a field other users see
+    /// changed), then publishes it: the profile and its event commit together or not at all.
+    func updateProfile(_ update: ProfileUpdate, by principal: Principal) async throws -> UserProfile {
+        let users = users
+        let recorder = profileChanges
+        let (profile, afterCommit) = try await users.database.withTransaction { connection in
+            guard
+                let (user, publicChanged) = try await users.updateProfile(
+                    on: connection, appId: principal.appId, userId: principal.userId, update: update)
+            else {
+                throw APIError.sessionEnded
+            }
+            guard publicChanged, let recorder else { return (user.profile, nil as (@Sendable () -> Void)?) }
+            let publish = try await recorder(
+                principal.appId, user.profile.publicProfile, principal.sessionId, connection)
+            return (user.profile, publish)
+        }
+        afterCommit?()
+        return profile
     }
 }

@@ -22,6 +22,7 @@ public final class MessagingModule: Sendable {
     public let blocks: BlockService
     let friendRepository: FriendRepository
     let blockRepository: BlockRepository
+    let userSearch: UserSearchRepository
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -76,8 +77,12 @@ public final class MessagingModule: Sendable {
         blocks = BlockService(
             database: database, friends: friendRepository, blocks: blockRepository, friendService: friends,
             userEvents: userEvents, maxBlocks: configuration.maxBlocks)
+        userSearch = UserSearchRepository(database: database)
         self.events = events
     }
+
+    /// The `profile` event auth records when a public profile changes (see `ProfileChangeRecorder`).
+    public var profileChangeRecorder: ProfileChangeRecorder { ProfileEvents(userEvents: userEvents).recorder }
 
     public func register(on router: inout Router) {
         MessageController(authenticator: authenticator, service: messages).register(on: &router)
@@ -86,6 +91,7 @@ public final class MessagingModule: Sendable {
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
         SocialController(authenticator: authenticator, friends: friends, blocks: blocks).register(on: &router)
+        UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's

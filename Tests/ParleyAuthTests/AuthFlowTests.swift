@@ -223,7 +223,8 @@ struct AuthFlowTests {
 
             let seen = try await client.get("/api/users/\(me.userId)", token: other.accessToken)
             #expect(seen.status == 200)
-            #expect(Set(seen.data.keys) == ["id", "nickname", "avatar", "deleted"]) // public profile only
+            // The public profile only (not username, searchable, privacy version, creation time).
+            #expect(Set(seen.data.keys) == ["id", "nickname", "avatar", "signature", "ex", "deleted"])
             let lookup = try await client.post(
                 "/api/users/lookup", json: ["ids": [me.userId, "u_missing", other.userId]],
                 token: other.accessToken)

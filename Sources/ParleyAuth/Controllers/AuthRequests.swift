@@ -1,5 +1,6 @@
 import Foundation
 import ParleyHTTP
+import ParleyJSON
 
 /// Request bodies of the auth routes, each with its validation (1002 naming the field).
 
@@ -47,18 +48,68 @@ struct LookupRequest: Decodable {
     var ids: [String]
 }
 
-/// `PATCH /api/users/me`: an absent field is left alone; `"avatar": null` removes the avatar.
-struct UpdateProfileRequest: Decodable {
+/// `PATCH /api/users/me`, validated: an absent field is left alone (so is a null `nickname`, `signature` or
+/// `searchable`); `"avatar": null` and `"ex": null` clear them. Read with ParleyJSON so that `ex` is kept as the app
+/// sent it (member order, numbers' text).
+struct ProfileUpdate: Sendable {
     var nickname: String?
-    /// nil: absent; .some(nil): clear; .some(key): set.
+    /// nil: absent; .some(nil): clear; .some(key): set (the client's key until the avatar check replaces it).
     var avatar: String??
+    var signature: String?
+    /// nil: absent; .some(nil): clear; .some(value): set.
+    var ex: JSONValue??
+    var searchable: Bool?
 
-    enum CodingKeys: String, CodingKey { case nickname, avatar }
+    init(
+        nickname: String? = nil, avatar: String?? = nil, signature: String? = nil, ex: JSONValue?? = nil,
+        searchable: Bool? = nil
+    ) {
+        self.nickname = nickname
+        self.avatar = avatar
+        self.signature = signature
+        self.ex = ex
+        self.searchable = searchable
+    }
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        nickname = try container.decodeIfPresent(String.self, forKey: .nickname)
-        avatar = try container.decodeNullable(String.self, forKey: .avatar)
+    /// Every field checked before anything is stored (1001 for a body that is not JSON, 1002 naming the field).
+    init(body bytes: [UInt8]) throws(APIError) {
+        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue.parse(bytes)
+        } catch {
+            throw APIError.invalidJSON
+        }
+        guard case .object(let body) = parsed else {
+            throw APIError.validationFailed.with(message: "request body must be a JSON object")
+        }
+        self.init()
+        switch body["nickname"] {
+        case nil, .null?: break
+        case .string(let raw)?: nickname = try AuthInput.nickname(raw)
+        default: throw APIError.validationFailed.with(message: "`nickname` must be a string or null")
+        }
+        switch body["avatar"] {
+        case nil: break
+        case .null?: avatar = .some(nil)
+        case .string(let raw)?: avatar = .some(try AuthInput.avatar(raw))
+        default: throw APIError.validationFailed.with(message: "`avatar` must be an object key or null")
+        }
+        switch body["signature"] {
+        case nil, .null?: break
+        case .string(let raw)?: signature = try AuthInput.signature(raw)
+        default: throw APIError.validationFailed.with(message: "`signature` must be a string or null")
+        }
+        switch body["ex"] {
+        case nil: break
+        case .null?: ex = .some(nil)
+        case let value?: ex = .some(try AuthInput.ex(value))
+        }
+        switch body["searchable"] {
+        case nil, .null?: break
+        case .bool(let value)?: searchable = value
+        default: throw APIError.validationFailed.with(message: "`searchable` must be true, false or null")
+        }
     }
 }
 
@@ -66,6 +117,8 @@ enum AuthInput {
     static let maxPasswordBytes = 1024
     static let maxNicknameCharacters = 64
     static let maxAvatarBytes = 512
+    static let maxSignatureCharacters = 200
+    static let maxExBytes = 4096
 
     static func username(_ raw: String) throws(APIError) -> String {
         guard let name = Validation.normalizedUsername(raw) else {
@@ -93,6 +146,25 @@ enum AuthInput {
                 message: "`nickname` must be 1-64 characters without control characters")
         }
         return trimmed
+    }
+
+    /// At most 200 code points as sent, no control characters but line breaks (`\n`); stored trimmed of white space
+    /// and line breaks, and may be empty (no signature).
+    static func signature(_ raw: String) throws(APIError) -> String {
+        let controls = raw.unicodeScalars.contains { $0 != "\n" && $0.properties.generalCategory == .control }
+        guard raw.unicodeScalars.count <= maxSignatureCharacters, !controls else {
+            throw APIError.validationFailed.with(
+                message: "`signature` must be at most 200 characters without control characters (but line breaks)")
+        }
+        return raw.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Any JSON value of at most 4096 bytes as the server writes it (compact, UTF-8).
+    static func ex(_ value: JSONValue) throws(APIError) -> JSONValue {
+        guard value.serialized().count <= maxExBytes else {
+            throw APIError.validationFailed.with(message: "`ex` must be at most 4096 bytes of JSON")
+        }
+        return value
     }
 
     /// Object keys are printable ASCII (the server issues nothing else).

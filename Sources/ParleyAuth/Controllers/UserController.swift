@@ -21,24 +21,14 @@ struct UserController: Sendable {
         router.patch(
             "/api/users/me", options: AuthController.bodyLimit,
             auth.protect { request, _, principal in
-                let body = try request.decodeJSON(UpdateProfileRequest.self)
-                let nickname = try AuthInput.nickname(body.nickname)
-                var avatar: String?? = nil
-                switch body.avatar {
-                case .none: break
-                case .some(.none): avatar = .some(nil)
-                case .some(.some(let raw)):
-                    avatar = try await services.avatarKey(
-                        raw, for: .user(principal.userId), appId: principal.appId, by: principal.userId)
+                var update = try ProfileUpdate(body: request.bodyBytes)
+                // Checked last: the avatar check records the new avatar, so nothing may be refused after it.
+                if case .some(.some(let key)) = update.avatar {
+                    update.avatar = .some(
+                        try await services.avatarKey(
+                            key, for: .user(principal.userId), appId: principal.appId, by: principal.userId))
                 }
-                guard
-                    let user = try await users.updateProfile(
-                        appId: principal.appId, userId: principal.userId,
-                        nickname: nickname, avatar: avatar)
-                else {
-                    throw APIError.sessionEnded
-                }
-                return .ok(user.profile)
+                return .ok(try await services.updateProfile(update, by: principal))
             })
         // Deleting the account works while consent is pending (Apple 5.1.1(v): deletion must always be reachable).
         router.delete(

@@ -17,13 +17,16 @@ struct UserRepository: Sendable {
     let database: PostgresClient
 
     static let columns =
-        "id, username, password_hash, nickname, avatar, privacy_version_consented, created_at, banned_at, deleted_at"
+        "id, username, password_hash, nickname, avatar, signature, ex, searchable, privacy_version_consented, "
+        + "created_at, banned_at, deleted_at"
 
     static func decode(_ row: PostgresRow) throws -> StoredUser {
         StoredUser(
             profile: UserProfile(
                 id: try row.decode("id"), username: try row.decode("username"),
                 nickname: try row.decode("nickname"), avatar: try row.decode("avatar"),
+                signature: try row.decode("signature"), ex: try PublicProfile.ex(row),
+                searchable: try row.decode("searchable"),
                 privacyVersion: try row.decode("privacy_version_consented"),
                 createdAt: try row.decode("created_at")),
             passwordHash: try row.decode("password_hash"), bannedAt: try row.decode("banned_at"),
@@ -139,33 +142,46 @@ struct UserRepository: Sendable {
         guard !ids.isEmpty else { return [] }
         let rows = try await database.query(
             """
-            SELECT id, nickname, avatar, deleted_at IS NOT NULL AS deleted FROM users
+            SELECT \(unescaped: PublicProfile.columns) FROM users
             WHERE app_id = \(appId) AND id = ANY(\(PostgresTextArray(ids))::text[])
             """)
         var byID: [String: PublicProfile] = [:]
         for row in rows {
-            let profile = PublicProfile(
-                id: try row.decode("id"), nickname: try row.decode("nickname"),
-                avatar: try row.decode("avatar"), deleted: try row.decode("deleted"))
+            let profile = try PublicProfile(row: row)
             byID[profile.id] = profile
         }
         var seen = Set<String>()
         return ids.compactMap { id in seen.insert(id).inserted ? byID[id] : nil }
     }
 
-    /// Updates nickname and/or avatar (`.some(nil)` clears the avatar).
-    func updateProfile(appId: Int64, userId: String, nickname: String?, avatar: String??) async throws -> StoredUser? {
-        let setAvatar = avatar != nil
-        let newAvatar: String? = avatar ?? nil
-        let rows = try await database.query(
+    /// Applies `update` in the caller's transaction (the row stays locked until it ends); nil when the user is
+    /// gone. `publicChanged`: a field other users see (nickname, avatar, signature, ex) now differs.
+    func updateProfile(on connection: PostgresConnection, appId: Int64, userId: String, update: ProfileUpdate)
+        async throws -> (user: StoredUser, publicChanged: Bool)?
+    {
+        let setAvatar = update.avatar != nil
+        let newAvatar: String? = update.avatar ?? nil
+        let setEx = update.ex != nil
+        let newEx: String? = (update.ex ?? nil).map(\.serializedString)
+        let rows = try await connection.query(
             """
-            UPDATE users SET nickname = coalesce(\(nickname), nickname),
+            WITH old AS (
+                SELECT nickname AS old_nickname, avatar AS old_avatar, signature AS old_signature, ex AS old_ex
+                FROM users WHERE app_id = \(appId) AND id = \(userId) FOR UPDATE)
+            UPDATE users SET nickname = coalesce(\(update.nickname), nickname),
                              avatar = CASE WHEN \(setAvatar) THEN \(newAvatar) ELSE avatar END,
+                             signature = coalesce(\(update.signature), signature),
+                             ex = CASE WHEN \(setEx) THEN \(newEx) ELSE ex END,
+                             searchable = coalesce(\(update.searchable), searchable),
                              updated_at = now()
-            WHERE app_id = \(appId) AND id = \(userId)
-            RETURNING \(unescaped: Self.columns)
+            FROM old
+            WHERE users.app_id = \(appId) AND users.id = \(userId)
+            RETURNING \(unescaped: Self.columns),
+                      (old_nickname, old_avatar, old_signature, old_ex)
+                          IS DISTINCT FROM (nickname, avatar, signature, ex) AS public_changed
             """)
-        return try rows.first.map(Self.decode)
+        guard let row = rows.first else { return nil }
+        return (try Self.decode(row), try row.decode("public_changed"))
     }
 
     /// The privacy version the user accepted, from the database (the rare path after a policy bump).

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAuth
 import ParleyPostgres
 
 /// Who blocked whom, within one app. Writers run on the caller's transaction after `FriendRepository.lockUsers`.
@@ -60,7 +61,7 @@ struct BlockRepository: Sendable {
     {
         let rows = try await database.query(
             """
-            SELECT b.blocked_id, b.created_at, \(unescaped: SocialProfiles.columns)
+            SELECT b.blocked_id, b.created_at, \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
             FROM user_blocks b JOIN users u ON u.app_id = b.app_id AND u.id = b.blocked_id
             WHERE b.app_id = \(appId) AND b.blocker_id = \(blocker)
               AND (\(cursor == nil) OR (b.created_at, b.blocked_id) < (\(cursor?.createdAt ?? Date()), \(cursor?.userId ?? "")))
@@ -70,7 +71,7 @@ struct BlockRepository: Sendable {
         var blocks = try rows.map { row in
             BlockedUser(
                 userId: try row.decode("blocked_id"), createdAt: try row.decode("created_at"),
-                user: try SocialProfiles.decode(row))
+                user: try PublicProfile(row: row, prefix: "u_"))
         }
         let hasMore = blocks.count > limit
         if hasMore { blocks.removeLast() }

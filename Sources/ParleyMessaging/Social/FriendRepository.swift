@@ -20,10 +20,10 @@ struct FriendRepository: Sendable {
     func profile(on connection: PostgresConnection, appId: Int64, userId: String) async throws -> PublicProfile? {
         let rows = try await connection.query(
             """
-            SELECT \(unescaped: SocialProfiles.columns) FROM users u
+            SELECT \(unescaped: PublicProfile.columns(of: "u", prefix: "u_")) FROM users u
             WHERE u.app_id = \(appId) AND u.id = \(userId) AND u.deleted_at IS NULL
             """)
-        return try rows.first.map(SocialProfiles.decode)
+        return try rows.first.map { try PublicProfile(row: $0, prefix: "u_") }
     }
 
     // MARK: Friendships
@@ -33,7 +33,7 @@ struct FriendRepository: Sendable {
     static func decodeFriend(_ row: PostgresRow) throws -> Friend {
         Friend(
             userId: try row.decode("friend_id"), remark: try row.decode("remark"),
-            createdAt: try row.decode("friends_since"), user: try SocialProfiles.decode(row))
+            createdAt: try row.decode("friends_since"), user: try PublicProfile(row: row, prefix: "u_"))
     }
 
     func friend(on connection: PostgresConnection, appId: Int64, userId: String, friendId: String) async throws
@@ -41,7 +41,7 @@ struct FriendRepository: Sendable {
     {
         let rows = try await connection.query(
             """
-            SELECT \(unescaped: Self.friendColumns), \(unescaped: SocialProfiles.columns)
+            SELECT \(unescaped: Self.friendColumns), \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
             FROM friendships f JOIN users u ON u.app_id = f.app_id AND u.id = f.friend_id
             WHERE f.app_id = \(appId) AND f.user_id = \(userId) AND f.friend_id = \(friendId) AND f.active
             """)
@@ -120,7 +120,7 @@ struct FriendRepository: Sendable {
         let rows = try await database.query(
             """
             WITH page AS (
-                SELECT \(unescaped: Self.friendColumns), \(unescaped: SocialProfiles.columns)
+                SELECT \(unescaped: Self.friendColumns), \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
                 FROM friendships f JOIN users u ON u.app_id = f.app_id AND u.id = f.friend_id
                 WHERE f.app_id = \(appId) AND f.user_id = \(userId) AND f.friend_id > \(afterFriendId) AND f.active
                 ORDER BY f.friend_id
@@ -146,7 +146,7 @@ struct FriendRepository: Sendable {
             """
             WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
             page AS (
-                SELECT \(unescaped: Self.friendColumns), \(unescaped: SocialProfiles.columns)
+                SELECT \(unescaped: Self.friendColumns), \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
                 FROM friendships f JOIN users u ON u.app_id = f.app_id AND u.id = f.friend_id
                 WHERE f.app_id = \(appId) AND f.user_id = \(userId)
                   AND (f.xid, f.position) > (\(String(cursor.xid))::xid8, \(cursor.position))
@@ -185,7 +185,7 @@ struct FriendRepository: Sendable {
             toId: try row.decode("to_id"), message: try row.decode("message"),
             status: FriendRequestStatus(rawValue: try row.decode("status")) ?? .pending,
             createdAt: try row.decode("created_at"), handledAt: try row.decode("handled_at"),
-            user: profile && !row.isNull("u_id") ? try SocialProfiles.decode(row) : nil)
+            user: profile && !row.isNull("u_id") ? try PublicProfile(row: row, prefix: "u_") : nil)
     }
 
     func pendingRequest(on connection: PostgresConnection, appId: Int64, from: String, to: String) async throws
@@ -270,7 +270,7 @@ struct FriendRepository: Sendable {
         let other = incoming ? "r.from_id" : "r.to_id"
         let rows = try await database.query(
             """
-            SELECT \(unescaped: Self.requestColumns), \(unescaped: SocialProfiles.columns)
+            SELECT \(unescaped: Self.requestColumns), \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
             FROM friend_requests r LEFT JOIN users u ON u.app_id = r.app_id AND u.id = \(unescaped: other)
             WHERE r.app_id = \(appId) AND \(unescaped: mine) = \(userId)
               AND (NOT \(pendingOnly) OR r.status = 'pending')
