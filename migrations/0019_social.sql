@@ -75,12 +75,14 @@ ALTER TABLE changes ADD CONSTRAINT changes_kind_check CHECK (kind IN (
 ALTER TABLE changes ADD CONSTRAINT changes_conversation_or_user CHECK (conversation_id IS NOT NULL OR user_id IS NOT NULL);
 
 -- Whether a 1:1 message from p_from may reach p_to (NULL: it may), checked before anything is locked or created:
+--   no_user       p_to deleted their account (as for a user that never existed)
 --   peer_refused  p_to blocked p_from
 --   not_friend    the app lets only friends chat 1:1 and they are not friends
 CREATE FUNCTION parley_direct_verdict(p_app bigint, p_from text, p_to text)
 RETURNS text
 LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM user_blocks b
+    SELECT CASE WHEN u.deleted_at IS NOT NULL THEN 'no_user'
+                WHEN EXISTS (SELECT 1 FROM user_blocks b
                              WHERE b.app_id = p_app AND b.blocker_id = p_to AND b.blocked_id = p_from)
                     THEN 'peer_refused'
                 WHEN a.direct_messages = 'friends'
@@ -88,7 +90,8 @@ LANGUAGE sql STABLE AS $$
                                      WHERE f.app_id = p_app AND f.user_id = p_from AND f.friend_id = p_to AND f.active)
                     THEN 'not_friend'
            END
-    FROM apps a WHERE a.id = p_app
+    FROM apps a LEFT JOIN users u ON u.app_id = p_app AND u.id = p_to
+    WHERE a.id = p_app
 $$;
 
 -- One message: as in 0010, refused first when the peer blocked the sender or the app's policy forbids the chat.

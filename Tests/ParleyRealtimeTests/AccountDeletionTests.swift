@@ -161,6 +161,10 @@ struct AccountDeletionTests {
             let history = try await fx.history(bob, MessagingFixture.singleID(alice, bob))
             let messages = history.data["messages"] as? [[String: Any]] ?? []
             #expect(messages.contains { $0["fromId"] as? String == alice.userId })
+            // Nobody writes to a deleted account: as for a user that never existed, and nothing is stored.
+            let stored = try await fx.messageCount()
+            #expect(try await fx.send(bob, to: alice.userId, content: "are you there?").code == 1103)
+            #expect(try await fx.messageCount() == stored)
             let row = try await fx.database.query(
                 """
                 SELECT username, password_hash IS NULL AS no_password, signature, ex IS NULL AS no_ex, searchable

@@ -19,7 +19,8 @@ public struct SyncChange: Sendable, Encodable {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(type, forKey: Key("type"))
         if let message { try container.encode(message, forKey: Key("message")) }
-        for (key, value) in fields where key != "type" && key != "message" {
+        // A social change's own `message` (a friend request's greeting) is a field like any other.
+        for (key, value) in fields where key != "type" && (message == nil || key != "message") {
             try container.encode(value, forKey: Key(key))
         }
     }
