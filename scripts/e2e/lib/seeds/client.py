@@ -3,6 +3,7 @@ signed server-to-server calls, one WebSocket per device, the mock APNs' record, 
 
 The flows read their settings from the environment the script sets:
   SEEDS_BASE          http://127.0.0.1:PORT of the server under test
+  SEEDS_OTHER_BASE    a second instance on the same database, for the flows that use two (else SEEDS_BASE)
   SEEDS_APP_KEY       the seed's own app (one app per seed)
   SEEDS_APP_SECRET    its secret (for the signed calls of seeds whose backend signs users in)
   SEEDS_APNS_RECORD   the mock APNs' record file (JSON lines), for the seeds that check pushes
@@ -22,10 +23,12 @@ import urllib.parse
 import urllib.request
 
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 import wire
 
 BASE = os.environ.get("SEEDS_BASE", "")
+OTHER_BASE = os.environ.get("SEEDS_OTHER_BASE", "") or BASE
 APP_KEY = os.environ.get("SEEDS_APP_KEY", "")
 APP_SECRET = os.environ.get("SEEDS_APP_SECRET", "")
 APNS_RECORD = os.environ.get("SEEDS_APNS_RECORD", "")
@@ -58,10 +61,12 @@ class Answer:
         return f"HTTP {self.status} {self.raw[:400]!r}"
 
 
-def http(method, path, body=None, token=None, headers=None, raw_body=None, content_type="application/json"):
-    """One request; the answer's JSON (or None) with its status. `body` is sent as JSON unless `raw_body`."""
+def http(method, path, body=None, token=None, headers=None, raw_body=None, content_type="application/json",
+         base=None):
+    """One request (to `base`, default BASE); the answer's JSON (or None) with its status. `body` is sent as JSON
+    unless `raw_body`."""
     data = raw_body if raw_body is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(BASE + path, data=data, method=method)
+    request = urllib.request.Request((base or BASE) + path, data=data, method=method)
     if data is not None:
         request.add_header("Content-Type", content_type)
     if token:
@@ -158,14 +163,16 @@ def png(width=16, height=8):
 
 
 class Device:
-    """One WebSocket (`Authorization: Bearer <token>`); frames not awaited yet are kept for later."""
+    """One WebSocket (`Authorization: Bearer <token>`) to `base` (default BASE); frames not awaited yet are kept for
+    later, and `received` keeps every frame read, in order (to count what arrived)."""
 
-    def __init__(self, name, token, headers=None):
-        self.name, self.token, self.headers = name, token, headers or {}
+    def __init__(self, name, token, headers=None, base=None):
+        self.name, self.token, self.headers, self.base = name, token, headers or {}, base or BASE
         self.buffer, self.counter, self.ws, self.hello = [], 0, None, None
+        self.received = []
 
     async def connect(self):
-        url = BASE.replace("http://", "ws://") + "/ws"
+        url = self.base.replace("http://", "ws://") + "/ws"
         self.ws = await connect(url, additional_headers={"Authorization": "Bearer " + self.token, **self.headers},
                                 open_timeout=TIMEOUT, max_size=2 ** 22)
         self.hello = json.loads(await asyncio.wait_for(self.ws.recv(), TIMEOUT))
@@ -180,6 +187,7 @@ class Device:
         async def read():
             while True:
                 frame = json.loads(await self.ws.recv())
+                self.received.append(frame)
                 if predicate(frame):
                     return frame
                 self.buffer.append(frame)
@@ -221,6 +229,17 @@ class Device:
         """The socket answers a `ping` frame: it was not closed."""
         answer = await self.call("ping")
         return answer.get("type") == "ack"
+
+    async def settle(self, seconds):
+        """Reads (into the buffer) whatever arrives within `seconds`, or until the socket closes."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                frame = json.loads(await asyncio.wait_for(self.ws.recv(), left))
+            except (asyncio.TimeoutError, ConnectionClosed):
+                return
+            self.received.append(frame)
+            self.buffer.append(frame)
 
     def frames(self, kind):
         return [frame for frame in self.buffer if frame.get("type") == kind]
