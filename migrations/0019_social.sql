@@ -74,15 +74,19 @@ ALTER TABLE changes ADD CONSTRAINT changes_kind_check CHECK (kind IN (
     'friend_updated', 'block', 'unblock', 'profile'));
 ALTER TABLE changes ADD CONSTRAINT changes_conversation_or_user CHECK (conversation_id IS NOT NULL OR user_id IS NOT NULL);
 
--- Whether a 1:1 message from p_from may reach p_to (NULL: it may), checked before anything is locked or created:
---   no_user       p_to deleted their account (as for a user that never existed)
+-- A 1:1 conversation with an account that was deleted: sends to it answer as for a user that never existed. Set by
+-- the account deletion, read from the conversation row every send already locks (no lookup more per send).
+ALTER TABLE conversations ADD COLUMN closed_at timestamptz;
+
+-- Whether a 1:1 message from p_from may reach p_to (no row, or NULL: it may):
 --   peer_refused  p_to blocked p_from
 --   not_friend    the app lets only friends chat 1:1 and they are not friends
+-- A SQL function returning a set, like parley_send_verdict: the planner inlines it into the query that calls it,
+-- so it costs the send no statement of its own (a scalar SQL function would even be planned at every call).
 CREATE FUNCTION parley_direct_verdict(p_app bigint, p_from text, p_to text)
-RETURNS text
+RETURNS TABLE (verdict text)
 LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN u.deleted_at IS NOT NULL THEN 'no_user'
-                WHEN EXISTS (SELECT 1 FROM user_blocks b
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM user_blocks b
                              WHERE b.app_id = p_app AND b.blocker_id = p_to AND b.blocked_id = p_from)
                     THEN 'peer_refused'
                 WHEN a.direct_messages = 'friends'
@@ -90,11 +94,37 @@ LANGUAGE sql STABLE AS $$
                                      WHERE f.app_id = p_app AND f.user_id = p_from AND f.friend_id = p_to AND f.active)
                     THEN 'not_friend'
            END
-    FROM apps a LEFT JOIN users u ON u.app_id = p_app AND u.id = p_to
-    WHERE a.id = p_app
+    FROM apps a WHERE a.id = p_app
 $$;
 
--- One message: as in 0010, refused first when the peer blocked the sender or the app's policy forbids the chat.
+-- 0010's verdict with the recipient: a 1:1 message (not the server's own) to a deleted account's closed conversation
+-- answers no_user, then the direct verdict may refuse it, in the statement that already reads the verdict under the
+-- conversation's lock (no statement more per send).
+DROP FUNCTION parley_send_verdict(bigint, text, text, text, boolean, text, boolean);
+CREATE FUNCTION parley_send_verdict(p_app bigint, p_conversation text, p_chat_type text, p_from text, p_to text,
+                                    p_conversation_found boolean, p_conversation_closed boolean, p_group_id text,
+                                    p_system boolean)
+RETURNS TABLE (verdict text)
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN p_conversation_closed AND p_chat_type = 'single' AND NOT p_system THEN 'no_user'
+                WHEN d.verdict IS NOT NULL THEN d.verdict
+                WHEN NOT p_conversation_found
+                    THEN CASE WHEN p_chat_type = 'single' THEN 'no_user' ELSE 'not_member' END
+                WHEN p_chat_type <> 'group' OR p_system THEN 'stored'
+                WHEN cm.user_id IS NULL THEN 'not_member'
+                WHEN g.dissolved_at IS NOT NULL THEN 'dissolved'
+                WHEN cm.blocked THEN 'blocked'
+                ELSE 'stored' END
+    FROM (SELECT) AS one
+    LEFT JOIN conversation_members cm
+      ON p_chat_type = 'group' AND NOT p_system
+         AND cm.app_id = p_app AND cm.user_id = p_from AND cm.conversation_id = p_conversation
+    LEFT JOIN groups g
+      ON p_chat_type = 'group' AND NOT p_system AND g.app_id = p_app AND g.id = p_group_id
+    LEFT JOIN LATERAL parley_direct_verdict(p_app, p_from, p_to) d ON p_chat_type = 'single' AND NOT p_system
+$$;
+
+-- One message: as in 0010; a first 1:1 message the direct verdict refuses creates no conversation.
 CREATE OR REPLACE FUNCTION parley_send_message(p_app bigint, p_conversation text, p_chat_type text, p_from text,
                                                p_to text, p_msg_type text, p_content text, p_extra text,
                                                p_client_msg_id text, p_system boolean)
@@ -108,15 +138,6 @@ DECLARE
     stored messages;
     new_id bigint := nextval('stream_positions');
 BEGIN
-    -- Blocks and the app's direct-message policy, before any lock is taken or conversation created.
-    IF p_chat_type = 'single' AND NOT p_system THEN
-        refusal := parley_direct_verdict(p_app, p_from, p_to);
-        IF refusal IS NOT NULL THEN
-            RETURN QUERY SELECT refusal, NULL::messages;
-            RETURN;
-        END IF;
-    END IF;
-
     -- Take the next seq; the row stays locked until COMMIT, so seqs follow commit order. Times never go
     -- backwards within a conversation, whatever the transactions' start times.
     UPDATE conversations c SET last_seq = c.last_seq + 1, counted_total = c.counted_total + counted,
@@ -127,7 +148,9 @@ BEGIN
     -- A first 1:1 message to a user that exists creates the conversation (a missing one then means an unknown
     -- user). A concurrent first message may insert the row first: ON CONFLICT waits for it, then we update it.
     IF NOT FOUND AND p_chat_type = 'single' THEN
-        IF EXISTS (SELECT 1 FROM users u WHERE u.app_id = p_app AND u.id = p_to) THEN
+        IF EXISTS (SELECT 1 FROM users u WHERE u.app_id = p_app AND u.id = p_to AND u.deleted_at IS NULL)
+           AND (p_system OR NOT EXISTS (SELECT 1 FROM parley_direct_verdict(p_app, p_from, p_to) d
+                                        WHERE d.verdict IS NOT NULL)) THEN
             INSERT INTO conversations (app_id, id, chat_type) VALUES (p_app, p_conversation, 'single')
             ON CONFLICT DO NOTHING;
             INSERT INTO conversation_members (app_id, user_id, conversation_id, peer_id)
@@ -144,8 +167,8 @@ BEGIN
     -- Checked under the conversation row lock the UPDATE took: removals write a notify message, so they
     -- serialize with sends.
     SELECT v.verdict INTO refusal
-    FROM parley_send_verdict(p_app, p_conversation, p_chat_type, p_from, conv.id IS NOT NULL, conv.group_id,
-                             p_system) v;
+    FROM parley_send_verdict(p_app, p_conversation, p_chat_type, p_from, p_to, conv.id IS NOT NULL,
+                             conv.closed_at IS NOT NULL, conv.group_id, p_system) v;
     IF conv.id IS NULL THEN
         -- No conversation: nothing was taken, nothing to give back.
         RETURN QUERY SELECT refusal, NULL::messages;
@@ -191,7 +214,7 @@ BEGIN
 END;
 $$;
 
--- A batch: as in 0010, with the same direct verdict (no conversation is created for a refused pair).
+-- A batch: as in 0010, with the same verdicts (no conversation is created for a refused pair).
 CREATE OR REPLACE FUNCTION parley_send_messages(p_app bigint[], p_conversation text[], p_chat_type text[], p_from text[],
                                      p_to text[], p_msg_type text[], p_content text[], p_extra text[],
                                      p_client_msg_id text[])
@@ -206,8 +229,9 @@ BEGIN
         FROM unnest(p_app, p_conversation, p_chat_type, p_from, p_to) AS i(app, conv, chat, sender, recipient)
         WHERE i.chat = 'single'
           AND NOT EXISTS (SELECT 1 FROM conversations c WHERE c.app_id = i.app AND c.id = i.conv)
-          AND EXISTS (SELECT 1 FROM users u WHERE u.app_id = i.app AND u.id = i.recipient)
-          AND parley_direct_verdict(i.app, i.sender, i.recipient) IS NULL),
+          AND EXISTS (SELECT 1 FROM users u WHERE u.app_id = i.app AND u.id = i.recipient AND u.deleted_at IS NULL)
+          AND NOT EXISTS (SELECT 1 FROM parley_direct_verdict(i.app, i.sender, i.recipient) d
+                          WHERE d.verdict IS NOT NULL)),
     created AS (
         INSERT INTO conversations (app_id, id, chat_type)
         SELECT DISTINCT f.app, f.conv, 'single' FROM fresh f
@@ -233,12 +257,11 @@ BEGIN
                              p_client_msg_id)
             WITH ORDINALITY AS i(app, conv, chat, sender, recipient, mtype, content, extra, client, ord)),
     checked AS (
-        SELECT i.*, c.last_seq, c.counted_total, c.last_message_at,
-               coalesce(CASE WHEN i.chat = 'single' THEN parley_direct_verdict(i.app, i.sender, i.recipient) END,
-                        v.verdict) AS verdict
+        SELECT i.*, c.last_seq, c.counted_total, c.last_message_at, v.verdict
         FROM input i
         LEFT JOIN conversations c ON c.app_id = i.app AND c.id = i.conv
-        CROSS JOIN LATERAL parley_send_verdict(i.app, i.conv, i.chat, i.sender, c.id IS NOT NULL, c.group_id, false) v),
+        CROSS JOIN LATERAL parley_send_verdict(i.app, i.conv, i.chat, i.sender, i.recipient, c.id IS NOT NULL,
+                                               c.closed_at IS NOT NULL, c.group_id, false) v),
     numbered AS (
         SELECT ch.*,
                ch.last_seq + row_number() OVER w AS seq,

@@ -262,4 +262,16 @@ struct ConversationRepository: Sendable {
             """)
         return try rows.first.map { try $0.decode("clear_seq", as: Int64.self) }
     }
+
+    /// Closes the 1:1 conversations of a deleted account: sends to it answer as for an unknown user
+    /// (migrations/0019: read from the row every send locks).
+    func closeSingleConversations(on connection: PostgresConnection, appId: Int64, of userId: String) async throws {
+        _ = try await connection.query(
+            """
+            UPDATE conversations c SET closed_at = now()
+            FROM conversation_members cm
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.peer_id IS NOT NULL
+              AND c.app_id = cm.app_id AND c.id = cm.conversation_id AND c.closed_at IS NULL
+            """)
+    }
 }

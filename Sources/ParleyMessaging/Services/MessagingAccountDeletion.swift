@@ -6,11 +6,13 @@ import ParleyPostgres
 /// the user sent stay under their id (profiles then say `deleted: true`). Friendships end on both sides as
 /// tombstones, so incremental friend sync sees them, and each ex-friend gets `friend_removed`; blocks either way go;
 /// pending requests from the user are withdrawn (their recipients get `friend_request_withdrawn`) and those to the
-/// user rejected; the user leaves every group as `GroupService` leaves do.
+/// user rejected; their 1:1 conversations are closed (sends to them answer 1103); the user leaves every group as
+/// `GroupService` leaves do.
 struct MessagingAccountDeletion: Sendable {
     let groups: GroupService
     let friends: FriendRepository
     let blocks: BlockRepository
+    let conversations: ConversationRepository
     let userEvents: UserEvents
 
     func run(appId: Int64, userId: String, on connection: PostgresConnection) async throws
@@ -31,6 +33,7 @@ struct MessagingAccountDeletion: Sendable {
                 UserEvent(kind: .friendRequestWithdrawn, data: request.eventData(), recipients: [request.toId]))
         }
         try await userEvents.record(recorded, appId: appId, on: connection)
+        try await conversations.closeSingleConversations(on: connection, appId: appId, of: userId)
         let groupEvents = try await groups.leaveEveryGroup(appId: appId, userId: userId, on: connection)
         return { [userEvents, recorded, bus = groups.events] in
             userEvents.publish(recorded, appId: appId, originSessionId: nil)
@@ -43,7 +46,8 @@ extension MessagingModule {
     /// Messaging's part in account deletion, for `AuthModule.accountDeletion(participants:)`.
     public var accountDeletionParticipant: AccountDeletionParticipant {
         let deletion = MessagingAccountDeletion(
-            groups: groups, friends: friendRepository, blocks: blockRepository, userEvents: userEvents)
+            groups: groups, friends: friendRepository, blocks: blockRepository,
+            conversations: ConversationRepository(database: friendRepository.database), userEvents: userEvents)
         return AccountDeletionParticipant("messaging") { appId, userId, connection in
             try await deletion.run(appId: appId, userId: userId, on: connection)
         }
