@@ -45,6 +45,7 @@ struct SocialTests {
             #expect(try await Self.request(fx, alice, to: bob).code == 1121)
             let incoming = try await fx.client.get(
                 "/api/im/friends/requests?direction=incoming", token: bob.accessToken)
+            #expect(incoming.data["cursor"] is NSNull, "the last page names no next one: \(incoming.text)")
             let listed = try #require((incoming.data["requests"] as? [[String: Any]])?.first)
             #expect(listed["id"] as? String == requestId && listed["message"] as? String == "hi, it's Alice")
             #expect((listed["user"] as? [String: Any])?["id"] as? String == alice.userId)
@@ -202,6 +203,7 @@ struct SocialTests {
 
             let list = try await fx.client.get("/api/im/blocks", token: alice.accessToken)
             #expect((list.data["blocks"] as? [[String: Any]])?.compactMap { $0["userId"] as? String } == [bob.userId])
+            #expect(list.data["cursor"] is NSNull && list.data["hasMore"] as? Bool == false)
             let lifted = try await fx.client.delete("/api/im/blocks/\(bob.userId)", token: alice.accessToken)
             #expect(lifted.data["unblocked"] as? Bool == true, "\(lifted.text)")
             #expect(

@@ -68,6 +68,15 @@ public struct FriendRequestPage: Sendable, Encodable {
     /// Pass as `cursor` for the next page; null at the end.
     public var cursor: String?
     public var hasMore: Bool
+
+    enum CodingKeys: String, CodingKey { case requests, cursor, hasMore }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(requests, forKey: .requests)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+        try container.encode(hasMore, forKey: .hasMore)
+    }
 }
 
 /// What `POST /api/im/friends/requests` did: a new pending request, or (when the other user had asked first)
@@ -94,8 +103,18 @@ public struct BlockedUser: Sendable, Hashable, Encodable {
 
 public struct BlockPage: Sendable, Encodable {
     public var blocks: [BlockedUser]
+    /// Pass as `cursor` for the next page; null at the end.
     public var cursor: String?
     public var hasMore: Bool
+
+    enum CodingKeys: String, CodingKey { case blocks, cursor, hasMore }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(blocks, forKey: .blocks)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+        try container.encode(hasMore, forKey: .hasMore)
+    }
 }
 
 extension Encodable {
