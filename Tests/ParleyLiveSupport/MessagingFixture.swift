@@ -164,6 +164,15 @@ public struct MessagingFixture: Sendable {
         _ session: Session, from cursor: String, count: Int, pageSize: Int = 200,
         timeout: Duration = .seconds(20)
     ) async throws -> (changes: [[String: Any]], cursor: String) {
+        try await syncUntil(session, from: cursor, pageSize: pageSize, timeout: timeout) { $0.count >= count }
+    }
+
+    /// Syncs until the changes gathered satisfy `done` (or `timeout` passes): for a test that waits for one
+    /// particular change among others that may become visible first.
+    public func syncUntil(
+        _ session: Session, from cursor: String, pageSize: Int = 200, timeout: Duration = .seconds(20),
+        until done: ([[String: Any]]) -> Bool
+    ) async throws -> (changes: [[String: Any]], cursor: String) {
         var all: [[String: Any]] = []
         var cursor = cursor
         let clock = ContinuousClock()
@@ -172,7 +181,7 @@ public struct MessagingFixture: Sendable {
             let page = try await syncAll(session, from: cursor, pageSize: pageSize)
             all += page.changes
             cursor = page.cursor
-            if all.count >= count || clock.now > deadline { return (all, cursor) }
+            if done(all) || clock.now > deadline { return (all, cursor) }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

@@ -123,14 +123,20 @@ struct AccountDeletionTests {
             #expect(aliceSocket.closeReason == "account deleted")
             let removed = try await bobSocket.next("friend_removed")
             #expect((removed["data"] as? [String: Any])?["userId"] as? String == alice.userId)
-            let synced = try await fx.syncUntil(bob, from: bobCursor, count: 1).changes
+            let synced = try await fx.syncUntil(bob, from: bobCursor) { changes in
+                changes.contains { $0["type"] as? String == "friend_removed" }
+            }.changes
             #expect(
                 synced.contains { $0["type"] as? String == "friend_removed" && $0["userId"] as? String == alice.userId }
             )
-            let carolSync = try await fx.syncUntil(carol, from: carolCursor, count: 1).changes
+            let carolSync = try await fx.syncUntil(carol, from: carolCursor) { changes in
+                changes.contains { $0["type"] as? String == "friend_removed" }
+            }.changes
             #expect(carolSync.contains { $0["type"] as? String == "friend_removed" })
             // Dave's pending request from Alice is withdrawn (he is told); the one he sent Bob is untouched.
-            let daveSync = try await fx.syncUntil(dave, from: daveCursor, count: 1).changes
+            let daveSync = try await fx.syncUntil(dave, from: daveCursor) { changes in
+                changes.contains { $0["type"] as? String == "friend_request_withdrawn" }
+            }.changes
             let withdrawn = try #require(daveSync.first { $0["type"] as? String == "friend_request_withdrawn" })
             #expect(withdrawn["id"] as? String == String(withdrawnId))
             #expect(withdrawn["fromId"] as? String == alice.userId)

@@ -92,9 +92,9 @@ struct ProfileEventTests {
 
             // Sync: exactly the two events, in order, for Alice (her own devices) and her audience.
             for device in [alice, friend, peer] {
-                let changes = try await Self.sync(fx, device, from: cursors[device.session.userId]!) {
+                let changes = try await fx.syncUntil(device.session, from: cursors[device.session.userId]!) {
                     $0.filter { $0["type"] as? String == "profile" }.count >= 2
-                }.filter { $0["type"] as? String == "profile" }
+                }.changes.filter { $0["type"] as? String == "profile" }
                 #expect(changes.map { $0["nickname"] as? String } == ["Alice C", "Alice C"])
                 #expect(changes.map { $0["avatar"] as? String } == [nil, record])
                 #expect(changes.first?["signature"] as? String == "on holiday")
@@ -103,29 +103,13 @@ struct ProfileEventTests {
             }
             // None for the others: the stranger's message is later than every event, so once sync has it, it has
             // everything that came before.
-            let strangers = try await Self.sync(fx, stranger, from: cursors[stranger.session.userId]!) {
+            let strangers = try await fx.syncUntil(stranger.session, from: cursors[stranger.session.userId]!) {
                 $0.contains { ($0["message"] as? [String: Any])?["content"] as? String == "after" }
-            }
+            }.changes
+            #expect(strangers.contains { ($0["message"] as? [String: Any])?["content"] as? String == "after" })
             #expect(!strangers.contains { $0["type"] as? String == "profile" })
             let formers = try await fx.syncAll(former.session, from: cursors[former.session.userId]!).changes
             #expect(!formers.contains { $0["type"] as? String == "profile" })
         }
-    }
-
-    /// Every change synced from `cursor` once `enough` holds for them (sync shows a change once every transaction
-    /// that began before it has ended, on the whole cluster).
-    static func sync(
-        _ fx: MessagingFixture, _ device: Device, from cursor: String, until enough: ([[String: Any]]) -> Bool
-    ) async throws -> [[String: Any]] {
-        var changes: [[String: Any]] = []
-        var cursor = cursor
-        let waited = try await eventually(timeout: .seconds(20)) {
-            let page = try await fx.syncAll(device.session, from: cursor)
-            changes += page.changes
-            cursor = page.cursor
-            return enough(changes)
-        }
-        #expect(waited != nil, "sync: \(changes)")
-        return changes
     }
 }

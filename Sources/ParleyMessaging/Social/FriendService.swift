@@ -107,7 +107,7 @@ public struct FriendService: Sendable {
     {
         var before: Int64?
         if let cursor {
-            guard MessagingInput.isDecimal(cursor), let id = Int64(cursor), id > 0 else {
+            guard MessagingInput.isDecimal(cursor), let id = Int64(cursor) else {
                 throw APIError.validationFailed.with(message: "`cursor` is not a cursor of this list")
             }
             before = id
