@@ -29,6 +29,10 @@ public enum TestDatabase {
     }
 
     private static let counter = Atomic<Int>(0)
+    /// Suites start together: unbounded, their CREATE DATABASE statements (each a connection of its own, each copying
+    /// the template) queue inside PostgreSQL until connecting alone outlasts the pool's acquire timeout on a loaded
+    /// machine. A few at a time, the rest wait here, where waiting has no deadline.
+    private static let gate = CreationGate(permits: 2)
 
     /// Creates a uniquely named database and returns its URL and a function that drops it (forcibly:
     /// connections still open are terminated).
@@ -36,16 +40,20 @@ public enum TestDatabase {
         let admin = try adminURL()
         let name =
             "parley_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)_\(UInt32.random(in: 0...UInt32.max))"
-        try await withAdminClient(admin) { client in
-            try await client.withConnection { connection in
-                try await connection.execute(unsafeSQL: "CREATE DATABASE \(name)")
+        try await gate.run {
+            try await withAdminClient(admin) { client in
+                try await client.withConnection { connection in
+                    try await connection.execute(unsafeSQL: "CREATE DATABASE \(name)")
+                }
             }
         }
         let url = databaseURL(admin, replacingDatabaseWith: name)
         let drop: @Sendable () async -> Void = {
-            try? await withAdminClient(admin) { client in
-                try await client.withConnection { connection in
-                    try await connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            try? await gate.run {
+                try await withAdminClient(admin) { client in
+                    try await client.withConnection { connection in
+                        try await connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                    }
                 }
             }
         }
@@ -77,5 +85,27 @@ public enum TestDatabase {
             throw error
         }
         await client.shutdown()
+    }
+}
+
+/// At most `permits` bodies at a time; the others wait in order.
+actor CreationGate {
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(permits: Int) {
+        available = permits
+    }
+
+    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        if available > 0 {
+            available -= 1
+        } else {
+            await withCheckedContinuation { waiters.append($0) }
+        }
+        defer {
+            if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
+        }
+        return try await body()
     }
 }
