@@ -47,9 +47,7 @@ struct Paging {
     init(_ request: HTTPRequest, defaultLimit: Int, maxLimit: Int) throws(APIError) {
         let query = request.query
         offset = Int(try MessagingInput.integer(query.value(for: "offset"), field: "offset", range: 0...1_000_000) ?? 0)
-        limit = Int(
-            try MessagingInput.integer(query.value(for: "limit"), field: "limit", range: 1...Int64(maxLimit))
-                ?? Int64(defaultLimit))
+        limit = try MessagingInput.limit(query, defaultLimit: defaultLimit, max: maxLimit)
     }
 }
 

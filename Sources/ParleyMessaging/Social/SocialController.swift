@@ -45,7 +45,7 @@ struct SocialController: Sendable {
                     try await friends.requests(
                         incoming: incoming, pendingOnly: pendingOnly,
                         cursor: try query.value(for: "cursor").map(String.init),
-                        limit: try Self.limit(query, defaultLimit: 50, maxLimit: 200), for: principal))
+                        limit: try MessagingInput.limit(query, defaultLimit: 50, max: 200), for: principal))
             })
         router.post(
             "/api/im/friends/requests/{id}/accept", options: Self.bodyLimit,
@@ -74,8 +74,8 @@ struct SocialController: Sendable {
                 return .ok(
                     try await friends.friends(
                         since: try query.value(for: "since").map(String.init),
-                        limit: try Self.limit(
-                            query, defaultLimit: FriendService.defaultPageSize, maxLimit: FriendService.maxPageSize),
+                        limit: try MessagingInput.limit(
+                            query, defaultLimit: FriendService.defaultPageSize, max: FriendService.maxPageSize),
                         for: principal))
             })
         router.patch(
@@ -103,8 +103,8 @@ struct SocialController: Sendable {
                 return .ok(
                     try await blocks.blocks(
                         cursor: try query.value(for: "cursor").map(String.init),
-                        limit: try Self.limit(
-                            query, defaultLimit: BlockService.defaultPageSize, maxLimit: BlockService.maxPageSize),
+                        limit: try MessagingInput.limit(
+                            query, defaultLimit: BlockService.defaultPageSize, max: BlockService.maxPageSize),
                         for: principal))
             })
         router.put(
@@ -120,12 +120,6 @@ struct SocialController: Sendable {
                 let unblocked = try await blocks.unblock(userId, by: principal)
                 return .ok(UnblockResult(userId: userId, unblocked: unblocked))
             })
-    }
-
-    private static func limit(_ query: HTTPQuery, defaultLimit: Int, maxLimit: Int) throws(APIError) -> Int {
-        Int(
-            try MessagingInput.integer(query.value(for: "limit"), field: "limit", range: 1...Int64(maxLimit))
-                ?? Int64(defaultLimit))
     }
 }
 

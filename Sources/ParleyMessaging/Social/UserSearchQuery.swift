@@ -32,8 +32,7 @@ struct UserSearchQuery: Sendable, Hashable {
             throw APIError.validationFailed.with(
                 message: "`q` must be 1-64 characters without control characters, not only spaces")
         }
-        let limit = try MessagingInput.integer(
-            query.value(for: "limit"), field: "limit", range: 1...Int64(Self.maxLimit))
+        let limit = try MessagingInput.limit(query, defaultLimit: Self.defaultLimit, max: Self.maxLimit)
         var after: UserSearchCursor?
         if let cursor = try query.value(for: "cursor"), !cursor.isEmpty {
             guard let parsed = UserSearchCursor(String(cursor)) else {
@@ -41,7 +40,7 @@ struct UserSearchQuery: Sendable, Hashable {
             }
             after = parsed
         }
-        self.init(text: trimmed, limit: limit.map { Int($0) } ?? Self.defaultLimit, after: after)
+        self.init(text: trimmed, limit: limit, after: after)
     }
 }
 
