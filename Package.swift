@@ -74,6 +74,13 @@ let package = Package(
                                                    "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // Webhooks: calls to an app's own backend (before_send in the send path; after-events through an outbox that
+        // triggers fill, so no feature depends on it).
+        .target(name: "ParleyWebhooks", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+                                                       "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
+                                                       "ParleyObservability"],
+                swiftSettings: swiftSettings),
+
         // `parley chat`: a terminal IM client on the public REST API and WebSocket protocol, also the example code
         // for SDK authors. A client of the server, so it depends on core layers only, never on a feature.
         .target(name: "ParleyChatClient", dependencies: ["ParleyWebSocket", "ParleyHTTPClient", "ParleyJSON", "ParleyNet",
@@ -85,7 +92,7 @@ let package = Package(
                                                   "ParleyCrypto", "ParleyObservability", "ParleyAuth",
                                                   "ParleyWebSocket", "ParleyMessaging", "ParleyRealtime",
                                                   "ParleyFiles", "ParleyUpdates", "ParleyPush", "ParleyHTTPClient",
-                                                  "ParleyJSON"],
+                                                  "ParleyJSON", "ParleyWebhooks"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyChatClient", "ParleyNet",
                                                          "ParleyObservability", "ParleyPostgres"],
@@ -141,6 +148,8 @@ let package = Package(
                                                             "ParleyJSON", "ParleyMessageModel", "ParleyCrypto", "ParleyPostgres",
                                                             "ParleyWebSocket", "ParleyTestSupport",
                                                             "ParleyLiveSupport", "ParleyObservability"]),
+        .testTarget(name: "ParleyWebhooksTests", dependencies: ["ParleyWebhooks", "ParleyAuth", "ParleyHTTP",
+                                                                "ParleyHTTPClient", "ParleyJSON"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyNet",
                                                            "ParleyObservability", "ParleyLiveSupport"]),

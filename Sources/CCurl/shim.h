@@ -1,4 +1,6 @@
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 // Swift cannot call C variadic functions, so curl_easy_setopt, curl_multi_setopt and curl_easy_getinfo are
 // wrapped once per argument type Parley passes. Each wrapper is a plain call; curl's own checks still apply.
@@ -37,6 +39,26 @@ static inline CURLcode parley_curl_easy_setopt_read(CURL *handle, curl_read_call
 
 static inline CURLcode parley_curl_easy_setopt_seek(CURL *handle, curl_seek_callback value) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+
+/// CURLOPT_OPENSOCKETFUNCTION: the callback sees each address before curl connects to it (and may refuse it).
+static inline CURLcode parley_curl_easy_setopt_opensocket(CURL *handle, curl_opensocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
+}
+
+/// The IP address of `address` into `out` (16 bytes of room): returns 4 (IPv4), 16 (IPv6) or 0 (another family).
+static inline int parley_curl_sockaddr_ip(const struct curl_sockaddr *address, unsigned char *out) {
+    if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)&address->addr;
+        __builtin_memcpy(out, &v4->sin_addr, 4);
+        return 4;
+    }
+    if (address->family == AF_INET6 && address->addrlen >= sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&address->addr;
+        __builtin_memcpy(out, &v6->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
 }
 
 static inline CURLcode parley_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

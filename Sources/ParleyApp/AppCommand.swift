@@ -7,6 +7,7 @@ import ParleyJSON
 import ParleyMessaging
 import ParleyPostgres
 import ParleyPush
+import ParleyWebhooks
 
 /// `parley app create|list|rotate-secret|update`: manages apps (tenants) in the database. Output goes through
 /// `output` (stdout in the executable, a buffer in tests). The secret is printed by `create` and `rotate-secret`
@@ -37,7 +38,7 @@ public enum AppCommand {
           parley app reports APP_KEY [--limit N] [--json]
                                      the reports the app's users filed (users, messages, groups), newest first (default
                                      50, at most 1000); --json prints each whole, a reported message as it was then
-        """
+        """ + "\n" + webhookUsage
 
     public struct UsageError: Error, CustomStringConvertible {
         public let description: String
@@ -205,6 +206,20 @@ public enum AppCommand {
                     }
                 }
                 if reports.isEmpty { output("no reports") }
+            case "webhook":
+                try await webhook(
+                    &options, repository: repository, database: context.database, configuration: configuration,
+                    output: output)
+            case "describe":
+                let key = try options.takePositional("APP_KEY")
+                try options.finish()
+                guard let target = try await repository.find(key: key) else {
+                    throw UsageError(description: "no app with key \(key)")
+                }
+                describe(target, output: output)
+                describeWebhook(
+                    try await WebhookSettingsRepository(database: context.database).settings(appId: target.id),
+                    output: output)
             case "push":
                 try await push(
                     &options, repository: repository, database: context.database, masterKey: auth.masterKey,

@@ -12,6 +12,7 @@ import ParleyPostgres
 import ParleyPush
 import ParleyRealtime
 import ParleyUpdates
+import ParleyWebhooks
 
 /// The composition root: the only place that knows every concrete type. Builds what `parley serve` runs from a
 /// `Configuration` (the loops, the database client, every feature module, the HTTP server) and runs it as one
@@ -29,6 +30,7 @@ public final class Application: Sendable {
     public let files: FilesModule
     public let updates: UpdatesModule
     public let push: PushModule
+    public let webhooks: WebhooksModule
     /// Deletes accounts with every feature's part in it (`DELETE /api/users/me`; the admin API).
     public let accountDeletion: AccountDeletion
     /// Outgoing HTTP/2 to APNs.
@@ -63,6 +65,9 @@ public final class Application: Sendable {
             authenticator: auth.authenticator,
             signingSecret: HMAC.sha256(key: masterKey.bytes, message: Array("parley-files-signing".utf8)),
             logger: logger, metrics: metrics)
+        let webhooks = WebhooksModule(
+            configuration: configuration.webhooks, database: database, auth: auth, logger: logger, metrics: metrics)
+        self.webhooks = webhooks
         messaging = MessagingModule(
             configuration: configuration.messaging, database: database,
             authenticator: auth.authenticator, logger: logger,
@@ -70,7 +75,8 @@ public final class Application: Sendable {
             attachments: { [access = files.access] keys, appId, userId in
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
             },
-            avatars: files.avatarAuthorizer, metrics: metrics)
+            avatars: files.avatarAuthorizer, metrics: metrics,
+            beforeSend: Application.beforeSendHook(webhooks.beforeSend))
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)
@@ -90,7 +96,7 @@ public final class Application: Sendable {
         let responder = Application.buildResponder(
             configuration: configuration, database: database, metrics: metrics,
             auth: auth, messaging: messaging, realtime: realtime, files: files,
-            updates: updates, push: push, accountDeletion: accountDeletion)
+            updates: updates, push: push, webhooks: webhooks, accountDeletion: accountDeletion)
         server = HTTPServer(
             configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
             metrics: metrics)
@@ -99,7 +105,8 @@ public final class Application: Sendable {
     static func buildResponder(
         configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
         auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
-        files: FilesModule, updates: UpdatesModule, push: PushModule, accountDeletion: AccountDeletion
+        files: FilesModule, updates: UpdatesModule, push: PushModule, webhooks: WebhooksModule,
+        accountDeletion: AccountDeletion
     ) -> HTTPResponder {
         var router = Router()
         OperationsController(database: database, metrics: metrics, metricsToken: configuration.metricsToken)
@@ -112,6 +119,7 @@ public final class Application: Sendable {
         files.register(on: &router)
         updates.register(on: &router)
         push.register(on: &router)
+        webhooks.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth.registerBenchmarkRoutes(on: &router)
@@ -148,6 +156,7 @@ public final class Application: Sendable {
         services += updates.backgroundServices
         services.append(ResourceService("push client", stop: { pushClient.shutdown() }))
         services += push.backgroundServices
+        services += webhooks.backgroundServices
         services.append(
             ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
         return services
@@ -173,6 +182,24 @@ public final class Application: Sendable {
             logger.info("shutting down", ["grace_seconds": .double(grace.secondsDouble)])
         }
         logger.info("stopped")
+    }
+
+    /// Messaging's `before_send` hook, answered by the webhooks module (messaging does not know webhooks).
+    static func beforeSendHook(_ service: BeforeSendService) -> BeforeSendHook {
+        BeforeSendHook(
+            isActive: { service.isActive(appId: $0) },
+            consult: { message in
+                let verdict = try await service.consult(
+                    appId: message.appId,
+                    BeforeSendService.Message(
+                        fromId: message.fromId, toId: message.toId, chatType: message.chatType,
+                        msgType: message.msgType, content: message.content, extra: message.extra,
+                        clientMsgId: message.clientMsgId))
+                switch verdict {
+                case .allow: return .allow
+                case .replace(let content, let extra): return .replace(content: content, extra: extra)
+                }
+            })
     }
 
     static func makeBlobStorage(_ configuration: FilesConfiguration, logger: Logger) throws -> any BlobStorage {

@@ -8,6 +8,7 @@ import ParleyObservability
 import ParleyPostgres
 import ParleyPush
 import ParleyRealtime
+import ParleyWebhooks
 
 /// Every setting Parley reads, from the environment. `Setting.all` is the single list that
 /// `parley --help` prints and the README's settings table mirrors.
@@ -51,6 +52,7 @@ public struct Configuration: Sendable {
     public var files = FilesConfiguration()
     public var realtime = RealtimeConfiguration()
     public var push = PushConfiguration()
+    public var webhooks = WebhookConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
 
@@ -272,6 +274,18 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_PUSH_LEASE_SECONDS", defaultValue: "30",
             help: "a push being delivered is left to its instance this long; after a crash another takes it over"),
+        Setting(
+            name: "PARLEY_WEBHOOK_ALLOW_PRIVATE", defaultValue: "0",
+            help: "1: webhook URLs may reach loopback, private and link-local addresses (tests, a backend on the LAN)"),
+        Setting(
+            name: "PARLEY_WEBHOOK_MAX_ATTEMPTS", defaultValue: "10",
+            help: "attempts of a webhook event (backoff 1 s, 2 s, 4 s ... at most 5 min) before it is dead"),
+        Setting(
+            name: "PARLEY_WEBHOOK_POLL_MS", defaultValue: "250",
+            help: "how often this instance looks for webhook events to deliver (0: it delivers none; others still do)"),
+        Setting(
+            name: "PARLEY_WEBHOOK_RETENTION_HOURS", defaultValue: "24",
+            help: "delivered and dead webhook events stay listed (admin API) this long, then are deleted"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -434,6 +448,10 @@ public struct Configuration: Sendable {
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)
+        webhooks.allowPrivateAddresses = try flag("PARLEY_WEBHOOK_ALLOW_PRIVATE", false)
+        webhooks.maxAttempts = try integer("PARLEY_WEBHOOK_MAX_ATTEMPTS", 10, range: 1...100)
+        webhooks.pollInterval = .milliseconds(try integer("PARLEY_WEBHOOK_POLL_MS", 250, range: 0...3_600_000))
+        webhooks.retentionHours = try integer("PARLEY_WEBHOOK_RETENTION_HOURS", 24, range: 1...(24 * 365))
     }
 
     public static let missingMasterKey =

@@ -10,12 +10,16 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// Extra response headers, e.g. `Retry-After` or `Allow`.
     public var headers: [String: String]
+    /// The envelope's `data`: a JSON document, written as given (nil writes `null`). For the few errors that carry
+    /// details a client acts on (the code an app's backend gave when it refused a message).
+    public var data: [UInt8]?
 
-    public init(code: Int, status: Int, message: String, headers: [String: String] = [:]) {
+    public init(code: Int, status: Int, message: String, headers: [String: String] = [:], data: [UInt8]? = nil) {
         self.code = code
         self.status = status
         self.message = message
         self.headers = headers
+        self.data = data
     }
 
     public var description: String { "APIError(\(code), \(status)): \(message)" }

@@ -32,7 +32,9 @@ public enum Envelope {
         out.append(contentsOf: String(error.code).utf8)
         out.append(contentsOf: #","message":"#.utf8)
         appendJSONString(error.message, to: &out)
-        out.append(contentsOf: #","data":null}"#.utf8)
+        out.append(contentsOf: #","data":"#.utf8)
+        out.append(contentsOf: error.data ?? Array("null".utf8))
+        out.append(UInt8(ascii: "}"))
         return out
     }
 

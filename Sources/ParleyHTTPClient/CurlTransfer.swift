@@ -25,6 +25,9 @@ final class CurlTransfer {
     private var exceededLimit = false
     private var uploadError: String?
     private var completed = false
+    private let connectPolicy: (@Sendable (ConnectAddress) -> Bool)?
+    /// Addresses the policy refused, for the error message.
+    private var refusedAddresses: [ConnectAddress] = []
 
     /// Creates and configures the easy handle; throws when the request cannot be sent as given.
     init(_ submitted: SubmittedRequest, maxResponseBytes: Int, tls: HTTPClientTLS) throws(HTTPClientError) {
@@ -38,6 +41,7 @@ final class CurlTransfer {
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         self.upload = .none
+        self.connectPolicy = submitted.request.connectPolicy
         // From here on `deinit` frees the handle, the header list and the file, whatever fails below.
         upload = try UploadSource(submitted.request.body)
         try configure(submitted.request, tls: tls)
@@ -146,6 +150,18 @@ final class CurlTransfer {
                 }))
         try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
 
+        if connectPolicy != nil {
+            try check(
+                parley_curl_easy_setopt_opensocket(
+                    easy,
+                    { context, purpose, address in
+                        guard let context, let address else { return CURL_SOCKET_BAD }
+                        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().openSocket(
+                            purpose, address)
+                    }))
+            try check(parley_curl_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context))
+        }
+
         try configureMethodAndBody(request, context: context)
         try configureHeaders(request)
     }
@@ -250,6 +266,19 @@ final class CurlTransfer {
         return count
     }
 
+    /// Opens the socket curl asked for, unless the request's policy refuses the address it is for.
+    private func openSocket(_ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        var raw = [UInt8](repeating: 0, count: 16)
+        let length = Int(parley_curl_sockaddr_ip(address, &raw))
+        guard length == 4 || length == 16, let connectPolicy else { return CURL_SOCKET_BAD }
+        let ip = ConnectAddress(bytes: Array(raw[0..<length]))
+        guard connectPolicy(ip) else {
+            refusedAddresses.append(ip)
+            return CURL_SOCKET_BAD
+        }
+        return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    }
+
     private func fillUpload(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
         guard let buffer else { return 0 }
         switch upload.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
@@ -273,6 +302,9 @@ final class CurlTransfer {
         let message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
         if exceededLimit { return .responseTooLarge(limit: maxResponseBytes) }
         if let uploadError { return .bodyUnreadable(uploadError) }
+        if !refusedAddresses.isEmpty && code == CURLE_COULDNT_CONNECT {
+            return .connectFailed("address not allowed: " + refusedAddresses.map(\.description).joined(separator: ", "))
+        }
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_BAD_FUNCTION_ARGUMENT:
             return .invalidRequest(message)

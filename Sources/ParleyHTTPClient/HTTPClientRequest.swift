@@ -26,11 +26,17 @@ public struct HTTPClientRequest: Sendable {
     /// Limit for the whole exchange, connecting included.
     public var timeout: Duration
     public var httpVersion: HTTPVersion
+    /// Decides, for every new connection, whether its address may be connected to (nil: any). A refused address
+    /// fails the request with `.connectFailed` unless another address of the name is allowed. Reused connections
+    /// were checked when they were made: give requests with a policy a client of their own.
+    public var connectPolicy: (@Sendable (ConnectAddress) -> Bool)?
 
     public init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: HTTPClientBody = .none,
-        timeout: Duration = .seconds(30), httpVersion: HTTPVersion = .http1_1
+        timeout: Duration = .seconds(30), httpVersion: HTTPVersion = .http1_1,
+        connectPolicy: (@Sendable (ConnectAddress) -> Bool)? = nil
     ) {
+        self.connectPolicy = connectPolicy
         self.method = method
         self.url = url
         self.headers = headers

@@ -28,13 +28,15 @@ public final class MessagingModule: Sendable {
     let logger: Logger
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
-    /// check of the object keys a message references. `avatars`: its avatar check for group avatars.
+    /// check of the object keys a message references. `avatars`: its avatar check for group avatars. `beforeSend`: the
+    /// app backend's check of user sends (the webhooks module's).
     public init(
         configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
         attachments: AttachmentAuthorizer? = nil,
-        avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry()
+        avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry(),
+        beforeSend: BeforeSendHook? = nil
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -47,7 +49,7 @@ public final class MessagingModule: Sendable {
             batcher: SendBatcher(repository: messageRepository),
             validator: MessageContentValidator(configuration: configuration), events: events,
             revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
-            attachments: attachments,
+            attachments: attachments, beforeSend: beforeSend,
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
             refusals: QuotaRefusals(metrics: metrics))

@@ -16,6 +16,8 @@ public struct MessageService: Sendable {
     let now: @Sendable () -> Date
     /// Checks the files a message references (nil: keys are only checked for shape).
     let attachments: AttachmentAuthorizer?
+    /// The app backend's check of user sends (nil: none wired).
+    let beforeSend: BeforeSendHook?
     /// Sends per user, in memory: a database round trip per message would cost the hot path more than the limit
     /// saves, so each instance counts the sends it takes (a user spread over N instances gets up to N times the rate).
     let sendRate: TokenBucketLimiter<SenderKey>
@@ -69,9 +71,15 @@ public struct MessageService: Sendable {
         }
         let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
         let toId = try MessagingInput.userID(request.toId, field: "toId")
-        let contentValue = try MessageContentInput.value(msgType, request.content)
-        let content = try validator.validate(msgType, contentValue)
-        let extra = try validator.validateExtra(request.extra)
+        var contentValue = try MessageContentInput.value(msgType, request.content)
+        var content = try validator.validate(msgType, contentValue)
+        var extraValue = request.extra
+        var extra = try validator.validateExtra(request.extra)
+        if let beforeSend, beforeSend.isActive(principal.appId) {
+            ((contentValue, content), (extraValue, extra)) = try await applyBeforeSend(
+                beforeSend, principal: principal, toId: toId, chatType: chatType, msgType: msgType,
+                clientMsgId: clientMsgId, content: (contentValue, content), extra: (extraValue, extra))
+        }
         if let attachments {
             let keys = try MessageContentValidator.objectKeys(msgType, contentValue)
             if !keys.isEmpty { try await attachments(keys, principal.appId, principal.userId) }
@@ -82,7 +90,7 @@ public struct MessageService: Sendable {
             MessageRepository.NewMessage(
                 appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
                 toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
-                contentValue: contentValue, extraValue: request.extra))
+                contentValue: contentValue, extraValue: extraValue))
         switch outcome {
         case .stored(let message):
             let json = message.jsonBytes()

@@ -50,6 +50,7 @@ enum ServerFrame {
         if let retryAfter = error.headers["Retry-After"].flatMap(Int.init) {
             fields.append(("retryAfter", .number(JSONNumber(retryAfter))))
         }
+        if let data = error.data, let value = try? JSONValue.parse(data) { fields.append(("data", value)) }
         return encoded(type: "error", reqId: reqId, json: .object(JSONObject(fields)))
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+import ParleyPostgres
+
+/// The outbox (`webhook_jobs`, migrations/0022): leasing the events due, recording each attempt's outcome, the admin
+/// API's listing and retry, pruning.
+public struct WebhookJobRepository: Sendable {
+    let database: PostgresClient
+
+    public init(database: PostgresClient) { self.database = database }
+
+    struct Job: Sendable, Equatable {
+        var id: Int64
+        var appId: Int64
+        var event: String
+        var key: String
+        /// The trigger's JSON, as text.
+        var payload: String
+        /// Including the current one.
+        var attempts: Int
+        var createdAt: Date
+    }
+
+    /// Leases up to `limit` due events for `leaseSeconds`, each the oldest pending event of its (app, key): a key's
+    /// later events wait until it is delivered or dead, which is what keeps a conversation's events in order. Other
+    /// workers skip leased rows (SKIP LOCKED while this runs, `leased_until` afterwards), and see the head as still
+    /// pending, so they take nothing of that key either.
+    func lease(limit: Int, leaseSeconds: Int) async throws -> [Job] {
+        try await database.query(
+            """
+            UPDATE webhook_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds)),
+                                    attempts = attempts + 1
+            WHERE id IN (
+                SELECT j.id FROM webhook_jobs j
+                WHERE j.state = 'pending' AND j.next_attempt_at <= now()
+                  AND (j.leased_until IS NULL OR j.leased_until < now())
+                  AND NOT EXISTS (SELECT 1 FROM webhook_jobs o
+                                  WHERE o.state = 'pending' AND o.app_id = j.app_id
+                                    AND o.ordering_key = j.ordering_key AND o.id < j.id)
+                ORDER BY j.next_attempt_at, j.id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            RETURNING id, app_id, event, ordering_key, payload::text AS payload, attempts, created_at
+            """
+        ).map { row in
+            Job(
+                id: try row.decode("id"), appId: try row.decode("app_id"), event: try row.decode("event"),
+                key: try row.decode("ordering_key"), payload: try row.decode("payload"),
+                attempts: try row.decode("attempts"), createdAt: try row.decode("created_at"))
+        }.sorted { $0.id < $1.id }
+    }
+
+    func delivered(jobId: Int64, status: Int) async throws {
+        _ = try await database.query(
+            """
+            UPDATE webhook_jobs SET state = 'delivered', leased_until = NULL, last_status = \(status),
+                                    last_error = NULL, finished_at = now()
+            WHERE id = \(jobId)
+            """)
+    }
+
+    /// A failed attempt: another after `delay`, or dead when `dead` (then the key's next event may go).
+    func failed(jobId: Int64, status: Int?, error: String, retryAfter delay: Duration, dead: Bool) async throws {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        _ = try await database.query(
+            """
+            UPDATE webhook_jobs SET leased_until = NULL, last_status = \(status), last_error = \(String(error.prefix(500))),
+                state = CASE WHEN \(dead) THEN 'dead' ELSE 'pending' END,
+                finished_at = CASE WHEN \(dead) THEN now() END,
+                next_attempt_at = now() + make_interval(secs => \(seconds))
+            WHERE id = \(jobId)
+            """)
+    }
+
+    /// Events of apps whose webhook is gone or no longer wants them: deleted unsent.
+    func drop(jobId: Int64) async throws {
+        _ = try await database.query("DELETE FROM webhook_jobs WHERE id = \(jobId)")
+    }
+
+    /// The app's events in `state`, oldest first for pending ones and newest first otherwise, after `cursor` (an id).
+    func list(appId: Int64, state: WebhookDelivery.State, limit: Int, after cursor: Int64?) async throws
+        -> [WebhookDelivery]
+    {
+        let ascending = state == .pending
+        let rows = try await database.query(
+            """
+            SELECT id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at,
+                   finished_at
+            FROM webhook_jobs
+            WHERE app_id = \(appId) AND state = \(state.rawValue)
+              AND (\(cursor)::bigint IS NULL OR CASE WHEN \(ascending) THEN id > \(cursor) ELSE id < \(cursor) END)
+            ORDER BY CASE WHEN \(ascending) THEN id END ASC, id DESC
+            LIMIT \(limit)
+            """)
+        return try rows.map(Self.decodeDelivery)
+    }
+
+    static func decodeDelivery(_ row: PostgresRow) throws -> WebhookDelivery {
+        let state = WebhookDelivery.State(rawValue: try row.decode("state")) ?? .pending
+        return WebhookDelivery(
+            id: String(try row.decode("id", as: Int64.self)), event: try row.decode("event"),
+            key: try row.decode("ordering_key"), state: state, attempts: try row.decode("attempts"),
+            lastStatus: try row.decode("last_status"), lastError: try row.decode("last_error"),
+            nextAttemptAt: state == .pending ? try row.decode("next_attempt_at") : nil,
+            createdAt: try row.decode("created_at"), finishedAt: try row.decode("finished_at"))
+    }
+
+    /// Outcome of a retry request.
+    enum RetryOutcome: Equatable {
+        case retried(WebhookDelivery)
+        case notFound
+        case notDead
+    }
+
+    /// Puts a dead event back (attempts from zero, due now). It is then the oldest pending event of its key again,
+    /// so that key's later events wait for it.
+    func retry(appId: Int64, id: Int64) async throws -> RetryOutcome {
+        let rows = try await database.query(
+            """
+            UPDATE webhook_jobs SET state = 'pending', attempts = 0, next_attempt_at = now(), leased_until = NULL,
+                                    finished_at = NULL
+            WHERE app_id = \(appId) AND id = \(id) AND state = 'dead'
+            RETURNING id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at,
+                      finished_at
+            """)
+        if let row = rows.first { return .retried(try Self.decodeDelivery(row)) }
+        let exists = try await database.query(
+            "SELECT 1 AS found FROM webhook_jobs WHERE app_id = \(appId) AND id = \(id)")
+        return exists.isEmpty ? .notFound : .notDead
+    }
+
+    /// Deletes delivered and dead events finished more than `hours` ago; returns how many.
+    func prune(olderThanHours hours: Int) async throws -> Int {
+        try await database.query(
+            """
+            DELETE FROM webhook_jobs
+            WHERE state <> 'pending' AND finished_at < now() - make_interval(hours => \(hours))
+            RETURNING id
+            """
+        ).count
+    }
+
+    /// Pending events and the age of the oldest, in seconds (the queue gauges).
+    func backlog() async throws -> (pending: Int, oldestSeconds: Double) {
+        let row = try await database.query(
+            """
+            SELECT count(*) AS pending,
+                   coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+            FROM webhook_jobs WHERE state = 'pending'
+            """)[0]
+        return (try row.decode("pending", as: Int64.self).clampedInt, try row.decode("oldest"))
+    }
+}
+
+extension Int64 {
+    fileprivate var clampedInt: Int { Int(clamping: self) }
+}

@@ -1,0 +1,69 @@
+import ParleyLifecycle
+import ParleyObservability
+import ParleyPostgres
+import Synchronization
+
+/// Every app's webhook settings in memory, so the send path asks "does this app have before_send?" without a
+/// query. Loaded before anything serves (`prepare`), then kept in step as the app directory is: LISTEN
+/// `parley_webhook_changed` (payload: app id) reloads that app at once, a lost listening connection reloads all,
+/// and a periodic reload backs both up.
+public final class WebhookSettingsCache: Service {
+    private let byApp = Mutex<[Int64: WebhookSettings]>([:])
+    let repository: WebhookSettingsRepository
+    let database: PostgresClient
+    let logger: Logger
+
+    init(repository: WebhookSettingsRepository, database: PostgresClient, logger: Logger) {
+        self.repository = repository
+        self.database = database
+        self.logger = logger
+    }
+
+    public var name: String { "webhook settings" }
+
+    public func settings(appId: Int64) -> WebhookSettings? { byApp.withLock { $0[appId] } }
+
+    /// Whether the app wants `event` now: one lock and a dictionary lookup.
+    public func wants(_ event: WebhookEvent, appId: Int64) -> Bool {
+        byApp.withLock { $0[appId]?.wants(event) ?? false }
+    }
+
+    public func prepare() async throws { try await reloadAll() }
+
+    public func run() async {
+        for await event in database.listen(WebhookSettingsRepository.changeChannel) {
+            switch event {
+            case .notification(_, let payload):
+                guard let appId = Int64(payload) else { continue }
+                await reload(appId: appId)
+            case .reconnected:
+                await reloadAllLogged()
+            }
+        }
+    }
+
+    func reload(appId: Int64) async {
+        do {
+            let settings = try await repository.settings(appId: appId)
+            byApp.withLock { $0[appId] = settings }
+        } catch {
+            logger.warning(
+                "could not reload an app's webhook settings",
+                ["app_id": .int(Int(appId)), "error": .string(String(describing: error))])
+        }
+    }
+
+    func reloadAll() async throws {
+        let all = try await repository.all()
+        byApp.withLock { map in
+            map = [:]
+            for settings in all { map[settings.appId] = settings }
+        }
+    }
+
+    func reloadAllLogged() async {
+        do { try await reloadAll() } catch {
+            logger.warning("could not reload webhook settings", ["error": .string(String(describing: error))])
+        }
+    }
+}
