@@ -41,9 +41,11 @@ extension AppCommand {
             return
         }
         if changes {
+            let parsedEvents = try eventList.map(parseEvents)
             let stored = try await settings.settings(appId: target.id)
-            guard let newURL = url ?? stored?.url, let newEvents = try eventList.map(parseEvents) ?? stored?.events
-            else { throw UsageError(description: "a new webhook needs --url and --events") }
+            guard let newURL = url ?? stored?.url, let newEvents = parsedEvents ?? stored?.events else {
+                throw UsageError(description: "a new webhook needs --url and --events")
+            }
             if let timeout, !WebhookSettings.timeoutRange.contains(timeout) {
                 throw UsageError(description: "--timeout-ms must be 100 to 10000")
             }

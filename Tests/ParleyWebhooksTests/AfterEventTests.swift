@@ -1,0 +1,198 @@
+import Foundation
+import ParleyAuth
+import ParleyLiveSupport
+import ParleyTestSupport
+import ParleyWebhooks
+import Testing
+
+@Suite(.serialized) struct AfterEventTests {
+    @Test func afterSendArrivesSignedWithTheAppSecretAndCarriesTheMessage() async throws {
+        try await WebhookFixture.run { fixture in
+            try await fixture.configure([.afterSend])
+            let users = try await fixture.messaging.users(2)
+            let sent = try await fixture.messaging.sendOK(
+                users[0], to: users[1].userId, msgType: "custom", content: #"{"type":"account_conflict","n":1.50}"#,
+                clientMsgId: "c-1")
+            let arrived = try await eventually(timeout: .seconds(30)) {
+                !fixture.receiver.delivered(event: "after_send").isEmpty
+            }
+            #expect(arrived != nil)
+            let call = try #require(fixture.receiver.delivered(event: "after_send").first)
+            // Verifiable with the inbound scheme: METHOD, the target as sent, timestamp, nonce, body hash.
+            #expect(call.target == "/hooks/parley?tenant=test")
+            #expect(call.headers["x-app-key"] == fixture.messaging.appKey)
+            let expected = RequestSignature.sign(
+                secret: fixture.messaging.secret, method: "POST", pathWithQuery: call.target,
+                timestamp: call.headers["x-timestamp"] ?? "", nonce: call.headers["x-nonce"] ?? "", body: call.body)
+            #expect(call.headers["x-signature"] == expected)
+            let skew = abs(Int64(call.headers["x-timestamp"] ?? "0")! - Int64(Date().timeIntervalSince1970))
+            #expect(skew < 300)
+            #expect(call.headers["x-parley-event"] == "after_send")
+            #expect(call.headers["x-parley-idempotency-key"] == call.eventId)
+            #expect(call.eventId?.hasPrefix("evt_") == true)
+            let message = call.message
+            #expect(message["id"] as? String == sent["id"] as? String)
+            #expect(message["conversationId"] as? String == sent["conversationId"] as? String)
+            #expect(message["seq"] as? Int == 1)
+            #expect(message["fromId"] as? String == users[0].userId)
+            #expect(message["toId"] as? String == users[1].userId)
+            #expect(message["chatType"] as? String == "single")
+            #expect(message["msgType"] as? String == "custom")
+            #expect(message["clientMsgId"] as? String == "c-1")
+            #expect(message["system"] as? Bool == false)
+            #expect((message["content"] as? [String: Any])?["type"] as? String == "account_conflict")
+            // The content's numbers as the sender wrote them.
+            #expect(String(decoding: call.body, as: UTF8.self).contains(#""n":1.50"#))
+        }
+    }
+
+    @Test func aReceiverDownForAWhileGetsEveryEventInOrderPerConversation() async throws {
+        try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "100"]) { fixture in
+            try await fixture.configure([.afterSend, .afterRevoke])
+            let users = try await fixture.messaging.users(3)
+            let conversations = [users[1].userId, users[2].userId]
+            _ = try await fixture.messaging.sendOK(users[0], to: conversations[0], content: "warm-up")
+            let warmedUp = try await eventually(timeout: .seconds(30)) {
+                fixture.receiver.delivered(event: "after_send").count == 1
+            }
+            #expect(warmedUp != nil)
+            // One connection carries calls one after another (keep-alive).
+            #expect(fixture.receiver.openConnections == 1)
+
+            await fixture.receiver.stop()
+            var sent: [String: [Int]] = [:]
+            for round in 0..<4 {
+                for peer in conversations {
+                    let message = try await fixture.messaging.sendOK(users[0], to: peer, content: "round \(round)")
+                    sent[message["conversationId"] as! String, default: []].append(message["seq"] as! Int)
+                }
+            }
+            // Attempts fail while it is down: the heads of both conversations are retried with backoff.
+            let retrying = try await eventually(timeout: .seconds(30)) {
+                try await fixture.deliveries(state: "pending").contains { $0.attempts >= 1 && $0.lastError != nil }
+            }
+            #expect(retrying != nil)
+            try await fixture.receiver.start()
+
+            let total = 9
+            let all = try await eventually(timeout: .seconds(60)) {
+                Set(fixture.receiver.delivered(event: "after_send").compactMap(\.eventId)).count == total
+            }
+            #expect(all != nil)
+            let delivered = fixture.receiver.delivered(event: "after_send")
+            // Duplicates only with the same idempotency key, and the same event.
+            var bodies: [String: String] = [:]
+            for call in delivered {
+                let id = try #require(call.eventId)
+                let data = String(decoding: try JSONSerialization.data(withJSONObject: call.data), as: UTF8.self)
+                if let seen = bodies[id] { #expect(seen == data) } else { bodies[id] = data }
+            }
+            // In order per conversation, by first arrival.
+            var firstArrival: [String: [Int]] = [:]
+            var seenIds: Set<String> = []
+            for call in delivered where seenIds.insert(call.eventId!).inserted {
+                let message = call.message
+                firstArrival[message["conversationId"] as! String, default: []].append(message["seq"] as! Int)
+            }
+            for (conversation, seqs) in sent {
+                let arrived = firstArrival[conversation] ?? []
+                #expect(arrived.filter { seqs.contains($0) } == seqs)
+                #expect(arrived == arrived.sorted())
+            }
+            #expect(fixture.receiver.calls(event: "after_revoke").isEmpty)
+        }
+    }
+
+    @Test func anEventGoesDeadAfterMaxAttemptsAndTheAdminRouteRetriesIt() async throws {
+        try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "2"]) { fixture in
+            try await fixture.configure([.afterSend])
+            fixture.receiver.setMode(.fail(status: 500))
+            let users = try await fixture.messaging.users(2)
+            let first = try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "first")
+            let second = try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "second")
+            let bothDead = try await eventually(timeout: .seconds(60)) {
+                try await fixture.deliveries(state: "dead").count == 2
+            }
+            #expect(bothDead != nil)
+            let dead = try await fixture.deliveries(state: "dead")
+            // Newest first; each tried twice, in order (the second only once the first was dead).
+            #expect(dead.map(\.attempts) == [2, 2])
+            #expect(dead.allSatisfy { $0.lastStatus == 500 && $0.lastError == "HTTP 500" })
+            #expect(dead.allSatisfy { $0.event == "after_send" })
+            #expect(dead.allSatisfy { $0.key == first["conversationId"] as? String })
+            let attempts = fixture.receiver.calls(event: "after_send").map { $0.message["id"] as? String }
+            #expect(attempts == [first["id"], first["id"], second["id"], second["id"]].map { $0 as? String })
+
+            fixture.receiver.setMode(.accept)
+            let oldest = try #require(dead.last?.id)
+            let retried = try await fixture.signed("POST", "/api/admin/webhooks/deliveries/\(oldest)/retry")
+            #expect(retried.status == 200)
+            #expect(retried.data["state"] as? String == "pending")
+            #expect(retried.data["attempts"] as? Int == 0)
+            let redelivered = try await eventually(timeout: .seconds(30)) {
+                !fixture.receiver.delivered(event: "after_send").isEmpty
+            }
+            #expect(redelivered != nil)
+            #expect(
+                fixture.receiver.delivered(event: "after_send").first?.message["id"] as? String == first["id"]
+                    as? String)
+            // Recorded as delivered once the answer is in (the receiver saw the call before that).
+            let recorded = try await eventually(timeout: .seconds(30)) {
+                try await fixture.deliveries(state: "delivered").map(\.id) == [oldest]
+            }
+            #expect(recorded != nil)
+
+            // Retrying what is not dead, or not there.
+            let again = try await fixture.signed("POST", "/api/admin/webhooks/deliveries/\(oldest)/retry")
+            #expect(again.status == 409)
+            #expect(again.code == 1603)
+            let missing = try await fixture.signed("POST", "/api/admin/webhooks/deliveries/999999/retry")
+            #expect(missing.status == 404)
+            #expect(missing.code == 1602)
+            let badState = try await fixture.signed("GET", "/api/admin/webhooks/deliveries?state=lost")
+            #expect(badState.status == 400)
+            let unsigned = try await fixture.messaging.client.get("/api/admin/webhooks/deliveries")
+            #expect(unsigned.status == 401 || unsigned.status == 403 || unsigned.status == 400)
+            let settings = try await fixture.signed("GET", "/api/admin/webhooks")
+            #expect(settings.data["url"] as? String == fixture.receiver.url)
+            #expect(settings.data["events"] as? [String] == ["after_send"])
+            #expect(settings.data["timeoutMs"] as? Int == 2000)
+        }
+    }
+
+    @Test func otherEventsAreQueuedOnlyWhenConfigured() async throws {
+        try await WebhookFixture.run { fixture in
+            let users = try await fixture.messaging.users(2)
+            _ = try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "before any webhook")
+            try await fixture.configure([.login, .afterRevoke, .afterEdit, .groupCreated, .groupMemberAdded])
+            let more = try await fixture.messaging.users(1, prefix: "later")
+            let message = try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "to edit")
+            let id = message["id"] as! String
+            let edit = try await fixture.messaging.client.patch(
+                "/api/im/messages/\(id)", json: ["content": "edited"], token: users[0].accessToken)
+            #expect(edit.status == 200)
+            let revoke = try await fixture.messaging.client.post(
+                "/api/im/messages/\(id)/revoke", token: users[0].accessToken)
+            #expect(revoke.status == 200)
+            let group = try await fixture.messaging.client.post(
+                "/api/im/groups", json: ["name": "G", "memberIds": [users[1].userId]], token: users[0].accessToken)
+            #expect(group.status == 200 || group.status == 201)
+            let arrived = try await eventually(timeout: .seconds(30)) {
+                !fixture.receiver.delivered(event: "after_revoke").isEmpty
+                    && fixture.receiver.delivered(event: "group_member_added").count == 2
+                    && !fixture.receiver.delivered(event: "login").isEmpty
+            }
+            #expect(arrived != nil)
+            #expect(fixture.receiver.calls(event: "after_send").isEmpty)
+            let login = try #require(fixture.receiver.delivered(event: "login").first)
+            #expect(login.data["userId"] as? String == more[0].userId)
+            let edited = try #require(fixture.receiver.delivered(event: "after_edit").first)
+            #expect(edited.message["content"] as? String == "edited")
+            let revoked = try #require(fixture.receiver.delivered(event: "after_revoke").first)
+            #expect(revoked.data["messageId"] as? String == id)
+            #expect(revoked.data["operatorId"] as? String == users[0].userId)
+            let created = try #require(fixture.receiver.delivered(event: "group_created").first)
+            #expect(created.data["ownerId"] as? String == users[0].userId)
+        }
+    }
+}
