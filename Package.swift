@@ -148,7 +148,7 @@ let package = Package(
                                                             "ParleyJSON", "ParleyMessageModel", "ParleyCrypto", "ParleyPostgres",
                                                             "ParleyWebSocket", "ParleyTestSupport",
                                                             "ParleyLiveSupport", "ParleyObservability"]),
-        .testTarget(name: "ParleyWebhooksTests", dependencies: ["ParleyWebhooks", "ParleyAuth", "ParleyHTTP",
+        .testTarget(name: "ParleyWebhooksTests", dependencies: ["ParleyWebhooks", "ParleyApp", "ParleyAuth", "ParleyHTTP",
                                                                 "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                                 "ParleyNet", "ParleyObservability", "ParleyTestSupport",
                                                                 "ParleyLiveSupport"]),
