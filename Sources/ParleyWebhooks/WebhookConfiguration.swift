@@ -13,8 +13,10 @@ public struct WebhookConfiguration: Sendable {
     public var retentionHours = 24
     /// How long a leased event is left to its worker; after a crash another instance takes it over.
     public var leaseSeconds = 30
-    /// Events leased at once (heads of as many keys), and calls in flight at once per instance.
-    public var batchSize = 100
+    /// Keys leased at once, events leased per key (delivered one after another, in order), and keys delivered
+    /// at once per instance.
+    public var keysPerLease = 100
+    public var eventsPerKey = 50
     public var concurrentDeliveries = 16
     /// Retry delays: 1 s, 2 s, 4 s, ... at most `maxBackoff`.
     public var firstBackoff: Duration = .seconds(1)

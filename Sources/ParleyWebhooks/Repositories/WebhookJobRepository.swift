@@ -15,28 +15,34 @@ public struct WebhookJobRepository: Sendable {
         var key: String
         /// The trigger's JSON, as text.
         var payload: String
-        /// Including the current one.
+        /// Attempts made before this lease.
         var attempts: Int
         var createdAt: Date
     }
 
-    /// Leases up to `limit` due events for `leaseSeconds`, each the oldest pending event of its (app, key): a key's
-    /// later events wait until it is delivered or dead, which is what keeps a conversation's events in order. Other
-    /// workers skip leased rows (SKIP LOCKED while this runs, `leased_until` afterwards), and see the head as still
-    /// pending, so they take nothing of that key either.
-    func lease(limit: Int, leaseSeconds: Int) async throws -> [Job] {
+    /// Leases the events due of up to `keys` (app, key) pairs, for `leaseSeconds`: each pair's oldest pending event
+    /// (its head, due and not leased) and up to `perKey - 1` events after it, in id order. A key's events are only
+    /// ever leased from its head, so whoever holds the head holds the key, and its events go in order. Other workers
+    /// skip locked rows (SKIP LOCKED while this runs, `leased_until` afterwards) and see the head still pending, so
+    /// they take nothing of that key. Attempts are counted when their outcome is recorded.
+    func lease(keys: Int, perKey: Int, leaseSeconds: Int) async throws -> [Job] {
         try await database.query(
             """
-            UPDATE webhook_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds)),
-                                    attempts = attempts + 1
-            WHERE id IN (
-                SELECT j.id FROM webhook_jobs j
+            WITH heads AS (
+                SELECT j.app_id, j.ordering_key FROM webhook_jobs j
                 WHERE j.state = 'pending' AND j.next_attempt_at <= now()
                   AND (j.leased_until IS NULL OR j.leased_until < now())
                   AND NOT EXISTS (SELECT 1 FROM webhook_jobs o
                                   WHERE o.state = 'pending' AND o.app_id = j.app_id
                                     AND o.ordering_key = j.ordering_key AND o.id < j.id)
-                ORDER BY j.next_attempt_at, j.id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                ORDER BY j.next_attempt_at, j.id LIMIT \(keys) FOR UPDATE SKIP LOCKED),
+            runs AS (
+                SELECT run.id FROM heads h CROSS JOIN LATERAL (
+                    SELECT o.id FROM webhook_jobs o
+                    WHERE o.state = 'pending' AND o.app_id = h.app_id AND o.ordering_key = h.ordering_key
+                    ORDER BY o.id LIMIT \(perKey) FOR UPDATE SKIP LOCKED) run)
+            UPDATE webhook_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds))
+            WHERE id IN (SELECT id FROM runs)
             RETURNING id, app_id, event, ordering_key, payload::text AS payload, attempts, created_at
             """
         ).map { row in
@@ -47,11 +53,21 @@ public struct WebhookJobRepository: Sendable {
         }.sorted { $0.id < $1.id }
     }
 
+    /// Gives back leased events that were not attempted (a run stopped at a failure): due again at once.
+    func release(jobIds: [Int64]) async throws {
+        guard !jobIds.isEmpty else { return }
+        _ = try await database.query(
+            """
+            UPDATE webhook_jobs SET leased_until = NULL
+            WHERE id = ANY(\(PostgresTextArray(jobIds.map(String.init)))::bigint[]) AND state = 'pending'
+            """)
+    }
+
     func delivered(jobId: Int64, status: Int) async throws {
         _ = try await database.query(
             """
             UPDATE webhook_jobs SET state = 'delivered', leased_until = NULL, last_status = \(status),
-                                    last_error = NULL, finished_at = now()
+                                    last_error = NULL, finished_at = now(), attempts = attempts + 1
             WHERE id = \(jobId)
             """)
     }
@@ -62,6 +78,7 @@ public struct WebhookJobRepository: Sendable {
         _ = try await database.query(
             """
             UPDATE webhook_jobs SET leased_until = NULL, last_status = \(status), last_error = \(String(error.prefix(500))),
+                attempts = attempts + 1,
                 state = CASE WHEN \(dead) THEN 'dead' ELSE 'pending' END,
                 finished_at = CASE WHEN \(dead) THEN now() END,
                 next_attempt_at = now() + make_interval(secs => \(seconds))

@@ -9,6 +9,9 @@ import Synchronization
 /// and a periodic reload backs both up.
 public final class WebhookSettingsCache: Service {
     private let byApp = Mutex<[Int64: WebhookSettings]>([:])
+    /// How many apps have before_send on: while none has, a send reads only this (never written then, so the loops
+    /// share its cache line without bouncing it), not the lock.
+    private let beforeSendApps = Atomic<Int>(0)
     let repository: WebhookSettingsRepository
     let database: PostgresClient
     let logger: Logger
@@ -25,7 +28,8 @@ public final class WebhookSettingsCache: Service {
 
     /// Whether the app wants `event` now: one lock and a dictionary lookup.
     public func wants(_ event: WebhookEvent, appId: Int64) -> Bool {
-        byApp.withLock { $0[appId]?.wants(event) ?? false }
+        if event == .beforeSend && beforeSendApps.load(ordering: .relaxed) == 0 { return false }
+        return byApp.withLock { $0[appId]?.wants(event) ?? false }
     }
 
     public func prepare() async throws { try await reloadAll() }
@@ -45,7 +49,10 @@ public final class WebhookSettingsCache: Service {
     func reload(appId: Int64) async {
         do {
             let settings = try await repository.settings(appId: appId)
-            byApp.withLock { $0[appId] = settings }
+            byApp.withLock { map in
+                map[appId] = settings
+                countBeforeSend(map)
+            }
         } catch {
             logger.warning(
                 "could not reload an app's webhook settings",
@@ -58,7 +65,14 @@ public final class WebhookSettingsCache: Service {
         byApp.withLock { map in
             map = [:]
             for settings in all { map[settings.appId] = settings }
+            countBeforeSend(map)
         }
+    }
+
+    /// Called under the lock after every change.
+    private func countBeforeSend(_ map: [Int64: WebhookSettings]) {
+        let count = map.values.count { $0.wants(.beforeSend) }
+        if beforeSendApps.load(ordering: .relaxed) != count { beforeSendApps.store(count, ordering: .relaxed) }
     }
 
     func reloadAllLogged() async {

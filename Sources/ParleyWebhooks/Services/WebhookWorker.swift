@@ -1,8 +1,8 @@
 import Foundation
 import ParleyObservability
 
-/// Delivers the outbox, at least once and in order per key: leases the oldest pending event of each key that is
-/// due, POSTs it, and records the outcome. A 2xx answer delivers it; anything else (an error status, a timeout, a
+/// Delivers the outbox, at least once and in order per key: leases keys whose oldest pending event is due, with
+/// the events after it, POSTs them one after another, and records each outcome. A 2xx answer delivers it; anything else (an error status, a timeout, a
 /// refused connection) puts it back with exponential backoff, until `maxAttempts`: then it is dead and the key's
 /// next event may go. A crash leaves the event leased until its lease ends; then any instance delivers it again
 /// (hence "at least once": the idempotency key tells the backend it is the same event).
@@ -26,45 +26,64 @@ final class WebhookWorker: Sendable {
         self.logger = logger
     }
 
-    /// One lease and its deliveries; returns how many events were delivered or dropped (progress: the keys' next
-    /// events may be due at once, so the caller passes again).
+    /// One lease and its deliveries; returns how many events left the queue (delivered, dead or dropped): progress,
+    /// so the caller passes again at once.
     @discardableResult
     func runPass() async -> Int {
         let leased: [WebhookJobRepository.Job]
         do {
-            leased = try await jobs.lease(limit: configuration.batchSize, leaseSeconds: configuration.leaseSeconds)
+            leased = try await jobs.lease(
+                keys: configuration.keysPerLease, perKey: configuration.eventsPerKey,
+                leaseSeconds: configuration.leaseSeconds)
         } catch {
             logger.warning("leasing webhook events failed", ["error": .string(String(describing: error))])
             return 0
         }
         guard !leased.isEmpty else { return 0 }
-        return await withTaskGroup(of: Bool.self) { group in
+        var runs: [String: [WebhookJobRepository.Job]] = [:]
+        var order: [String] = []
+        for job in leased {
+            let key = "\(job.appId):\(job.key)"
+            if runs[key] == nil { order.append(key) }
+            runs[key, default: []].append(job)
+        }
+        return await withTaskGroup(of: Int.self) { group in
             var running = 0
             var progressed = 0
-            for job in leased {
+            for key in order {
                 if running >= configuration.concurrentDeliveries, let done = await group.next() {
                     running -= 1
-                    if done { progressed += 1 }
+                    progressed += done
                 }
-                group.addTask { [self] in await process(job) }
+                let run = runs[key] ?? []
+                group.addTask { [self] in await process(run) }
                 running += 1
             }
-            for await done in group where done { progressed += 1 }
+            for await done in group { progressed += done }
             return progressed
         }
     }
 
-    /// Delivers one event; true when it left the queue (delivered or dropped). Database errors leave it leased:
-    /// it comes back when the lease ends.
-    func process(_ job: WebhookJobRepository.Job) async -> Bool {
-        do {
-            return try await deliver(job)
-        } catch {
-            logger.warning(
-                "webhook event failed; retried after its lease",
-                ["job_id": .int(Int(job.id)), "error": .string(String(describing: error))])
-            return false
+    /// Delivers one key's leased events in order, stopping at the first that is not done (it waits for its retry,
+    /// the rest are given back). Returns how many left the queue. A database error leaves the rest leased: they
+    /// come back when the lease ends.
+    func process(_ run: [WebhookJobRepository.Job]) async -> Int {
+        var done = 0
+        for (index, job) in run.enumerated() {
+            do {
+                guard try await deliver(job) else {
+                    try await jobs.release(jobIds: run[(index + 1)...].map(\.id))
+                    return done
+                }
+                done += 1
+            } catch {
+                logger.warning(
+                    "webhook event failed; retried after its lease",
+                    ["job_id": .int(Int(job.id)), "error": .string(String(describing: error))])
+                return done
+            }
         }
+        return done
     }
 
     private func deliver(_ job: WebhookJobRepository.Job) async throws -> Bool {
@@ -76,8 +95,9 @@ final class WebhookWorker: Sendable {
             return true
         }
         let eventId = "evt_\(job.id)"
+        let attempt = job.attempts + 1
         let body = WebhookCaller.envelope(
-            eventId: eventId, event: job.event, appKey: appKey, createdAt: job.createdAt, attempt: job.attempts,
+            eventId: eventId, event: job.event, appKey: appKey, createdAt: job.createdAt, attempt: attempt,
             data: job.payload)
         let status: Int?
         let reason: String
@@ -93,8 +113,8 @@ final class WebhookWorker: Sendable {
             status = nil
             reason = failure.description
         }
-        let dead = job.attempts >= configuration.maxAttempts
-        let delay = configuration.backoff(afterAttempts: job.attempts)
+        let dead = attempt >= configuration.maxAttempts
+        let delay = configuration.backoff(afterAttempts: attempt)
         try await jobs.failed(jobId: job.id, status: status, error: reason, retryAfter: delay, dead: dead)
         if dead {
             metrics.dead.labels(job.event).increment()
@@ -102,7 +122,7 @@ final class WebhookWorker: Sendable {
                 "webhook event dead",
                 [
                     "app_id": .int(Int(job.appId)), "job_id": .int(Int(job.id)), "event": .string(job.event),
-                    "attempts": .int(job.attempts), "reason": .string(reason),
+                    "attempts": .int(attempt), "reason": .string(reason),
                 ])
             return true
         }
@@ -110,7 +130,7 @@ final class WebhookWorker: Sendable {
         logger.info(
             "webhook event will retry",
             [
-                "job_id": .int(Int(job.id)), "attempts": .int(job.attempts),
+                "job_id": .int(Int(job.id)), "attempts": .int(attempt),
                 "delay_ms": .int(Int(delay.components.seconds * 1000)), "reason": .string(reason),
             ])
         return false
