@@ -64,4 +64,14 @@ struct EnvelopeEncodingTests {
         expectSame(Nothing())
         #expect(Envelope.success(["x": Double.infinity]) == Array(#"{"code":0,"message":"ok","data":null}"#.utf8))
     }
+
+    @Test func anErrorCarriesItsDataWhenItHasSome() {
+        #expect(
+            Envelope.failure(APIError.notFound)
+                == Array(#"{"code":1004,"message":"not found","data":null}"#.utf8))
+        let detailed = APIError(code: 1600, status: 403, message: "no \"way\"", data: Array(#"{"backendCode":7}"#.utf8))
+        #expect(
+            Envelope.failure(detailed)
+                == Array(#"{"code":1600,"message":"no \"way\"","data":{"backendCode":7}}"#.utf8))
+    }
 }
