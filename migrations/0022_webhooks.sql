@@ -51,7 +51,8 @@ CREATE TABLE webhook_jobs (
 );
 CREATE INDEX webhook_jobs_due ON webhook_jobs (next_attempt_at, id) WHERE state = 'pending';
 CREATE INDEX webhook_jobs_key ON webhook_jobs (app_id, ordering_key, id) WHERE state = 'pending';
-CREATE INDEX webhook_jobs_listing ON webhook_jobs (app_id, state, id);
+-- Finished events for the admin listing: partial, so queuing an event (in the sending transaction) does not touch it.
+CREATE INDEX webhook_jobs_listing ON webhook_jobs (app_id, state, id) WHERE state <> 'pending';
 CREATE INDEX webhook_jobs_finished ON webhook_jobs (finished_at) WHERE state <> 'pending';
 
 -- Whether any app wants `event`: checked first by every trigger, so with no webhook configured a trigger costs
@@ -94,7 +95,7 @@ BEGIN
     INSERT INTO webhook_jobs (app_id, event, ordering_key, payload)
     SELECT m.app_id, 'after_send', m.conversation_id, json_build_object('message', parley_webhook_message(m))
     FROM stored_messages m
-    WHERE parley_webhook_app_wants(m.app_id, 'after_send')
+    WHERE m.app_id IN (SELECT app_id FROM app_webhooks WHERE enabled AND 'after_send' = ANY (events))
     ORDER BY m.id;
     RETURN NULL;
 END;

@@ -95,17 +95,25 @@ public struct WebhookJobRepository: Sendable {
     func list(appId: Int64, state: WebhookDelivery.State, limit: Int, after cursor: Int64?) async throws
         -> [WebhookDelivery]
     {
-        let ascending = state == .pending
-        let rows = try await database.query(
+        let columns = """
+            id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at, finished_at
             """
-            SELECT id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at,
-                   finished_at
-            FROM webhook_jobs
-            WHERE app_id = \(appId) AND state = \(state.rawValue)
-              AND (\(cursor)::bigint IS NULL OR CASE WHEN \(ascending) THEN id > \(cursor) ELSE id < \(cursor) END)
-            ORDER BY CASE WHEN \(ascending) THEN id END ASC, id DESC
-            LIMIT \(limit)
-            """)
+        // Two statements rather than an ORDER BY chosen at run time, so that each walks its index in order.
+        let rows =
+            state == .pending
+            ? try await database.query(
+                """
+                SELECT \(unescaped: columns) FROM webhook_jobs
+                WHERE app_id = \(appId) AND state = 'pending' AND id > coalesce(\(cursor)::bigint, 0)
+                ORDER BY id LIMIT \(limit)
+                """)
+            : try await database.query(
+                """
+                SELECT \(unescaped: columns) FROM webhook_jobs
+                WHERE app_id = \(appId) AND state = \(state.rawValue) AND state <> 'pending'
+                  AND id < coalesce(\(cursor)::bigint, 9223372036854775807)
+                ORDER BY id DESC LIMIT \(limit)
+                """)
         return try rows.map(Self.decodeDelivery)
     }
 
