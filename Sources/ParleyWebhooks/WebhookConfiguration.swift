@@ -11,7 +11,8 @@ public struct WebhookConfiguration: Sendable {
     /// Delivered and dead events are kept this long for the admin API, then deleted
     /// (PARLEY_WEBHOOK_RETENTION_HOURS, 24).
     public var retentionHours = 24
-    /// How long a leased event is left to its worker; after a crash another instance takes it over.
+    /// How long a leased event is left to its worker; after a crash another instance takes it over. More than twice
+    /// the longest timeout an app may set (a run starts no call past half of it).
     public var leaseSeconds = 30
     /// Keys leased at once, events leased per key (delivered one after another, in order), and keys delivered
     /// at once per instance.

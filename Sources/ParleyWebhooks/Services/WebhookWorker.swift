@@ -69,8 +69,16 @@ final class WebhookWorker: Sendable {
     /// come back when the lease ends.
     func process(_ run: [WebhookJobRepository.Job]) async -> Int {
         var done = 0
+        let started = ContinuousClock.now
+        // A call takes at most the app's timeout (10 s at most): starting none past half the lease ends the run well
+        // inside it, so no other worker can take the key while one of its events is still in flight here.
+        let deadline = started + .seconds(configuration.leaseSeconds) / 2
         for (index, job) in run.enumerated() {
             do {
+                if index > 0 && ContinuousClock.now > deadline {
+                    try await jobs.release(jobIds: run[index...].map(\.id))
+                    return done
+                }
                 guard try await deliver(job) else {
                     try await jobs.release(jobIds: run[(index + 1)...].map(\.id))
                     return done
