@@ -70,7 +70,7 @@ public final class Application: Sendable {
             attachments: { [access = files.access] keys, appId, userId in
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
             },
-            avatars: files.avatarAuthorizer, metrics: metrics)
+            avatars: files.avatarAuthorizer, metrics: metrics, storedCounts: auth.statistics.storedMessages)
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)
@@ -106,7 +106,8 @@ public final class Application: Sendable {
             .register(on: &router)
         auth.register(
             on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion,
-            profileChanges: messaging.profileChangeRecorder)
+            profileChanges: messaging.profileChangeRecorder,
+            statistics: [realtime.statisticsContributor, files.statisticsContributor])
         messaging.register(on: &router)
         realtime.register(on: &router)
         files.register(on: &router)

@@ -29,12 +29,14 @@ public final class MessagingModule: Sendable {
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
     /// check of the object keys a message references. `avatars`: its avatar check for group avatars.
+    /// `storedCounts`: where stored messages are counted for the admin API's statistics.
     public init(
         configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
         attachments: AttachmentAuthorizer? = nil,
-        avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry()
+        avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry(),
+        storedCounts: DailyMessageCounts? = nil
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -50,7 +52,7 @@ public final class MessagingModule: Sendable {
             attachments: attachments,
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
-            refusals: QuotaRefusals(metrics: metrics))
+            refusals: QuotaRefusals(metrics: metrics), storedCounts: storedCounts)
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),
