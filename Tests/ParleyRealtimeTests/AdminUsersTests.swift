@@ -59,6 +59,14 @@ struct AdminUsersTests {
             #expect(renamed.string("nickname") == "Renamed" && renamed.string("signature") == "line 1")
             // A user created without a nickname is shown under its id, as a signed login's user is.
             #expect(try await fx.admin("GET", "/api/admin/users/new_1").string("nickname") == "new_1")
+            // A user listed twice is changed twice, in the order listed.
+            let twice = try await fx.admin(
+                "POST", "/api/admin/users",
+                json: [
+                    "users": [["userId": "new_2", "nickname": "First"], ["userId": "new_2", "nickname": "Second"]]
+                ])
+            #expect(Self.results(twice).map { $0["status"] as? String } == ["created", "updated"])
+            #expect(try await fx.admin("GET", "/api/admin/users/new_2").string("nickname") == "Second")
 
             // Imported users are the app's own: they sign in with a signed login, and are not password accounts.
             let login = try await fx.live.signedLogin(
@@ -92,7 +100,6 @@ struct AdminUsersTests {
             let tooMany: [[String: Any]] = (0..<101).map { ["userId": "u\($0)"] }
             for (body, code) in [
                 (["users": tooMany], 1002), (["users": [Any]()], 1002), (["users": [["userId": "bad id!"]]], 1002),
-                (["users": [["userId": "ok_1"], ["userId": "ok_1"]]], 1002),
                 (["users": [["userId": "ok_2"], ["userId": "ok_3", "nickname": 5]]], 1002),
                 (["users": [["userId": "ok_4", "ex": ["big": String(repeating: "x", count: 5000)]]]], 1002),
                 (["users": [["userId": "ok_5"], ["userId": "system"]]], 1049),

@@ -1,8 +1,8 @@
 import ParleyHTTP
 import ParleyJSON
 
-/// `POST /api/admin/users`: `{users: [{userId, nickname?, avatar?, signature?, ex?, searchable?}]}`, 1 to 100 users,
-/// each id once. The whole body is checked before anything is stored (1001/1002 naming the user's index), so a
+/// `POST /api/admin/users`: `{users: [{userId, nickname?, avatar?, signature?, ex?, searchable?}]}`, 1 to 100 users
+/// (a user listed twice is changed twice, in the order listed). The whole body is checked before anything is stored (1001/1002 naming the user's index), so a
 /// malformed request changes nothing; what can only fail for one user (a deleted account, an avatar the user may
 /// not use) fails that user alone.
 struct AdminUserImport: Sendable {
@@ -25,7 +25,6 @@ struct AdminUserImport: Sendable {
         guard (1...Self.maxUsers).contains(users.count) else {
             throw APIError.validationFailed.with(message: "`users` must list 1 to \(Self.maxUsers) users")
         }
-        var seen = Set<String>()
         items = []
         for (index, value) in users.enumerated() {
             let field = "users[\(index)]"
@@ -36,9 +35,6 @@ struct AdminUserImport: Sendable {
                 throw APIError.validationFailed.with(message: "`\(field).userId` must be a user id")
             }
             let userId = try AuthInput.newUserID(rawID, field: "\(field).userId")
-            guard seen.insert(userId).inserted else {
-                throw APIError.validationFailed.with(message: "`\(field).userId` `\(userId)` is listed twice")
-            }
             let profile: ProfileUpdate
             do {
                 profile = try ProfileUpdate(fields: user)

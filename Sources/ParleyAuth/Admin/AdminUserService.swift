@@ -22,46 +22,48 @@ struct AdminUserService: Sendable {
     func importUsers(_ request: AdminUserImport, app: AppSettings, logger: Logger) async throws
         -> [AdminImportResult]
     {
-        var failed: [String: AdminImportResult] = [:]
-        var ready: [AdminUserImport.Item] = []
-        for var item in request.items {
+        var results = [AdminImportResult?](repeating: nil, count: request.items.count)
+        var ready: [(index: Int, item: AdminUserImport.Item)] = []
+        for (index, var item) in request.items.enumerated() {
             do {
                 item.profile.avatar = try await checkedAvatar(item.profile.avatar, appId: app.id, userId: item.userId)
-                ready.append(item)
+                ready.append((index, item))
             } catch {
-                failed[item.userId] = Self.failure(item.userId, APIError.mapping(error, logger: logger))
+                results[index] = Self.failure(item.userId, APIError.mapping(error, logger: logger))
             }
         }
-        ready.sort { $0.userId < $1.userId }
+        // By id, then as listed: a user listed twice is changed in the order sent.
+        ready.sort { ($0.item.userId, $0.index) < ($1.item.userId, $1.index) }
         let users = services.users
         let recorder = services.profileChanges
         let (done, afterCommit) = try await users.database.withTransaction { connection in
-            var done: [String: AdminImportResult] = [:]
+            var done: [(Int, AdminImportResult)] = []
             var afterCommit: [@Sendable () -> Void] = []
-            for item in ready {
+            for (index, item) in ready {
                 if try await users.insertManaged(
                     on: connection, appId: app.id, userId: item.userId, profile: item.profile,
                     consentedVersion: app.privacyVersion)
                 {
-                    done[item.userId] = AdminImportResult(userId: item.userId, status: .created)
+                    done.append((index, AdminImportResult(userId: item.userId, status: .created)))
                     continue
                 }
                 guard let user = try await users.lockForLogin(on: connection, appId: app.id, userId: item.userId),
                     user.deletedAt == nil
                 else {
-                    done[item.userId] = Self.failure(item.userId, .accountDeleted)
+                    done.append((index, Self.failure(item.userId, .accountDeleted)))
                     continue
                 }
                 let (_, publish) = try await services.updateProfile(
                     item.profile, appId: app.id, userId: item.userId, originSessionId: nil, on: connection,
                     users: users, recorder: recorder)
                 if let publish { afterCommit.append(publish) }
-                done[item.userId] = AdminImportResult(userId: item.userId, status: .updated)
+                done.append((index, AdminImportResult(userId: item.userId, status: .updated)))
             }
             return (done, afterCommit)
         }
         for publish in afterCommit { publish() }
-        return request.items.map { done[$0.userId] ?? failed[$0.userId]! }
+        for (index, result) in done { results[index] = result }
+        return results.map { $0! }
     }
 
     static func failure(_ userId: String, _ error: APIError) -> AdminImportResult {
