@@ -49,7 +49,7 @@ let package = Package(
 
         // Features.
         .target(name: "ParleyAuth", dependencies: ["ParleyLifecycle", "ParleyHTTP", "ParleyPostgres", "ParleyCrypto", "ParleyObservability",
-                                                   "ParleyNet", "ParleyJSON"], swiftSettings: swiftSettings),
+                                                   "ParleyNet", "ParleyJSON", "ParleyBytes"], swiftSettings: swiftSettings),
         .target(name: "ParleyMessaging", dependencies: ["ParleyMessageModel", "ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                         "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),

@@ -76,7 +76,7 @@ public final class Application: Sendable {
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
             },
             avatars: files.avatarAuthorizer, metrics: metrics,
-            beforeSend: Application.beforeSendHook(webhooks.beforeSend))
+            beforeSend: Application.beforeSendHook(webhooks.beforeSend), storedCounts: auth.statistics.storedMessages)
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)
@@ -113,7 +113,8 @@ public final class Application: Sendable {
             .register(on: &router)
         auth.register(
             on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion,
-            profileChanges: messaging.profileChangeRecorder)
+            profileChanges: messaging.profileChangeRecorder,
+            statistics: [realtime.statisticsContributor, files.statisticsContributor])
         messaging.register(on: &router)
         realtime.register(on: &router)
         files.register(on: &router)

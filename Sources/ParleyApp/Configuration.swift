@@ -43,6 +43,8 @@ public struct Configuration: Sendable {
     public var authAccountRatePerMinute: Int
     public var authRegistrationsPerHour: Int
     public var authUsernameGraceDays: Int
+    /// PARLEY_STATS_FLUSH_SECONDS: how often counted statistics are written.
+    public var statsFlushSeconds: Int
     public var loginMaxFailures: Int
     public var loginFailureWindowSeconds: Int
     public var loginFirstDelaySeconds: Int
@@ -147,6 +149,11 @@ public struct Configuration: Sendable {
             help:
                 "days a deleted account's username stays reserved before it may be registered again "
                 + "(0: freed at once)"),
+        Setting(
+            name: "PARLEY_STATS_FLUSH_SECONDS", defaultValue: "10",
+            help:
+                "how often each instance adds the daily active users and stored messages it counted to the admin "
+                + "API's statistics (GET /api/admin/stats; also at shutdown)"),
         Setting(
             name: "PARLEY_LOGIN_MAX_FAILURES", defaultValue: "10",
             help:
@@ -376,6 +383,7 @@ public struct Configuration: Sendable {
         authAccountRatePerMinute = try integer("PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE", 30, range: 0...10_000_000)
         authRegistrationsPerHour = try integer("PARLEY_AUTH_REGISTRATIONS_PER_HOUR", 20, range: 0...1_000_000)
         authUsernameGraceDays = try integer("PARLEY_AUTH_USERNAME_GRACE_DAYS", 30, range: 0...36_500)
+        statsFlushSeconds = try integer("PARLEY_STATS_FLUSH_SECONDS", 10, range: 1...3600)
         loginMaxFailures = try integer("PARLEY_LOGIN_MAX_FAILURES", 10, range: 1...1000)
         loginFailureWindowSeconds = try integer("PARLEY_LOGIN_FAILURE_WINDOW_SECONDS", 900, range: 10...86400)
         loginFirstDelaySeconds = try integer("PARLEY_LOGIN_FIRST_DELAY_SECONDS", 1, range: 1...3600)
@@ -478,6 +486,7 @@ public struct Configuration: Sendable {
         auth.accountRatePerMinute = authAccountRatePerMinute
         auth.registrationsPerHour = authRegistrationsPerHour
         auth.usernameGraceDays = authUsernameGraceDays
+        auth.statisticsFlushInterval = .seconds(statsFlushSeconds)
         auth.maxLoginFailures = loginMaxFailures
         auth.loginFailureWindow = loginFailureWindowSeconds
         auth.loginFirstDelay = loginFirstDelaySeconds

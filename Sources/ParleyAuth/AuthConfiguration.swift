@@ -33,6 +33,8 @@ public struct AuthConfiguration: Sendable {
     /// How long a deleted account's username stays reserved before it may be registered again (days; 0: freed at
     /// once).
     public var usernameGraceDays = 30
+    /// How often each instance adds what it counted (active users, stored messages) to the admin API's statistics.
+    public var statisticsFlushInterval: Duration = .seconds(10)
     /// How long the previous app secret keeps verifying after `rotate-secret` (seconds).
     public var secretRotationGrace = 3600
 

@@ -62,6 +62,14 @@ extension APIError {
         code: 1047, status: 403, message: "delete this account through the app's backend")
     /// Password and signed logins of a deleted account, and signed logins that would re-create it.
     public static let accountDeleted = APIError(code: 1048, status: 403, message: "this account was deleted")
+    /// A user id the server keeps for itself (`system`: the sender of system messages).
+    public static let userIdReserved = APIError(
+        code: 1049, status: 400, message: "this user id is reserved for the server")
+    /// Admin routes: no such user in the signing app (another app's users are not found either).
+    public static let adminUserNotFound = APIError(code: 1050, status: 404, message: "no such user in this app")
+    /// `POST /api/admin/users/{userId}/logout` with a `sessionId` that is not an open session of the user.
+    public static let adminSessionNotFound = APIError(
+        code: 1051, status: 404, message: "no such open session of this user")
     public static let passwordAccount = APIError(
         code: 1042, status: 409, message: "this user id belongs to an account that logs in with a password")
     /// Password hashing is saturated: answer quickly instead of queueing logins without bound.

@@ -20,6 +20,8 @@ public final class AuthModule: Sendable {
     public let directory: AppDirectory
     public let appRepository: AppRepository
     public let secrets: AppSecretBox
+    /// The admin API's statistics: where messaging counts stored messages and the gateway active users.
+    public let statistics: AdminStatistics
     let services: AuthServices
     let sync: AuthSyncService
 
@@ -34,10 +36,13 @@ public final class AuthModule: Sendable {
         let users = UserRepository(database: database)
         let tokens = TokenService(keys: configuration.tokenKeys)
         let apps = AppResolver(directory: directory, repository: appRepository)
+        let statistics = AdminStatistics(
+            database: database, flushInterval: configuration.statisticsFlushInterval, logger: logger)
+        self.statistics = statistics
         let sessions = SessionService(
             sessions: SessionRepository(database: database), users: users, tokens: tokens,
             revocations: revocations, events: events, defaults: configuration.lifetimes,
-            logger: logger)
+            activeUsers: statistics.activeUsers, logger: logger)
         let authenticator = Authenticator(
             tokens: tokens, directory: directory, revocations: revocations,
             consents: consents, users: users, apps: apps, lifetimes: configuration.lifetimes)
@@ -90,9 +95,10 @@ public final class AuthModule: Sendable {
     ///   - deletion: the account deletion flow `DELETE /api/users/me` runs (without one, auth's own part only: the
     ///     sessions and the profile; tests that build auth alone).
     ///   - profileChanges: messaging's `profile` event (see `ProfileChangeRecorder`).
+    ///   - statistics: the other features' parts of `GET /api/admin/stats`.
     public func register(
         on router: inout Router, avatars: AvatarAuthorizer? = nil, deletion: AccountDeletion? = nil,
-        profileChanges: ProfileChangeRecorder? = nil
+        profileChanges: ProfileChangeRecorder? = nil, statistics contributors: [StatisticsContributor] = []
     ) {
         var services = services
         services.avatars = avatars
@@ -103,6 +109,8 @@ public final class AuthModule: Sendable {
         IMAuthController(services: services).register(on: &router)
         UserController(services: services).register(on: &router)
         PrivacyController(services: services).register(on: &router)
+        AdminUserController(services: services, statistics: statistics, contributors: contributors)
+            .register(on: &router)
     }
 
     /// `/bench/auth-echo` and `/bench/echo` (PARLEY_DEV_ROUTES=1 only).
@@ -112,7 +120,8 @@ public final class AuthModule: Sendable {
 
     /// What auth runs while the server serves, in start order: the session-event bus (closed last), the
     /// password-hashing threads with the dummy hash unknown users' logins are checked against, the sync service
-    /// (apps and recently ended sessions are loaded before anything serves) and its poll, and the hourly sweep
+    /// (apps and recently ended sessions are loaded before anything serves), the statistics' flush (the last one
+    /// when auth stops, after every feature that counts), the poll, and the hourly sweep
     /// that frees deleted accounts' usernames after their grace period (any instance may run it: it is idempotent).
     public var backgroundServices: [any Service] {
         let events = events
@@ -129,6 +138,7 @@ public final class AuthModule: Sendable {
                         parameters: configuration.passwordParameters, pool: services.passwords)
                 }, stop: { services.passwords.shutdown() }),
             sync,
+        ] + statistics.services + [
             PeriodicService("auth poll", every: configuration.pollInterval) { await sync.poll() },
             PeriodicService("deleted usernames", every: .seconds(3600), firstAfter: .seconds(60)) { [self] in
                 do {

@@ -36,21 +36,45 @@ struct AuthServices: Sendable {
     /// Applies a validated update in one transaction with the record of the change (when a field other users see
     /// changed), then publishes it: the profile and its event commit together or not at all.
     func updateProfile(_ update: ProfileUpdate, by principal: Principal) async throws -> UserProfile {
+        guard
+            let profile = try await updateProfile(
+                update, appId: principal.appId, userId: principal.userId, originSessionId: principal.sessionId)
+        else {
+            throw APIError.sessionEnded
+        }
+        return profile
+    }
+
+    /// `updateProfile` for any user of the app (the admin API: no session of the user's made the change); nil when
+    /// there is no such user.
+    func updateProfile(_ update: ProfileUpdate, appId: Int64, userId: String, originSessionId: String?) async throws
+        -> UserProfile?
+    {
         let users = users
         let recorder = profileChanges
         let (profile, afterCommit) = try await users.database.withTransaction { connection in
-            guard
-                let (user, publicChanged) = try await users.updateProfile(
-                    on: connection, appId: principal.appId, userId: principal.userId, update: update)
-            else {
-                throw APIError.sessionEnded
-            }
-            guard publicChanged, let recorder else { return (user.profile, nil as (@Sendable () -> Void)?) }
-            let publish = try await recorder(
-                principal.appId, user.profile.publicProfile, principal.sessionId, connection)
-            return (user.profile, publish)
+            try await updateProfile(
+                update, appId: appId, userId: userId, originSessionId: originSessionId, on: connection, users: users,
+                recorder: recorder)
         }
         afterCommit?()
         return profile
+    }
+
+    /// The update inside the caller's transaction; answers the profile (nil: no such user) and what to publish
+    /// after the commit.
+    func updateProfile(
+        _ update: ProfileUpdate, appId: Int64, userId: String, originSessionId: String?,
+        on connection: PostgresConnection, users: UserRepository, recorder: ProfileChangeRecorder?
+    ) async throws -> (UserProfile?, (@Sendable () -> Void)?) {
+        guard
+            let (user, publicChanged) = try await users.updateProfile(
+                on: connection, appId: appId, userId: userId, update: update)
+        else {
+            return (nil, nil)
+        }
+        guard publicChanged, let recorder else { return (user.profile, nil) }
+        let publish = try await recorder(appId, user.profile.publicProfile, originSessionId, connection)
+        return (user.profile, publish)
     }
 }

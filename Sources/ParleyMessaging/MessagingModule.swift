@@ -29,14 +29,15 @@ public final class MessagingModule: Sendable {
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
     /// check of the object keys a message references. `avatars`: its avatar check for group avatars. `beforeSend`: the
-    /// app backend's check of user sends (the webhooks module's).
+    /// app backend's check of user sends (the webhooks module's). `storedCounts`: where stored messages are counted for
+    /// the admin API's statistics.
     public init(
         configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
         attachments: AttachmentAuthorizer? = nil,
         avatars: AvatarAuthorizer? = nil, metrics: MetricsRegistry = MetricsRegistry(),
-        beforeSend: BeforeSendHook? = nil
+        beforeSend: BeforeSendHook? = nil, storedCounts: DailyMessageCounts? = nil
     ) {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
@@ -52,7 +53,7 @@ public final class MessagingModule: Sendable {
             attachments: attachments, beforeSend: beforeSend,
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
-            refusals: QuotaRefusals(metrics: metrics))
+            refusals: QuotaRefusals(metrics: metrics), storedCounts: storedCounts)
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),

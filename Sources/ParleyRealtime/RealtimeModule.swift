@@ -17,6 +17,7 @@ public final class RealtimeModule: Sendable {
     let auth: AuthModule
     let messaging: MessagingModule
     let logger: Logger
+    let online: OnlineState
     /// Subscribed here, so no session that ends before the services run is missed.
     let sessionEvents: AsyncStream<SessionEvent>
 
@@ -27,6 +28,7 @@ public final class RealtimeModule: Sendable {
         self.configuration = configuration
         self.auth = auth
         self.messaging = messaging
+        online = OnlineState(database: database)
         sessionEvents = auth.events.subscribe()
         let logger = logger.with("component", "realtime")
         self.logger = logger
@@ -59,14 +61,20 @@ public final class RealtimeModule: Sendable {
     /// Online connections on this instance.
     public var connectionCount: Int { gateway.registry.connectionCount }
 
+    /// `online` of `GET /api/admin/stats`.
+    public var statisticsContributor: StatisticsContributor { online.statisticsContributor }
+
     public func register(on router: inout Router) {
         let gateway = gateway
         let authenticator = auth.authenticator
+        let activeUsers = auth.statistics.activeUsers
+        OnlineController(auth: auth, state: online).register(on: &router)
         router.get("/ws") { request, context in
             let verified = try await authenticator.authenticate(
                 request, audience: .im, consent: .required,
                 from: .headerOrQuery)
             let principal = verified.principal
+            activeUsers.record(appId: principal.appId, userId: principal.userId)
             let expiresAt = Date(timeIntervalSince1970: TimeInterval(verified.claims.exp))
             return try WebSocketServer.upgrade(
                 request, configuration: gateway.configuration.webSocket,

@@ -73,16 +73,14 @@ struct ProfileUpdate: Sendable {
 
     /// Every field checked before anything is stored (1001 for a body that is not JSON, 1002 naming the field).
     init(body bytes: [UInt8]) throws(APIError) {
-        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
-        let parsed: JSONValue
-        do {
-            parsed = try JSONValue.parse(bytes)
-        } catch {
-            throw APIError.invalidJSON
-        }
-        guard case .object(let body) = parsed else {
+        guard case .object(let body) = try AuthInput.jsonBody(bytes) else {
             throw APIError.validationFailed.with(message: "request body must be a JSON object")
         }
+        try self.init(fields: body)
+    }
+
+    /// The profile fields of `body` (other members are ignored): a request body, or one user of an admin import.
+    init(fields body: JSONObject) throws(APIError) {
         self.init()
         switch body["nickname"] {
         case nil, .null?: break
@@ -176,6 +174,28 @@ enum AuthInput {
                 message: "`avatar` must be an object key of 1-512 printable ASCII characters")
         }
         return raw
+    }
+
+    /// A request body read with ParleyJSON: 1001 when it is empty or not JSON.
+    static func jsonBody(_ bytes: [UInt8]) throws(APIError) -> JSONValue {
+        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
+        do {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw APIError.invalidJSON
+        }
+    }
+
+    /// User ids the server keeps for itself: `system` sends system messages.
+    static let reservedUserIDs: Set<String> = ["system"]
+
+    /// The id of a user about to be created (signed login, admin import): `userID`'s shape, and not reserved (1049).
+    static func newUserID(_ raw: String, field: String = "userId") throws(APIError) -> String {
+        let id = try userID(raw, field: field)
+        guard !reservedUserIDs.contains(id) else {
+            throw APIError.userIdReserved.with(message: "`\(field)` `\(id)` is reserved for the server")
+        }
+        return id
     }
 
     static func userID(_ raw: String, field: String = "userId") throws(APIError) -> String {

@@ -23,7 +23,7 @@ struct IMAuthController: Sendable {
         guard body.appKey == app.appKey else {
             throw APIError.forbidden.with(message: "`appKey` in the body differs from the signed X-App-Key")
         }
-        let userId = try AuthInput.userID(body.userId)
+        let userId = try AuthInput.newUserID(body.userId)
         let device = try AuthInput.device(
             platform: body.platform, deviceId: body.deviceId,
             deviceModel: body.deviceModel, ipAddress: address,

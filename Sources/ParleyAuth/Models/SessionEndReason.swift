@@ -13,4 +13,6 @@ public enum SessionEndReason: String, Sendable, Hashable, Codable {
     case banned
     /// The account was deleted (`DELETE /api/users/me`, or the app's backend): logins answer 1048.
     case deleted
+    /// Ended by the app's backend (`POST /api/admin/users/{userId}/logout`): the user may log in again.
+    case forcedLogout = "forced_logout"
 }

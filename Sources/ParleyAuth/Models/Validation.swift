@@ -1,7 +1,7 @@
 /// Input rules shared by the routes, each answering 1002 with the field named.
-enum Validation {
+public enum Validation {
     /// User ids: 1-64 of `[A-Za-z0-9_.@-]` (apps with their own user base bring their own ids).
-    static func isValidUserID(_ id: String) -> Bool {
+    public static func isValidUserID(_ id: String) -> Bool {
         let bytes = id.utf8
         return (1...64).contains(bytes.count) && bytes.allSatisfy(isIdentifierByte)
     }

@@ -1,6 +1,6 @@
 import ParleyPostgres
 
-/// Bans and unbans accounts (`parley user ban|unban`; the admin API later). A ban keeps the account's data, ends
+/// Bans and unbans accounts (`parley user ban|unban`, `POST /api/admin/users/{userId}/ban|unban`). A ban keeps the account's data, ends
 /// every session in the same transaction (NOTIFY tells every instance: their sockets get `session_ended {reason:
 /// banned}` and close 4501) and makes password and signed logins answer 1043 until it is lifted.
 public struct AccountBans: Sendable {
@@ -20,13 +20,18 @@ public struct AccountBans: Sendable {
     }
 
     public func ban(appId: Int64, userId: String) async throws -> Outcome {
+        guard let ended = try await banEndingSessions(appId: appId, userId: userId) else { return .unknownUser }
+        return .done(endedSessions: ended.count)
+    }
+
+    /// Bans and answers the sessions it ended (nil: no such user), for a server that announces them at once.
+    func banEndingSessions(appId: Int64, userId: String) async throws -> [EndedSessionRow]? {
         try await users.database.withTransaction { connection in
             guard try await users.setBanned(on: connection, appId: appId, userId: userId, banned: true) else {
-                return .unknownUser
+                return nil
             }
-            let ended = try await sessions.end(
+            return try await sessions.end(
                 on: connection, appId: appId, userId: userId, sessionId: nil, reason: .banned)
-            return .done(endedSessions: ended.count)
         }
     }
 

@@ -13,12 +13,15 @@ final class SessionService: Sendable {
     let revocations: SessionRevocations
     let events: SessionEvents
     let defaults: TokenLifetimes
+    /// Every token issued here is a user being active today (statistics).
+    let activeUsers: ActiveUsers
     let logger: Logger
 
     init(
         sessions: SessionRepository, users: UserRepository, tokens: TokenService, revocations: SessionRevocations,
-        events: SessionEvents, defaults: TokenLifetimes, logger: Logger
+        events: SessionEvents, defaults: TokenLifetimes, activeUsers: ActiveUsers, logger: Logger
     ) {
+        self.activeUsers = activeUsers
         self.sessions = sessions
         self.users = users
         self.tokens = tokens
@@ -198,6 +201,7 @@ final class SessionService: Sendable {
         guard case .until(let limit) = reach else { throw APIError.sessionEnded }
         let remaining = Int(limit.timeIntervalSince(now).rounded(.down))
         guard remaining > 0 else { throw APIError.sessionEnded }
+        activeUsers.record(appId: principal.appId, userId: principal.userId)
         return try tokens.issue(
             audience, for: principal, consentedVersion: consentedVersion, lifetime: min(lifetime, remaining), now: now)
     }
@@ -216,6 +220,7 @@ final class SessionService: Sendable {
         refresh: (token: String, hash: [UInt8], expiresAt: Date)
     ) throws -> AuthTokens {
         let principal = Principal(appId: app.id, userId: user.profile.id, sessionId: sessionId)
+        activeUsers.record(appId: app.id, userId: user.profile.id)
         let lifetimes = lifetimes(app)
         let version = user.profile.privacyVersion
         let access = try tokens.issue(.api, for: principal, consentedVersion: version, lifetime: lifetimes.access)

@@ -22,6 +22,8 @@ public struct MessageService: Sendable {
     /// saves, so each instance counts the sends it takes (a user spread over N instances gets up to N times the rate).
     let sendRate: TokenBucketLimiter<SenderKey>
     let refusals: QuotaRefusals
+    /// The admin API's messages per day (counted in memory, written in batches: see `DailyMessageCounts`).
+    var storedCounts: DailyMessageCounts? = nil
 
     struct SenderKey: Hashable, Sendable {
         var appId: Int64
@@ -93,6 +95,7 @@ public struct MessageService: Sendable {
                 contentValue: contentValue, extraValue: extraValue))
         switch outcome {
         case .stored(let message):
+            storedCounts?.add(appId: principal.appId)
             let json = message.jsonBytes()
             events.publish(
                 MessagingEvent(

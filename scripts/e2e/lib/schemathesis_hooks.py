@@ -14,6 +14,8 @@
   range and conditional answers.
 - Unbinding a push token by path: the seeded token is bound to the fuzzing user's session again first (any push
   token bound by the fuzzer since replaced it: a session keeps one token per vendor).
+- Admin operations that end sessions or accounts (ban, forced logout, deletion) never name a seeded user: they act
+  on a user the seed imported for them.
 - Operations that end sessions (logout, logout-all, ending a session by id) and the refresh-token exchange run as a
   throwaway user with a fresh session each time: with the fuzzing user's own token the first logout would turn every
   later operation into a 401, and a refresh with its refresh token would end its session (reuse detection).
@@ -148,6 +150,7 @@ def before_call(context, case, kwargs):
         repair(case)
     if "signedRequest" in _security_schemes(operation):
         kwargs["auth"] = SignedRequest()
+        _spare_seeded_users(case)
         return
     operation_id = operation.definition.raw.get("operationId")
     if operation.path == "/ws":
@@ -167,6 +170,16 @@ def before_call(context, case, kwargs):
                 case.path_parameters["id"] = _throwaway_session()["sessionId"]
             elif operation_id == "refresh" and isinstance(case.body, dict):
                 case.body["refreshToken"] = session["refreshToken"]
+
+
+def _spare_seeded_users(case):
+    """Admin operations that end sessions or accounts (ban, logout, delete) never name a seeded user (schemathesis
+    reuses ids it saw in answers): the fuzzing user's session must live through the run. They act on a user of
+    their own instead, imported by the seed."""
+    operation_id = case.operation.definition.raw.get("operationId")
+    if operation_id in ("banUser", "logoutUser", "deleteAdminUser") and case.path_parameters \
+            and case.path_parameters.get("userId") in SEED["userIds"]:
+        case.path_parameters["userId"] = SEED["adminTarget"]
 
 
 # Documented rules JSON Schema cannot carry, by operation: each changes a positive case as little as needed to obey.

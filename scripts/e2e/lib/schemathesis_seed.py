@@ -97,6 +97,8 @@ def main():
     release = client.call("POST", "/api/admin/releases",
                           {"platform": "ios", "versionCode": 100, "versionName": "1.0.0",
                            "appStoreUrl": "https://apps.apple.com/app/id1"}, signed=True)
+    # The user the admin operations that end sessions or accounts act on (the hooks keep them off the seeded ones).
+    client.call("POST", "/api/admin/users", {"users": [{"userId": "st-admin-target"}]}, signed=True)
     push_token = "ab" * 32
     client.call("POST", "/api/push/tokens", {"token": push_token, "vendor": "apns"}, token=token)
 
@@ -122,6 +124,7 @@ def main():
         "fileSig": query["sig"],
         "releaseId": release["id"],
         "pushToken": push_token,
+        "adminTarget": "st-admin-target",
         "throwawayUsername": "throwaway",
         "password": PASSWORD,
     }))
