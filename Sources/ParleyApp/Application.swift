@@ -108,6 +108,7 @@ public final class Application: Sendable {
             on: &router, avatars: files.avatarAuthorizer, deletion: accountDeletion,
             profileChanges: messaging.profileChangeRecorder)
         messaging.register(on: &router)
+        messaging.registerAdmin(on: &router, auth: auth)
         realtime.register(on: &router)
         files.register(on: &router)
         updates.register(on: &router)
