@@ -204,9 +204,10 @@ public struct AdminMessageService: Sendable {
 
     // MARK: Broadcasts
 
+    /// `userIds` for a list broadcast; none for a job to every user (`BroadcastJobs`).
     public struct BroadcastRequest: Sendable, Decodable {
         public var fromId: String?
-        public var userIds: [String]
+        public var userIds: [String]?
         public var msgType: String
         public var content: JSONValue
         public var extra: JSONValue?
@@ -223,13 +224,14 @@ public struct AdminMessageService: Sendable {
 
     /// One 1:1 message to each of up to 1,000 users, stored in one statement (`parley_broadcast_messages`).
     public func broadcast(_ request: BroadcastRequest, appId: Int64) async throws -> [BroadcastResult] {
-        guard (1...Self.maxBroadcastRecipients).contains(request.userIds.count) else {
+        let userIds = request.userIds ?? []
+        guard (1...Self.maxBroadcastRecipients).contains(userIds.count) else {
             throw APIError.validationFailed.with(
                 message: "`userIds` must list 1 to \(Self.maxBroadcastRecipients) users")
         }
         var seen = Set<String>()
         var recipients: [String] = []
-        for raw in request.userIds {
+        for raw in userIds {
             let id = try MessagingInput.userID(raw, field: "userIds")
             if seen.insert(id).inserted { recipients.append(id) }
         }

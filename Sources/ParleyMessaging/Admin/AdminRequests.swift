@@ -31,7 +31,7 @@ struct AdminTransferRequest: Decodable {
     var ownerId: String
 }
 
-/// `until`: epoch milliseconds; absent or null unmutes.
+/// `until`: epoch milliseconds; absent or null unmutes (the admin and the user mute routes).
 struct AdminMuteRequest: Decodable {
     var until: Int64?
 }
