@@ -79,7 +79,7 @@ struct AdminGroupController: Sendable {
             return .ok(
                 try await service.muteMember(
                     try context.parameter("id"), userId: try context.parameter("userId"),
-                    until: body.until.map { Date(timeIntervalSince1970: Double($0) / 1000) }, by: principal,
+                    until: try body.untilDate(), by: principal,
                     requiring: .app))
         }
         router.post("/api/admin/groups/{id}/mute-all", options: Self.bodyLimit) { request, context in

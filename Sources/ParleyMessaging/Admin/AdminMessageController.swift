@@ -46,9 +46,9 @@ struct AdminMessageController: Sendable {
             return .ok(
                 json: try await service.revoke(messageId: id, operatorId: body.operatorId, appId: app.id).jsonBytes())
         }
-        router.post("/api/admin/conversations/{conversationId}/clear") { request, context in
+        router.post("/api/admin/conversations/{id}/clear") { request, context in
             let app = try await auth.verifySignedRequest(request)
-            let conversationId = try context.parameter("conversationId")
+            let conversationId = try context.parameter("id")
             let cleared = try await service.clear(conversationId: conversationId, appId: app.id)
             return .ok(
                 AdminClearAnswer(conversationId: conversationId, clearSeq: cleared.clearSeq, members: cleared.members))

@@ -34,6 +34,18 @@ struct AdminTransferRequest: Decodable {
 /// `until`: epoch milliseconds; absent or null unmutes (the admin and the user mute routes).
 struct AdminMuteRequest: Decodable {
     var until: Int64?
+
+    /// The latest time PostgreSQL and the wire both represent (9999-12-31T23:59:59.999Z).
+    static let latest: Int64 = 253_402_300_799_999
+
+    /// `until` as a date, or 1002 outside 0 through year 9999.
+    func untilDate() throws(APIError) -> Date? {
+        guard let until else { return nil }
+        guard (0...Self.latest).contains(until) else {
+            throw APIError.validationFailed.with(message: "`until` must be epoch milliseconds from 0 to \(Self.latest)")
+        }
+        return Date(timeIntervalSince1970: Double(until) / 1000)
+    }
 }
 
 struct AdminMuteAllRequest: Decodable {

@@ -94,7 +94,7 @@ struct GroupController: Sendable {
                 return .ok(
                     try await service.muteMember(
                         try context.parameter("id"), userId: try context.parameter("userId"),
-                        until: body.until.map { Date(timeIntervalSince1970: Double($0) / 1000) }, by: principal))
+                        until: try body.untilDate(), by: principal))
             })
         router.post(
             "/api/im/groups/{id}/mute-all", options: Self.bodyLimit,
