@@ -116,6 +116,7 @@ public final class Application: Sendable {
             profileChanges: messaging.profileChangeRecorder,
             statistics: [realtime.statisticsContributor, files.statisticsContributor])
         messaging.register(on: &router)
+        messaging.registerAdmin(on: &router, auth: auth)
         realtime.register(on: &router)
         files.register(on: &router)
         updates.register(on: &router)

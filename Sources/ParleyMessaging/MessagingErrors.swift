@@ -1,4 +1,6 @@
+import Foundation
 import ParleyHTTP
+import ParleyJSON
 
 /// Messaging errors (1100-1199). Input that fails validation answers 1002 naming the field; these codes say
 /// what the client can do about a well-formed request that cannot be carried out.
@@ -44,4 +46,21 @@ extension APIError {
     public static let cannotRemoveSelf = APIError(
         code: 1117, status: 403,
         message: "you cannot remove yourself: leave the group with POST /api/im/groups/{id}/leave")
+
+    // The admin API and group mutes (issue 20).
+    /// An admin group create named a group id that is taken.
+    public static let groupIdTaken = APIError(code: 1129, status: 409, message: "a group with this id already exists")
+    /// The sender is muted in the group until `until`.
+    public static func mutedInGroup(until: Date) -> APIError {
+        APIError(
+            code: 1130, status: 403,
+            message: "you are muted in this group until \(ISO8601.format(until))")
+    }
+    /// The group is muted: only its owner and admins may post.
+    public static let groupMutedAll = APIError(
+        code: 1131, status: 403, message: "the group is muted: only its owner and admins may post")
+    /// An online-only message travels inline between instances (PostgreSQL NOTIFY), which bounds its size.
+    public static let onlineOnlyTooLarge = APIError(
+        code: 1132, status: 413, message: "an online-only message must be smaller: it is relayed inline")
+    public static let broadcastJobNotFound = APIError(code: 1133, status: 404, message: "no such broadcast job")
 }

@@ -20,6 +20,9 @@ public final class MessagingModule: Sendable {
     public let userEvents: UserEvents
     public let friends: FriendService
     public let blocks: BlockService
+    /// The admin API's messages and its broadcast jobs.
+    public let admin: AdminMessageService
+    public let broadcastJobs: BroadcastJobs
     let friendRepository: FriendRepository
     let blockRepository: BlockRepository
     let userSearch: UserSearchRepository
@@ -82,6 +85,9 @@ public final class MessagingModule: Sendable {
             userEvents: userEvents, maxBlocks: configuration.maxBlocks)
         userSearch = UserSearchRepository(database: database)
         self.events = events
+        admin = AdminMessageService(
+            database: database, messages: messageRepository, service: messages, events: events)
+        broadcastJobs = BroadcastJobs(database: database, admin: admin)
     }
 
     /// The `profile` event auth records when a public profile changes (see `ProfileChangeRecorder`).
@@ -97,6 +103,12 @@ public final class MessagingModule: Sendable {
         UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
     }
 
+    /// The signed server-to-server routes of the app's backend (`/api/admin/messages`, `/api/admin/groups`, ...).
+    public func registerAdmin(on router: inout Router, auth: AuthModule) {
+        AdminMessageController(auth: auth, service: admin, jobs: broadcastJobs).register(on: &router)
+        AdminGroupController(auth: auth, service: groups).register(on: &router)
+    }
+
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's
     /// changes log past the retention, a minute after start and then hourly (any instance may; the deletes are
     /// idempotent).
@@ -105,6 +117,7 @@ public final class MessagingModule: Sendable {
         let repository = syncRepository
         let days = configuration.syncRetentionDays
         let logger = logger
+        let jobs = broadcastJobs
         return [
             ResourceService("messaging events", stop: { events.finish() }),
             PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
@@ -115,6 +128,14 @@ public final class MessagingModule: Sendable {
                     }
                 } catch {
                     logger.warning("pruning sync changes failed", ["error": .string(String(describing: error))])
+                }
+            },
+            // Broadcasts to every user: any instance takes a job whose lease is free (a second worker finds none).
+            PeriodicService("broadcast jobs", every: .seconds(1)) {
+                do {
+                    while try await jobs.runOnce() {}
+                } catch {
+                    logger.warning("broadcast job failed; retried", ["error": .string(String(describing: error))])
                 }
             },
         ]

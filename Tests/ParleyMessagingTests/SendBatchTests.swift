@@ -104,6 +104,8 @@ struct SendBatchTests {
                 case .success(.dissolved): "dissolved"
                 case .success(.peerRefused): "peer_refused"
                 case .success(.notFriend): "not_friend"
+                case .success(.muted): "muted"
+                case .success(.mutedAll): "muted_all"
                 case .failure(let error): "error: \(error)"
                 }
             }

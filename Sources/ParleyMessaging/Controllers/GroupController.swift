@@ -1,7 +1,8 @@
+import Foundation
 import ParleyAuth
 import ParleyHTTP
 
-/// `/api/im/groups...`: create, read, update, dissolve, members, leave, transfer.
+/// `/api/im/groups...`: create, read, update, dissolve, members, leave, transfer, mutes.
 struct GroupController: Sendable {
     let authenticator: Authenticator
     let service: GroupService
@@ -83,6 +84,23 @@ struct GroupController: Sendable {
             authenticator.protect { request, context, principal in
                 let body = try request.decodeJSON(TransferRequest.self)
                 return .ok(try await service.transfer(try context.parameter("id"), to: body.userId, by: principal))
+            })
+        // Mutes (owners and admins over members they outrank): `until` epoch milliseconds, absent or null unmutes.
+        router.post(
+            "/api/im/groups/{id}/members/{userId}/mute", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body =
+                    request.bodyBytes.isEmpty ? AdminMuteRequest() : try request.decodeJSON(AdminMuteRequest.self)
+                return .ok(
+                    try await service.muteMember(
+                        try context.parameter("id"), userId: try context.parameter("userId"),
+                        until: try body.untilDate(), by: principal))
+            })
+        router.post(
+            "/api/im/groups/{id}/mute-all", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = try request.decodeJSON(AdminMuteAllRequest.self)
+                return .ok(try await service.muteAll(try context.parameter("id"), muted: body.muted, by: principal))
             })
     }
 }

@@ -9,6 +9,8 @@ public struct GroupInfo: Sendable, Hashable, Encodable {
     public var memberCount: Int
     public var dissolved: Bool
     public var createdAt: Date
+    /// Only the owner and admins may post (mute all).
+    public var mutedAll: Bool
 }
 
 public struct GroupMember: Sendable, Hashable, Encodable {
@@ -18,4 +20,6 @@ public struct GroupMember: Sendable, Hashable, Encodable {
     public var nickname: String
     public var faceURL: String?
     public var joinedAt: Date
+    /// Muted in the group until then (nil: not muted; a time past means no longer muted).
+    public var mutedUntil: Date?
 }

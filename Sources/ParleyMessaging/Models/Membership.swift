@@ -22,6 +22,14 @@ struct Membership: Sendable, Hashable {
     var draftText: String
     var muted: Bool
 
+    /// The app acting on a group through the admin API: the owner's powers without a row of its own.
+    static func app(_ operatorId: String, groupId: String) -> Membership {
+        Membership(
+            userId: operatorId, conversationId: ConversationID.group(groupId), peerId: nil, role: .owner,
+            blocked: false,
+            readSeq: 0, clearSeq: 0, hiddenSeq: nil, isPinned: false, draftText: "", muted: false)
+    }
+
     /// History this user may see starts after this seq.
     var visibleAfter: Int64 { clearSeq }
 

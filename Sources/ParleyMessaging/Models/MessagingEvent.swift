@@ -37,4 +37,11 @@ public struct MessagingEvent: Sendable {
     /// The JSON of a `.message` payload's message when the publisher already wrote it (the send's own answer
     /// carries the same bytes): encoded once per message, not once per use.
     public var messageJSON: [UInt8]? = nil
+    /// A `.message` the admin API sent online only: never stored (seq 0), delivered to the sockets open now, and
+    /// relayed to other instances inline (they cannot load it). At most `maxOnlineOnlyBytes` of JSON.
+    public var onlineOnly: Bool = false
+
+    /// The largest online-only message (its JSON): it must fit in one NOTIFY payload (8,000 bytes) with its
+    /// descriptor.
+    public static let maxOnlineOnlyBytes = 6000
 }

@@ -6,7 +6,7 @@ import ParleyPostgres
 struct GroupRepository: Sendable {
     let database: PostgresClient
 
-    static let columns = "id, name, avatar_key, owner_id, member_count, dissolved_at, created_at"
+    static let columns = "id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all"
 
     static func decode(_ row: PostgresRow) throws -> GroupInfo {
         let id = try row.decode("id", as: String.self)
@@ -14,7 +14,7 @@ struct GroupRepository: Sendable {
             groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
             avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
             memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
-            createdAt: try row.decode("created_at"))
+            createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"))
     }
 
     func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
@@ -22,6 +22,31 @@ struct GroupRepository: Sendable {
             "SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)"
         )
         .first.map { try Self.decode($0) }
+    }
+
+    func find(on connection: PostgresConnection, appId: Int64, groupId: String) async throws -> GroupInfo? {
+        try await connection.query(
+            "SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)"
+        )
+        .first.map { try Self.decode($0) }
+    }
+
+    /// Mutes a member until `until` (nil: unmutes).
+    func setMutedUntil(
+        on connection: PostgresConnection, appId: Int64, groupId: String, userId: String, until: Date?
+    ) async throws {
+        _ = try await connection.query(
+            """
+            UPDATE conversation_members SET muted_until = \(until)
+            WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(ConversationID.group(groupId))
+            """)
+    }
+
+    func setMutedAll(on connection: PostgresConnection, appId: Int64, groupId: String, muted: Bool) async throws {
+        _ = try await connection.query(
+            """
+            UPDATE groups SET muted_all = \(muted), updated_at = now() WHERE app_id = \(appId) AND id = \(groupId)
+            """)
     }
 
     /// Locks the group row for the rest of the transaction (serializes member changes and the member count).
@@ -204,7 +229,7 @@ struct GroupRepository: Sendable {
     ) {
         let rows = try await database.query(
             """
-            SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, u.nickname, u.avatar
+            SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, cm.muted_until, u.nickname, u.avatar
             FROM conversation_members cm LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.user_id
             WHERE cm.app_id = \(appId) AND cm.conversation_id = \(ConversationID.group(groupId))
             ORDER BY CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, cm.joined_at, cm.user_id
@@ -215,7 +240,8 @@ struct GroupRepository: Sendable {
                 userId: try row.decode("user_id"),
                 role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
                 blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
-                faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"))
+                faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"),
+                mutedUntil: try row.decode("muted_until"))
         }
         let hasMore = members.count > limit
         if hasMore { members.removeLast() }

@@ -16,6 +16,10 @@ enum SendOutcome: Sendable {
     case peerRefused
     /// 1:1 only: the app lets only friends chat and these two are not.
     case notFriend
+    /// Group only: the sender is muted in the group until then.
+    case muted(until: Date)
+    /// Group only: the group is muted and the sender is a plain member.
+    case mutedAll
 }
 
 /// A message together with the caller's membership of its conversation (nil: not a member).
@@ -81,6 +85,10 @@ struct MessageRepository: Sendable {
         var clientMsgId: String?
         /// Server-written notify messages skip the membership checks.
         var system = false
+        /// The admin API's push settings (`messages.push_options`, e.g. `{"disabled":true}`) and whether the message
+        /// stays out of unread counts. Only the single send takes them: batched sends never set them.
+        var pushOptions: String? = nil
+        var uncounted = false
         /// The parsed content and extra, when the caller has them: a batch's answer is then built without
         /// parsing the stored JSON back.
         var contentValue: JSONValue?
@@ -178,7 +186,7 @@ struct MessageRepository: Sendable {
             SELECT r.outcome, (r.message).* FROM parley_send_message(
                 \(message.appId), \(message.conversationId), \(message.chatType.rawValue), \(message.fromId),
                 \(message.toId), \(message.msgType.rawValue), \(content), \(extra), \(message.clientMsgId),
-                \(message.system)) r
+                \(message.system), \(message.pushOptions)::jsonb, \(message.uncounted)) r
             """)
         guard let row = rows.first else {
             throw PostgresError(kind: .decoding, message: "parley_send_message returned no row")
@@ -194,7 +202,7 @@ struct MessageRepository: Sendable {
         }
     }
 
-    private static func refusal(_ outcome: String) throws -> SendOutcome {
+    static func refusal(_ outcome: String) throws -> SendOutcome {
         switch outcome {
         case "no_user": return .noSuchUser
         case "not_member": return .notMember
@@ -202,6 +210,12 @@ struct MessageRepository: Sendable {
         case "dissolved": return .dissolved
         case "peer_refused": return .peerRefused
         case "not_friend": return .notFriend
+        case "muted_all": return .mutedAll
+        case let other where other.hasPrefix("muted:"):
+            guard let milliseconds = Int64(other.dropFirst("muted:".count)) else {
+                throw PostgresError(kind: .decoding, message: "unknown send outcome \(other)")
+            }
+            return .muted(until: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
         case let other: throw PostgresError(kind: .decoding, message: "unknown send outcome \(other)")
         }
     }

@@ -28,19 +28,34 @@ public struct GroupService: Sendable {
         name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
         by principal: Principal
     ) async throws -> GroupInfo {
+        try await create(name: rawName, avatarKey: rawAvatar, memberIds: rawIds, groupId: nil, by: principal)
+    }
+
+    /// `groupId`: the id the app's backend chose (the admin API), else a random one; `principal` is the owner (the
+    /// admin API checks that they exist: `checkOwner`).
+    func create(
+        name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String], groupId chosenID: String?,
+        checkOwner: Bool = false, by principal: Principal
+    ) async throws -> GroupInfo {
         let name = try MessagingInput.name(rawName, field: "name")
         if let rawAvatar { _ = try MessagingInput.objectKey(rawAvatar, field: "avatarKey") }
         let memberIds = try uniqueUserIDs(rawIds, field: "memberIds").filter { $0 != principal.userId }
         guard memberIds.count + 1 <= configuration.groupMemberLimit else { throw APIError.groupFull }
-        let groupId = "g_" + SecureRandom.token(bytes: 12)
+        let groupId =
+            try chosenID.map { raw throws(APIError) in try MessagingInput.groupID(raw) }
+            ?? "g_" + SecureRandom.token(bytes: 12)
         var avatarKey: String?
         if let rawAvatar { avatarKey = try await self.avatarKey(rawAvatar, groupId: groupId, by: principal) }
         var published: [MessagingEvent] = []
         let group = try await database.withTransaction { connection in
             published = []
-            let existing = try await groups.existingUsers(on: connection, appId: principal.appId, userIds: memberIds)
-            if let missing = memberIds.first(where: { !existing.contains($0) }) {
+            let required = checkOwner ? [principal.userId] + memberIds : memberIds
+            let existing = try await groups.existingUsers(on: connection, appId: principal.appId, userIds: required)
+            if let missing = required.first(where: { !existing.contains($0) }) {
                 throw APIError.userNotFound.with(message: "no user `\(missing)` in this app")
+            }
+            if chosenID != nil, try await groups.find(on: connection, appId: principal.appId, groupId: groupId) != nil {
+                throw APIError.groupIdTaken
             }
             _ = try await groups.insert(
                 on: connection, appId: principal.appId, groupId: groupId, name: name,
@@ -80,6 +95,14 @@ public struct GroupService: Sendable {
     public func update(_ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal)
         async throws -> GroupInfo
     {
+        try await update(groupId, name: rawName, avatarKey: rawAvatar, by: principal, requiring: .manager)
+    }
+
+    /// `requiring` `.app`: the admin API (the avatar is checked as the owner's).
+    func update(
+        _ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal,
+        requiring requirement: Requirement
+    ) async throws -> GroupInfo {
         let name = try rawName.map { raw throws(APIError) in try MessagingInput.name(raw, field: "name") }
         if case .some(.some(let raw)) = rawAvatar { _ = try MessagingInput.objectKey(raw, field: "avatarKey") }
         guard name != nil || rawAvatar != nil else {
@@ -92,10 +115,18 @@ public struct GroupService: Sendable {
         case .some(.some(let raw)):
             // Someone outside the group is refused before an avatar record is made for it (the role is checked
             // with the change itself).
-            _ = try await info(groupId, for: principal)
-            avatarKey = try await self.avatarKey(raw, groupId: groupId, by: principal)
+            var setter = principal
+            if requirement == .app {
+                guard let group = try await groups.find(appId: principal.appId, groupId: groupId) else {
+                    throw APIError.groupNotFound
+                }
+                setter = Principal(appId: principal.appId, userId: group.ownerId, sessionId: "")
+            } else {
+                _ = try await info(groupId, for: principal)
+            }
+            avatarKey = try await self.avatarKey(raw, groupId: groupId, by: setter)
         }
-        return try await change(groupId, by: principal, requiring: .manager) { connection, _, _ in
+        return try await change(groupId, by: principal, requiring: requirement) { connection, _, _ in
             try await groups.updateProfile(
                 on: connection, appId: principal.appId, groupId: groupId, name: name,
                 avatarKey: avatarKey)
@@ -114,9 +145,15 @@ public struct GroupService: Sendable {
     public func addMembers(_ groupId: String, userIds rawIds: [String], by principal: Principal) async throws
         -> GroupInfo
     {
+        try await addMembers(groupId, userIds: rawIds, by: principal, requiring: .manager)
+    }
+
+    func addMembers(_ groupId: String, userIds rawIds: [String], by principal: Principal, requiring: Requirement)
+        async throws -> GroupInfo
+    {
         let userIds = try uniqueUserIDs(rawIds, field: "userIds")
         guard !userIds.isEmpty else { throw APIError.validationFailed.with(message: "`userIds` must not be empty") }
-        return try await change(groupId, by: principal, requiring: .manager) { connection, group, _ in
+        return try await change(groupId, by: principal, requiring: requiring) { connection, group, _ in
             let existing = try await groups.existingUsers(on: connection, appId: principal.appId, userIds: userIds)
             if let missing = userIds.first(where: { !existing.contains($0) }) {
                 throw APIError.userNotFound.with(message: "no user `\(missing)` in this app")
@@ -139,17 +176,28 @@ public struct GroupService: Sendable {
     {
         let userId = try MessagingInput.userID(rawID, field: "userId")
         guard userId != principal.userId else { throw APIError.cannotRemoveSelf }
-        return try await change(groupId, by: principal, requiring: .manager) { connection, _, operatorMember in
-            let target = try await member(userId, of: groupId, on: connection, appId: principal.appId)
-            guard Self.outranks(operatorMember.role, target.role) else { throw APIError.groupPermissionDenied }
-            return try await removal(
-                on: connection, principal: principal, groupId: groupId, userId: userId,
-                event: "member_removed")
+        return try await removeMembers(groupId, userIds: [userId], by: principal, requiring: .manager)
+    }
+
+    /// Removes each of `userIds` (validated) in one transaction; the owner cannot be removed (1112).
+    func removeMembers(_ groupId: String, userIds: [String], by principal: Principal, requiring: Requirement)
+        async throws -> GroupInfo
+    {
+        try await change(groupId, by: principal, requiring: requiring) { connection, _, operatorMember in
+            var published: [MessagingEvent] = []
+            for userId in userIds {
+                let target = try await member(userId, of: groupId, on: connection, appId: principal.appId)
+                guard Self.outranks(operatorMember.role, target.role) else { throw APIError.groupPermissionDenied }
+                published += try await removal(
+                    on: connection, principal: principal, groupId: groupId, userId: userId,
+                    event: "member_removed")
+            }
+            return published
         }
     }
 
     /// `userId`'s membership of the group, or 1103 naming them.
-    private func member(_ userId: String, of groupId: String, on connection: PostgresConnection, appId: Int64)
+    func member(_ userId: String, of groupId: String, on connection: PostgresConnection, appId: Int64)
         async throws -> Membership
     {
         guard let member = try await groups.member(on: connection, appId: appId, groupId: groupId, userId: userId)
@@ -215,14 +263,22 @@ public struct GroupService: Sendable {
 
     /// The owner hands ownership to another member and becomes an admin.
     public func transfer(_ groupId: String, to rawID: String, by principal: Principal) async throws -> GroupInfo {
+        try await transfer(groupId, to: rawID, by: principal, requiring: .owner)
+    }
+
+    /// `requiring` `.app`: the admin API hands the current owner's group to `rawID`.
+    func transfer(_ groupId: String, to rawID: String, by principal: Principal, requiring: Requirement) async throws
+        -> GroupInfo
+    {
         let userId = try MessagingInput.userID(rawID, field: "userId")
-        return try await change(groupId, by: principal, requiring: .owner) { connection, _, _ in
-            guard userId != principal.userId else { return [] }
+        return try await change(groupId, by: principal, requiring: requiring) { connection, group, _ in
+            let currentOwner = requiring == .app ? group.ownerId : principal.userId
+            guard userId != currentOwner else { return [] }
             guard
                 try await groups.member(on: connection, appId: principal.appId, groupId: groupId, userId: userId) != nil
             else { throw APIError.userNotFound.with(message: "`\(userId)` is not a member of this group") }
             try await groups.setRole(
-                on: connection, appId: principal.appId, groupId: groupId, userId: principal.userId,
+                on: connection, appId: principal.appId, groupId: groupId, userId: currentOwner,
                 role: .admin)
             try await groups.setRole(
                 on: connection, appId: principal.appId, groupId: groupId, userId: userId, role: .owner)
@@ -236,7 +292,11 @@ public struct GroupService: Sendable {
 
     /// The owner dissolves the group: members keep the history, nobody can post any more.
     public func dissolve(_ groupId: String, by principal: Principal) async throws {
-        _ = try await change(groupId, by: principal, requiring: .owner) { connection, _, _ in
+        try await dissolve(groupId, by: principal, requiring: .owner)
+    }
+
+    func dissolve(_ groupId: String, by principal: Principal, requiring: Requirement) async throws {
+        _ = try await change(groupId, by: principal, requiring: requiring) { connection, _, _ in
             let notice = try await notify(
                 on: connection, principal: principal, groupId: groupId,
                 event: "group_dissolved", fields: [])
@@ -284,11 +344,13 @@ public struct GroupService: Sendable {
 
     // MARK: Helpers
 
-    enum Requirement { case member, manager, owner }
+    /// Who may make a change: a member, an owner or admin, the owner; or the app itself (the admin API: no
+    /// membership needed, the owner's powers).
+    enum Requirement { case member, manager, owner, app }
 
     /// Runs `body` in a transaction with the group locked and the operator's membership checked, publishes the
     /// events it returns after COMMIT, and answers the group as it is afterwards.
-    private func change(
+    func change(
         _ groupId: String, by principal: Principal, requiring requirement: Requirement,
         _ body: (PostgresConnection, GroupInfo, Membership) async throws -> [MessagingEvent]
     )
@@ -299,14 +361,16 @@ public struct GroupService: Sendable {
             guard let group = try await groups.lock(on: connection, appId: principal.appId, groupId: groupId) else {
                 throw APIError.groupNotFound
             }
-            guard
-                let membership = try await groups.member(
+            let found =
+                requirement == .app
+                ? Membership.app(principal.userId, groupId: groupId)
+                : try await groups.member(
                     on: connection, appId: principal.appId, groupId: groupId,
                     userId: principal.userId)
-            else { throw APIError.notMember }
+            guard let membership = found else { throw APIError.notMember }
             guard !group.dissolved else { throw APIError.groupDissolved }
             switch requirement {
-            case .member: break
+            case .member, .app: break
             case .manager: guard membership.role.isManager else { throw APIError.groupPermissionDenied }
             case .owner: guard membership.role == .owner else { throw APIError.groupPermissionDenied }
             }
@@ -347,7 +411,7 @@ public struct GroupService: Sendable {
     }
 
     /// A notify message `{event, operatorId, ...fields}` in the group's conversation.
-    private func notify(
+    func notify(
         on connection: PostgresConnection, principal: Principal, groupId: String, event: String,
         fields: [(String, JSONValue)]
     ) async throws -> MessagingEvent {
@@ -368,7 +432,7 @@ public struct GroupService: Sendable {
             audience: .conversationMembers, originSessionId: nil, payload: .message(message))
     }
 
-    private static func outranks(_ role: GroupRole, _ other: GroupRole) -> Bool {
+    static func outranks(_ role: GroupRole, _ other: GroupRole) -> Bool {
         switch (role, other) {
         case (.owner, .admin), (.owner, .member), (.admin, .member): true
         default: false
@@ -377,7 +441,7 @@ public struct GroupService: Sendable {
 
     private static func idList(_ ids: [String]) -> JSONValue { .array(ids.map(JSONValue.string)) }
 
-    private func uniqueUserIDs(_ raw: [String], field: String) throws(APIError) -> [String] {
+    func uniqueUserIDs(_ raw: [String], field: String) throws(APIError) -> [String] {
         guard raw.count <= Self.maxMembersPerRequest else {
             throw APIError.validationFailed.with(
                 message: "`\(field)` may list at most \(Self.maxMembersPerRequest) users")

@@ -105,12 +105,22 @@ public struct MessageService: Sendable {
             return (message, true, json)
         case .duplicate(let message):
             return (message, false, message.jsonBytes())
-        case .noSuchUser: throw APIError.userNotFound.with(message: "no user `\(toId)` in this app")
-        case .notMember: throw chatType == .group ? APIError.notMember : APIError.userNotFound
-        case .blocked: throw APIError.blockedInGroup
-        case .peerRefused: throw APIError.peerRefused
-        case .notFriend: throw APIError.friendsOnly
-        case .dissolved: throw APIError.groupDissolved
+        default: throw Self.refusal(outcome, chatType: chatType, toId: toId)
+        }
+    }
+
+    /// Why a send was refused, as the client sees it (`outcome` is a refusal).
+    static func refusal(_ outcome: SendOutcome, chatType: ChatType, toId: String) -> APIError {
+        switch outcome {
+        case .stored, .duplicate: preconditionFailure("not a refusal")
+        case .noSuchUser: APIError.userNotFound.with(message: "no user `\(toId)` in this app")
+        case .notMember: chatType == .group ? APIError.notMember : APIError.userNotFound
+        case .blocked: APIError.blockedInGroup
+        case .peerRefused: APIError.peerRefused
+        case .notFriend: APIError.friendsOnly
+        case .dissolved: APIError.groupDissolved
+        case .muted(let until): APIError.mutedInGroup(until: until)
+        case .mutedAll: APIError.groupMutedAll
         }
     }
 
@@ -165,23 +175,28 @@ public struct MessageService: Sendable {
             let window = TimeInterval(revokeWindow(principal.appId))
             guard now().timeIntervalSince(message.createdAt) <= window else { throw APIError.revokeWindowPassed }
         }
+        return try await applyRevoke(
+            message, appId: principal.appId, operatorId: principal.userId, originSessionId: principal.sessionId)
+    }
+
+    /// Wipes a checked message and publishes the revoke (a user's revoke and the admin API's share it).
+    func applyRevoke(_ message: IMMessage, appId: Int64, operatorId: String, originSessionId: String?) async throws
+        -> IMMessage
+    {
         guard
             let revoked = try await messages.revoke(
-                appId: principal.appId, messageId: messageId,
-                operatorId: principal.userId)
+                appId: appId, messageId: message.numericID, operatorId: operatorId)
         else {
             // Revoked by someone else in the meantime: same answer, no second event.
-            return try await messages.findWithAccess(
-                appId: principal.appId, messageId: messageId,
-                userId: principal.userId)?.message ?? message
+            return try await messages.find(ids: [message.numericID]).first ?? message
         }
         events.publish(
             MessagingEvent(
-                appId: principal.appId, conversationId: revoked.conversationId,
-                audience: .conversationMembers, originSessionId: principal.sessionId,
+                appId: appId, conversationId: revoked.conversationId,
+                audience: .conversationMembers, originSessionId: originSessionId,
                 payload: .revoke(
                     messageId: revoked.id, conversationId: revoked.conversationId,
-                    operatorId: principal.userId, seq: revoked.seq)))
+                    operatorId: operatorId, seq: revoked.seq)))
         return revoked
     }
 

@@ -12,6 +12,8 @@ import ParleyMessaging
 ///   {"k":"c","a":APP,"c":CONV,"u":USER,"p":CHANGE,"x":1?,"o":SESSION?}         the user's conversation change
 ///   {"k":"t","a":APP,"c":CONV,"u":USER}                                         typing
 ///   {"k":"u","a":APP,"c":"","us":[USER...],"t":TYPE,"p":DATA,"o":SESSION?}     a user event (friends, profiles)
+///   {"k":"o","a":APP,"c":CONV,"m":MESSAGE}                                     an online-only message, inline (never
+///                                                                               stored, so nothing to load)
 enum RelayDescriptor {
     /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
     static let maxInlineChangeBytes = 2000
@@ -21,6 +23,10 @@ enum RelayDescriptor {
             ("a", .number(JSONNumber(event.appId))), ("c", .string(event.conversationId)),
         ]
         switch event.payload {
+        case .message(let message) where event.onlineOnly:
+            fields.insert(("k", "o"), at: 0)
+            let json = event.messageJSON ?? message.jsonBytes()
+            fields.append(("m", (try? JSONValue.parse(json)) ?? .null))
         case .message(let message):
             fields.insert(("k", "m"), at: 0)
             fields.append(("id", .string(message.id)))
@@ -60,7 +66,9 @@ enum RelayDescriptor {
     /// `describe(event).serialized()`, with a stored message (one per message sent) written straight to bytes
     /// instead of through a `JSONValue` tree.
     static func describeSerialized(_ event: MessagingEvent) -> [UInt8] {
-        guard case .message(let message) = event.payload, case .conversationMembers = event.audience else {
+        guard case .message(let message) = event.payload, case .conversationMembers = event.audience,
+            !event.onlineOnly
+        else {
             return describe(event).serialized()
         }
         var out: [UInt8] = []
@@ -174,6 +182,12 @@ enum RelayDescriptor {
                 appId: appId, conversationId: conversationId, audience: .users(users.compactMap(\.stringValue)),
                 originSessionId: origin, excludedUserId: nil, membershipChanged: false,
                 frame: Delivery.frame(for: .userEvent(kind, data)))
+        case "o":
+            guard case .object(let message)? = descriptor["m"] else { return nil }
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: .conversationMembers, originSessionId: nil,
+                excludedUserId: nil, membershipChanged: false,
+                frame: ServerFrame.encoded(type: "message", json: .object(message)))
         case "t":
             guard let userId = descriptor["u"]?.stringValue else { return nil }
             return Delivery(

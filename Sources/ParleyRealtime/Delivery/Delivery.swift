@@ -65,7 +65,8 @@ struct Delivery: Sendable {
         membershipChanged = event.membershipChanged
         payload = event.payload
         messageJSON = event.messageJSON
-        touchesSummary = Self.touchesSummary(event.payload)
+        // An online-only message changes no summary (it is in no history).
+        touchesSummary = !event.onlineOnly && Self.touchesSummary(event.payload)
     }
 
     static func touchesSummary(_ payload: MessagingEvent.Payload) -> Bool {

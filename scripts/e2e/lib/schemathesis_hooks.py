@@ -317,6 +317,13 @@ def _message_of_the_content_type(case):
         case.path_parameters["id"] = next(id for id, type in kinds.items() if type == wanted)
 
 
+def _admin_custom_message(case):
+    """adminSendMessage, adminBroadcast, adminBroadcastAll: `content` "as for `POST /api/im/messages` (it depends on
+    `msgType`)": a positive case is sent as a custom message, whose content may be any JSON."""
+    if isinstance(case.body, dict) and "msgType" in case.body:
+        case.body["msgType"] = "custom"
+
+
 RULES = {
     "getConversation": _ordered_pair,
     "updateConversation": _ordered_pair,
@@ -331,4 +338,8 @@ RULES = {
     "updateRelease": _release_stays_valid,
     "consent": _current_privacy_version,
     "editMessage": _message_of_the_content_type,
+    "adminSendMessage": _admin_custom_message,
+    "adminBroadcast": _admin_custom_message,
+    "adminBroadcastAll": _admin_custom_message,
+    "adminClearConversation": _ordered_pair,
 }
