@@ -5,6 +5,26 @@
 -- is added without rewriting the table).
 ALTER TABLE messages ADD COLUMN push_options jsonb;
 
+-- A message that does not count toward unread (`options.noUnread`). Unread subtracts the revoked messages after the
+-- read point, so it must subtract only those that counted (a constant default adds the column without a rewrite).
+ALTER TABLE messages ADD COLUMN uncounted boolean NOT NULL DEFAULT false;
+
+-- A user's total unread, as in 0012, subtracting only revoked messages that counted.
+CREATE OR REPLACE FUNCTION parley_unread_total(p_app bigint, p_user text) RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT coalesce(sum(greatest(0,
+        c.counted_total
+        - coalesce((SELECT p.counted_prefix FROM messages p WHERE p.app_id = cm.app_id
+                    AND p.conversation_id = cm.conversation_id AND p.seq = greatest(cm.read_seq, cm.clear_seq)), 0)
+        - (SELECT count(*) FROM messages r WHERE r.app_id = cm.app_id AND r.conversation_id = cm.conversation_id
+           AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL AND NOT r.uncounted))), 0)::bigint
+    FROM conversation_members cm
+    JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
+    WHERE cm.app_id = p_app AND cm.user_id = p_user
+      AND c.last_seq > greatest(cm.read_seq, cm.clear_seq)
+      AND (cm.hidden_seq IS NULL OR c.last_seq > cm.hidden_seq)
+$$;
+
 CREATE OR REPLACE FUNCTION parley_queue_push_jobs() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -103,9 +123,9 @@ BEGIN
 
     IF refusal IS NULL THEN
         INSERT INTO messages (id, app_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, extra,
-                              client_msg_id, counted_prefix, created_at, push_options)
+                              client_msg_id, counted_prefix, created_at, push_options, uncounted)
         VALUES (new_id, p_app, p_conversation, conv.last_seq, p_from, p_to, p_chat_type, p_msg_type, p_content,
-                p_extra, p_client_msg_id, conv.counted_total, conv.last_message_at, p_push_options)
+                p_extra, p_client_msg_id, conv.counted_total, conv.last_message_at, p_push_options, p_uncounted)
         ON CONFLICT ON CONSTRAINT messages_client_msg_id DO NOTHING
         RETURNING * INTO stored;
         IF NOT FOUND THEN refusal := 'duplicate'; END IF;

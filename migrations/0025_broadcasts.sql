@@ -62,9 +62,9 @@ BEGIN
         WHERE ch.verdict = 'stored'),
     inserted AS (
         INSERT INTO messages (id, app_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, extra,
-                              client_msg_id, counted_prefix, created_at, push_options)
+                              client_msg_id, counted_prefix, created_at, push_options, uncounted)
         SELECT n.new_id, p_app, n.conv, n.seq, p_from, n.recipient, 'single', p_msg_type, p_content, p_extra,
-               n.client, n.prefix, n.created, p_push_options
+               n.client, n.prefix, n.created, p_push_options, p_uncounted
         FROM numbered n
         RETURNING messages.id),
     conversations_updated AS (

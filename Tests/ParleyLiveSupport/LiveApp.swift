@@ -119,15 +119,8 @@ public final class LiveApp: Sendable {
     public func signedLogin(
         appKey: String, secret: String, _ json: [String: Any], headers: [String: String] = [:]
     ) async throws -> TestResponse {
-        let body = Array(try JSONSerialization.data(withJSONObject: json))
-        let timestamp = String(Int64(Date().timeIntervalSince1970))
-        let nonce = SecureRandom.token(bytes: 12)
-        let signature = RequestSignature.sign(
-            secret: secret, method: "POST", pathWithQuery: "/api/im/auth/login", timestamp: timestamp, nonce: nonce,
-            body: body)
-        var all = ["X-App-Key": appKey, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature]
-        all.merge(headers) { _, added in added }
-        return try await client().send("POST", "/api/im/auth/login", headers: all, body: body)
+        try await adminCall(
+            "POST", "/api/im/auth/login", appKey: appKey, secret: secret, json: json, headers: headers)
     }
 
     /// The keys this server signs with (derived from the master key).

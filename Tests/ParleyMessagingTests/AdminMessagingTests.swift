@@ -136,11 +136,16 @@ struct AdminMessagingTests {
             #expect(try await pushJobs() == 1)
             let conversationId = ConversationID.single("system", user.userId)
             #expect(try await fx.conversation(user, conversationId)?["unreadCount"] as? Int == 2)
-            #expect(try await send(["noUnread": true, "noPush": true]).status == 201)
+            let uncounted = try await send(["noUnread": true, "noPush": true])
+            #expect(uncounted.status == 201)
             #expect(try await fx.conversation(user, conversationId)?["unreadCount"] as? Int == 2)
             #expect(try await fx.historySeqs(user, conversationId) == [1, 2, 3])
             #expect(try await send(["noPush": false]).status == 201)
             #expect(try await pushJobs() == 2)
+            #expect(try await fx.conversation(user, conversationId)?["unreadCount"] as? Int == 3)
+            // Revoking the message that never counted leaves the unread count alone.
+            let uncountedId = try #require(uncounted.data["id"] as? String)
+            #expect(try await fx.admin("POST", "/api/admin/messages/\(uncountedId)/revoke", json: [:]).status == 200)
             #expect(try await fx.conversation(user, conversationId)?["unreadCount"] as? Int == 3)
         }
     }

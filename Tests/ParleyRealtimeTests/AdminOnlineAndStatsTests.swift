@@ -128,6 +128,17 @@ struct AdminOnlineAndStatsTests {
             try await fx.live.auth.statistics.flush()
             let again = try await stats()
             #expect(todays(again, "activeUsers") == 2 && todays(again, "messages") == 4)
+            // The backend's own messages count too: a system notice and a broadcast to two users.
+            let notice = try await fx.admin(
+                "POST", "/api/admin/messages",
+                json: ["toId": "bob", "chatType": "single", "msgType": "custom", "content": ["type": "notice"]])
+            #expect(notice.status == 201, "\(notice.text)")
+            let broadcast = try await fx.admin(
+                "POST", "/api/admin/messages/broadcast",
+                json: ["userIds": ["bob", alice.userId], "msgType": "custom", "content": ["type": "notice"]])
+            #expect(broadcast.data["sent"] as? Int == 2, "\(broadcast.text)")
+            try await fx.live.auth.statistics.flush()
+            #expect(todays(try await stats(), "messages") == 7)
             let (other, otherSecret) = try await fx.live.createApp(name: "Other")
             let theirs = try await fx.live.adminCall(
                 "GET", "/api/admin/stats", appKey: other.appKey, secret: otherSecret)

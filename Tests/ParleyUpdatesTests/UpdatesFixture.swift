@@ -30,14 +30,8 @@ struct UpdatesFixture {
         tamper: (inout [String: String]) -> Void = { _ in }
     ) async throws -> TestResponse {
         let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
-        let timestamp = String(Int64(Date().timeIntervalSince1970))
-        let nonce = SecureRandom.token(bytes: 12)
-        var headers = [
-            "X-App-Key": app.appKey, "X-Timestamp": timestamp, "X-Nonce": nonce,
-            "X-Signature": RequestSignature.sign(
-                secret: secret ?? self.secret, method: method, pathWithQuery: target,
-                timestamp: timestamp, nonce: nonce, body: body),
-        ]
+        var headers = LiveApp.signedHeaders(
+            appKey: app.appKey, secret: secret ?? self.secret, method: method, target: target, body: body)
         tamper(&headers)
         return try await client.send(method, target, headers: headers, body: body)
     }

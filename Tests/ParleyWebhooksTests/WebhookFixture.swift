@@ -50,18 +50,7 @@ struct WebhookFixture: Sendable {
 
     /// A request signed with the app secret, as the app's backend sends one.
     func signed(_ method: String, _ target: String, json: [String: Any]? = nil) async throws -> TestResponse {
-        let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
-        let timestamp = String(Int64(Date().timeIntervalSince1970))
-        let nonce = SecureRandom.token(bytes: 12)
-        let signature = RequestSignature.sign(
-            secret: messaging.secret, method: method, pathWithQuery: target, timestamp: timestamp, nonce: nonce,
-            body: body)
-        return try await messaging.client.send(
-            method, target,
-            headers: [
-                "X-App-Key": messaging.appKey, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature,
-                "Content-Type": "application/json",
-            ], body: body)
+        try await messaging.admin(method, target, json: json)
     }
 }
 

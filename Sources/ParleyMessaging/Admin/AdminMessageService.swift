@@ -152,10 +152,12 @@ public struct AdminMessageService: Sendable {
         switch outcome {
         case .stored(let stored):
             let json = stored.jsonBytes()
-            events.publish(
-                MessagingEvent(
-                    appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                    originSessionId: nil, payload: .message(stored), messageJSON: json))
+            publishStored(
+                [
+                    MessagingEvent(
+                        appId: appId, conversationId: conversationId, audience: .conversationMembers,
+                        originSessionId: nil, payload: .message(stored), messageJSON: json)
+                ], appId: appId)
             return SendResult(message: stored, created: true, stored: true)
         case .duplicate(let original):
             return SendResult(message: original, created: false, stored: true)
@@ -246,8 +248,14 @@ public struct AdminMessageService: Sendable {
         let (results, published) = try await broadcast(
             prepared, to: recipients, clientMsgIds: recipients.map { _ in nil }, options: options, appId: appId,
             query: { try await database.query($0) })
-        published.forEach(events.publish)
+        publishStored(published, appId: appId)
         return results
+    }
+
+    /// Publishes the events of messages that were stored and counts them in the statistics, as a user's send does.
+    func publishStored(_ stored: [MessagingEvent], appId: Int64) {
+        service.storedCounts?.add(appId: appId, count: stored.count)
+        stored.forEach(events.publish)
     }
 
     /// Stores one message per recipient through `query` (a pooled connection, or a job's transaction) and

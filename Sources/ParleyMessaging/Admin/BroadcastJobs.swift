@@ -114,7 +114,7 @@ public struct BroadcastJobs: Sendable {
             let (more, published) = try await database.withTransaction { connection in
                 try await sendChunk(jobId: jobId, appId: appId, prepared: prepared, options: options, on: connection)
             }
-            published.forEach(admin.events.publish)
+            admin.publishStored(published, appId: appId)
             if !more { break }
         }
         return true

@@ -24,15 +24,16 @@ struct ConversationRepository: Sendable {
         ).map { try $0.decode("user_id", as: String.self) }
     }
 
-    /// Unread = messages after the read point that count (not notify), minus those revoked since. `counted_prefix`
-    /// of the message at the read point makes this two index lookups whatever the number of unread messages.
+    /// Unread = messages after the read point that count (not notify, not `noUnread`), minus those of them revoked
+    /// since. `counted_prefix` of the message at the read point makes this two index lookups whatever the number of
+    /// unread messages.
     static let unreadExpression = """
         CASE WHEN c.last_seq <= greatest(cm.read_seq, cm.clear_seq) THEN 0 ELSE greatest(0,
             c.counted_total
             - coalesce((SELECT p.counted_prefix FROM messages p WHERE p.app_id = cm.app_id
                         AND p.conversation_id = cm.conversation_id AND p.seq = greatest(cm.read_seq, cm.clear_seq)), 0)
             - (SELECT count(*) FROM messages r WHERE r.app_id = cm.app_id AND r.conversation_id = cm.conversation_id
-               AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL)) END
+               AND r.seq > greatest(cm.read_seq, cm.clear_seq) AND r.revoked_at IS NOT NULL AND NOT r.uncounted)) END
         """
 
     /// The last message's columns as `lm_<name>`, for `MessageRepository.decode(_:prefix:)`.

@@ -85,7 +85,7 @@ public struct PushJobRepository: Sendable {
         }
     }
 
-    /// Each user's total unread (the badge of their alerts): `parley_unread_total` (migration 0012), one range of
+    /// Each user's total unread (the badge of their alerts): `parley_unread_total` (migrations 0012, 0024), one range of
     /// the user's conversation rows and two index lookups per conversation with unread messages.
     func unreadTotals(appId: Int64, userIds: [String]) async throws -> [String: Int64] {
         guard !userIds.isEmpty else { return [:] }

@@ -22,11 +22,12 @@ public final class DailyMessageCounts: Sendable {
 
     public init() {}
 
-    /// One message of `appId` was stored now.
+    /// `count` messages of `appId` were stored now.
     @inline(__always)
-    public func add(appId: Int64) {
+    public func add(appId: Int64, count: Int = 1) {
+        guard count > 0 else { return }
         let key = Key(appId: appId, day: .today)
-        shards.value.counts.withLock { $0[key, default: 0] += 1 }
+        shards.value.counts.withLock { $0[key, default: 0] += Int64(count) }
     }
 
     /// Everything counted so far, and the shards emptied.
