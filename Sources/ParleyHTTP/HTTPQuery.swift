@@ -27,6 +27,41 @@ public struct HTTPQuery: Sendable {
         return Substring(decoded)
     }
 
+    /// The first value of `name` as an integer in `range`: an optional `-` and 1-19 decimal digits (no `+`, no
+    /// spaces). nil when the name is absent; anything else, the empty value included, is refused with 1002 naming the
+    /// parameter and the range.
+    public func integer(for name: String, in range: ClosedRange<Int64>) throws(APIError) -> Int64? {
+        guard let raw = try value(for: name) else { return nil }
+        let digits = raw.utf8.first == UInt8(ascii: "-") ? raw.utf8.dropFirst() : raw.utf8[...]
+        guard (1...19).contains(digits.count),
+            digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int64(raw), range.contains(value)
+        else {
+            throw APIError.validationFailed.with(
+                message: "`\(name)` must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A list's `limit`: 1 to `max`, `defaultLimit` when absent.
+    public func limit(defaultLimit: Int, max: Int) throws(APIError) -> Int {
+        Int(try integer(for: "limit", in: 1...Int64(max)) ?? Int64(defaultLimit))
+    }
+
+    /// The first value of `name` as a positive id (a page's cursor, an id a previous answer gave): 1-18 decimal
+    /// digits, the first not 0 (openapi's `^[1-9][0-9]{0,17}$`). nil when the name is absent; anything else, the empty
+    /// value included, is refused with 1002 naming the parameter.
+    public func positiveID(for name: String) throws(APIError) -> Int64? {
+        guard let raw = try value(for: name) else { return nil }
+        let digits = raw.utf8
+        guard (1...18).contains(digits.count), digits.first != UInt8(ascii: "0"),
+            digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let id = Int64(raw)
+        else {
+            throw APIError.validationFailed.with(message: "`\(name)` must be an id from a previous answer")
+        }
+        return id
+    }
+
     /// The first value of `name` exactly as sent (not decoded), sharing the query's storage; nil when absent.
     public func rawValue(for name: String) -> Substring? {
         guard let string, !string.isEmpty, let range = Self.valueRange(of: name, in: string) else { return nil }

@@ -65,6 +65,42 @@ struct HTTPQueryTests {
         #expect(try HTTPQuery(query + "&ok=1").value(for: "ok") == "1")
     }
 
+    @Test func integersAreDecimalDigitsInTheirRange() throws {
+        let range: ClosedRange<Int64> = -5...100
+        #expect(try HTTPQuery("n=42").integer(for: "n", in: range) == 42)
+        #expect(try HTTPQuery("n=-5").integer(for: "n", in: range) == -5)
+        #expect(try HTTPQuery("n=007").integer(for: "n", in: range) == 7)
+        #expect(try HTTPQuery("n=%34%32").integer(for: "n", in: range) == 42) // decoded first
+        #expect(try HTTPQuery("m=1").integer(for: "n", in: range) == nil)
+        for bad in [
+            "n=", "n", "n=+1", "n=%2B1", "n=1.0", "n=1e2", "n=%201", "n=1+", "n=-", "n=101", "n=-6", "n=x",
+            "n=99999999999999999999",
+        ] {
+            #expect(throws: APIError.self, "\(bad)") { try HTTPQuery(bad).integer(for: "n", in: range) }
+        }
+        #expect(try HTTPQuery(nil).limit(defaultLimit: 20, max: 50) == 20)
+        #expect(try HTTPQuery("limit=50").limit(defaultLimit: 20, max: 50) == 50)
+        for bad in ["limit=0", "limit=51", "limit="] {
+            #expect(throws: APIError.self, "\(bad)") { try HTTPQuery(bad).limit(defaultLimit: 20, max: 50) }
+        }
+    }
+
+    @Test func positiveIDsMatchTheCursorPattern() throws {
+        #expect(try HTTPQuery("cursor=1").positiveID(for: "cursor") == 1)
+        #expect(try HTTPQuery("cursor=999999999999999999").positiveID(for: "cursor") == 999_999_999_999_999_999)
+        #expect(try HTTPQuery("other=1").positiveID(for: "cursor") == nil)
+        for bad in [
+            "cursor=", "cursor=0", "cursor=01", "cursor=+1", "cursor=-1", "cursor=1x", "cursor=1000000000000000000",
+        ] {
+            do {
+                _ = try HTTPQuery(bad).positiveID(for: "cursor")
+                Issue.record("accepted \(bad)")
+            } catch {
+                #expect(error.code == 1002 && error.message.contains("`cursor`"), "\(bad)")
+            }
+        }
+    }
+
     @Test func aNameThatDoesNotDecodeMatchesNothing() throws {
         #expect(try HTTPQuery("q%zz=1&q=2").value(for: "q") == "2")
         #expect(try HTTPQuery("q%zz=1").value(for: "q%zz") == nil)

@@ -114,7 +114,8 @@ struct AdminMessagingTests {
     }
 
     @Test func noPushQueuesNoPushJobAndNoUnreadDoesNotCount() async throws {
-        try await MessagingFixture.run { fx in
+        // No push worker: the jobs queued stay in the table to be counted (a worker would take and delete them).
+        try await MessagingFixture.run(environment: ["PARLEY_PUSH_POLL_MS": "0"]) { fx in
             let user = try await fx.users(1)[0]
             _ = try await fx.database.query(
                 "INSERT INTO app_push_settings (app_id, enabled) VALUES (\(fx.appId), true)")

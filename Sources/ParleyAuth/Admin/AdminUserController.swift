@@ -63,7 +63,7 @@ struct AdminUserController: Sendable {
         let contributors = contributors
         router.get("/api/admin/stats") { request, _ in
             let app = try await signatures.verify(request)
-            let days = try Self.days(request.query.value(for: "days"))
+            let days = Int(try request.query.integer(for: "days", in: 1...Int64(AdminStatistics.maxDays)) ?? 7)
             return .ok(
                 json: try await statistics.read(appId: app.id, days: days, contributors: contributors)
                     .serialized())
@@ -87,14 +87,6 @@ struct AdminUserController: Sendable {
             return id
         default: throw APIError.validationFailed.with(message: "`sessionId` must be a session id")
         }
-    }
-
-    static func days(_ raw: Substring?) throws(APIError) -> Int {
-        guard let raw else { return 7 }
-        guard raw.utf8.count <= 3, let days = Int(raw), (1...AdminStatistics.maxDays).contains(days) else {
-            throw APIError.validationFailed.with(message: "`days` must be 1 to \(AdminStatistics.maxDays)")
-        }
-        return days
     }
 
     struct ImportAnswer: Encodable {

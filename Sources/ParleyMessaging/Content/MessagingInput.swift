@@ -75,21 +75,6 @@ enum MessagingInput {
         return raw
     }
 
-    /// A query parameter that must be an integer in `range` when present.
-    static func integer(_ raw: Substring?, field: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
-        guard let raw else { return nil }
-        guard let value = Int64(raw), range.contains(value) else {
-            throw APIError.validationFailed.with(
-                message: "`\(field)` must be an integer from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
-    }
-
-    /// A list's `limit` query parameter: 1 to `max`, `defaultLimit` when absent.
-    static func limit(_ query: HTTPQuery, defaultLimit: Int, max: Int) throws(APIError) -> Int {
-        Int(try integer(query.value(for: "limit"), field: "limit", range: 1...Int64(max)) ?? Int64(defaultLimit))
-    }
-
     /// Names and short texts: at most `maxCharacters` code points as sent (JSON Schema's `maxLength`, what
     /// openapi.yaml states), no control characters, something besides white space; returned trimmed.
     static func name(_ raw: String, field: String, maxCharacters: Int = 64) throws(APIError) -> String {

@@ -46,8 +46,8 @@ struct Paging {
 
     init(_ request: HTTPRequest, defaultLimit: Int, maxLimit: Int) throws(APIError) {
         let query = request.query
-        offset = Int(try MessagingInput.integer(query.value(for: "offset"), field: "offset", range: 0...1_000_000) ?? 0)
-        limit = try MessagingInput.limit(query, defaultLimit: defaultLimit, max: maxLimit)
+        offset = Int(try query.integer(for: "offset", in: 0...1_000_000) ?? 0)
+        limit = try query.limit(defaultLimit: defaultLimit, max: maxLimit)
     }
 }
 

@@ -17,11 +17,8 @@ struct SyncController: Sendable {
                     guard let parsed = SyncCursor(String(raw)) else { throw APIError.invalidCursor }
                     cursor = parsed
                 }
-                let limit = Int(
-                    try MessagingInput.integer(
-                        query.value(for: "limit"), field: "limit",
-                        range: 1...Int64(SyncService.maxPageSize))
-                        ?? Int64(SyncService.defaultPageSize))
+                let limit = try query.limit(
+                    defaultLimit: SyncService.defaultPageSize, max: SyncService.maxPageSize)
                 return .ok(try await service.sync(after: cursor, limit: limit, for: principal))
             })
     }

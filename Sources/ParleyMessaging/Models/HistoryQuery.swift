@@ -41,7 +41,7 @@ public struct HistoryQuery: Sendable, Hashable {
     /// From the query string; every bad value or combination is 1002 naming the parameter.
     init(_ query: HTTPQuery, maxLimit: Int) throws(APIError) {
         func integer(_ name: String, _ range: ClosedRange<Int64>) throws(APIError) -> Int64? {
-            try MessagingInput.integer(query.value(for: name), field: name, range: range)
+            try query.integer(for: name, in: range)
         }
         let before = try integer("before", 0...Int64.max)
         let after = try integer("after", 0...Int64.max)

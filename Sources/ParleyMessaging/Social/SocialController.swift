@@ -45,7 +45,7 @@ struct SocialController: Sendable {
                     try await friends.requests(
                         incoming: incoming, pendingOnly: pendingOnly,
                         cursor: try query.value(for: "cursor").map(String.init),
-                        limit: try MessagingInput.limit(query, defaultLimit: 50, max: 200), for: principal))
+                        limit: try query.limit(defaultLimit: 50, max: 200), for: principal))
             })
         router.post(
             "/api/im/friends/requests/{id}/accept", options: Self.bodyLimit,
@@ -74,8 +74,8 @@ struct SocialController: Sendable {
                 return .ok(
                     try await friends.friends(
                         since: try query.value(for: "since").map(String.init),
-                        limit: try MessagingInput.limit(
-                            query, defaultLimit: FriendService.defaultPageSize, max: FriendService.maxPageSize),
+                        limit: try query.limit(
+                            defaultLimit: FriendService.defaultPageSize, max: FriendService.maxPageSize),
                         for: principal))
             })
         router.patch(
@@ -103,8 +103,8 @@ struct SocialController: Sendable {
                 return .ok(
                     try await blocks.blocks(
                         cursor: try query.value(for: "cursor").map(String.init),
-                        limit: try MessagingInput.limit(
-                            query, defaultLimit: BlockService.defaultPageSize, max: BlockService.maxPageSize),
+                        limit: try query.limit(
+                            defaultLimit: BlockService.defaultPageSize, max: BlockService.maxPageSize),
                         for: principal))
             })
         router.put(

@@ -32,7 +32,7 @@ struct UserSearchQuery: Sendable, Hashable {
             throw APIError.validationFailed.with(
                 message: "`q` must be 1-64 characters without control characters, not only spaces")
         }
-        let limit = try MessagingInput.limit(query, defaultLimit: Self.defaultLimit, max: Self.maxLimit)
+        let limit = try query.limit(defaultLimit: Self.defaultLimit, max: Self.maxLimit)
         var after: UserSearchCursor?
         if let cursor = try query.value(for: "cursor"), !cursor.isEmpty {
             guard let parsed = UserSearchCursor(String(cursor)) else {

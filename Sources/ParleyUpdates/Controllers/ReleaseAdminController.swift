@@ -27,7 +27,7 @@ struct ReleaseAdminController: Sendable {
                 try ReleaseInput.channel(String(raw))
             }
             let includeWithdrawn = try Self.flag(query.value(for: "includeWithdrawn"), field: "includeWithdrawn")
-            let limit = try Self.limit(query.value(for: "limit"))
+            let limit = try query.limit(defaultLimit: 100, max: ReleaseService.maxPageSize)
             let page = try await service.list(
                 appId: app.id, platform: platform, channel: channel,
                 includeWithdrawn: includeWithdrawn, limit: limit)
@@ -65,13 +65,5 @@ struct ReleaseAdminController: Sendable {
         case "true", "1": return true
         default: throw APIError.validationFailed.with(message: "`\(field)` must be true or false")
         }
-    }
-
-    static func limit(_ raw: Substring?) throws(APIError) -> Int {
-        guard let raw else { return 100 }
-        guard let limit = Int(raw), (1...ReleaseService.maxPageSize).contains(limit) else {
-            throw APIError.validationFailed.with(message: "`limit` must be 1 to \(ReleaseService.maxPageSize)")
-        }
-        return limit
     }
 }

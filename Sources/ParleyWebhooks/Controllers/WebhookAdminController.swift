@@ -25,8 +25,8 @@ struct WebhookAdminController: Sendable {
             let app = try await auth.verifySignedRequest(request)
             let query = request.query
             let state = try Self.state(query.value(for: "state"))
-            let limit = try Self.limit(query.value(for: "limit"))
-            let cursor = try Self.cursor(query.value(for: "cursor"))
+            let limit = try query.limit(defaultLimit: 100, max: Self.maxPageSize)
+            let cursor = try query.positiveID(for: "cursor")
             let deliveries = try await jobs.list(appId: app.id, state: state, limit: limit + 1, after: cursor)
             let page = Array(deliveries.prefix(limit))
             return .ok(
@@ -51,22 +51,6 @@ struct WebhookAdminController: Sendable {
             throw APIError.validationFailed.with(message: "`state` must be pending, dead or delivered")
         }
         return state
-    }
-
-    static func limit(_ raw: Substring?) throws(APIError) -> Int {
-        guard let raw else { return 100 }
-        guard let limit = Int(raw), (1...maxPageSize).contains(limit) else {
-            throw APIError.validationFailed.with(message: "`limit` must be 1 to \(maxPageSize)")
-        }
-        return limit
-    }
-
-    static func cursor(_ raw: Substring?) throws(APIError) -> Int64? {
-        guard let raw, !raw.isEmpty else { return nil }
-        guard let id = identifier(raw) else {
-            throw APIError.validationFailed.with(message: "`cursor` must be a delivery id from a previous page")
-        }
-        return id
     }
 
     /// A delivery id: a positive decimal integer.
