@@ -103,10 +103,12 @@ public final class MessagingModule: Sendable {
         UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
     }
 
-    /// The signed server-to-server routes of the app's backend (`/api/admin/messages`, `/api/admin/groups`, ...).
+    /// The signed server-to-server routes of the app's backend (`/api/admin/messages`, `/api/admin/groups`,
+    /// `/api/admin/reports`, ...).
     public func registerAdmin(on router: inout Router, auth: AuthModule) {
         AdminMessageController(auth: auth, service: admin, jobs: broadcastJobs).register(on: &router)
         AdminGroupController(auth: auth, service: groups).register(on: &router)
+        AdminReportController(auth: auth, reports: reports.reports).register(on: &router)
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's

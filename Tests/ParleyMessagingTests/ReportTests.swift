@@ -5,7 +5,8 @@ import ParleyTestSupport
 import Testing
 
 /// `POST /api/im/reports` and `parley app reports` (issue 19): users report users, messages and groups they can see;
-/// a reported message is kept as it was even when revoked later; reporting again changes nothing.
+/// a reported message is kept as it was even when revoked later; reporting again changes nothing. The app's backend
+/// pages through them with `GET /api/admin/reports` (issue 20).
 @Suite("Reports")
 struct ReportTests {
     static func report(_ fx: MessagingFixture, _ by: Session, _ body: [String: Any]) async throws -> TestResponse {
@@ -91,6 +92,55 @@ struct ReportTests {
                 try await AppCommand.run(
                     ["reports", fx.appKey, "--limit", "0"], configuration: fx.live.app.configuration, output: { _ in })
             }
+        }
+    }
+
+    @Test func theBackendPagesThroughReportsNewestFirst() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(4)
+            let group = try await fx.createGroup(users[1], members: [users[2]])
+            for reporter in users.dropFirst() {
+                #expect(
+                    try await Self.report(
+                        fx, reporter, ["targetType": "user", "targetId": users[0].userId, "reason": "spam"]
+                    ).status == 201)
+            }
+            #expect(
+                try await Self.report(
+                    fx, users[0], ["targetType": "group", "targetId": group.groupId, "reason": "scam"]
+                ).status == 201)
+
+            func page(_ query: String) async throws -> (ids: [String], reporters: [String], next: String?) {
+                let answer = try await fx.admin("GET", "/api/admin/reports" + query)
+                #expect(answer.status == 200, "\(answer.text)")
+                let reports = try #require(answer.data["reports"] as? [[String: Any]])
+                #expect(answer.data.keys.contains("nextCursor"))
+                return (
+                    reports.compactMap { $0["id"] as? String }, reports.compactMap { $0["reporterId"] as? String },
+                    answer.data["nextCursor"] as? String
+                )
+            }
+            let all = try await page("")
+            #expect(all.ids.count == 4 && all.next == nil)
+            #expect(all.reporters == [users[0].userId, users[3].userId, users[2].userId, users[1].userId])
+            // Two pages of two cover the same reports in the same order.
+            let first = try await page("?limit=2")
+            let cursor = try #require(first.next)
+            let second = try await page("?limit=2&cursor=\(cursor)")
+            #expect(first.ids + second.ids == all.ids && second.next == nil)
+            // One kind of target.
+            let groups = try await page("?targetType=group")
+            #expect(groups.reporters == [users[0].userId])
+            // Another app sees none of them.
+            let (other, otherSecret) = try await fx.live.createApp(name: "Other")
+            let theirs = try await fx.live.adminCall(
+                "GET", "/api/admin/reports", appKey: other.appKey, secret: otherSecret)
+            #expect((theirs.data["reports"] as? [Any])?.isEmpty == true)
+            for bad in ["?limit=0", "?limit=201", "?cursor=x", "?cursor=", "?cursor=01", "?targetType=channel"] {
+                let refused = try await fx.admin("GET", "/api/admin/reports" + bad)
+                #expect(refused.status == 400 && refused.code == 1002, "\(bad)")
+            }
+            #expect(try await fx.client.get("/api/admin/reports").status == 401)
         }
     }
 }

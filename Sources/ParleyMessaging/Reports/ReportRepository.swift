@@ -49,12 +49,19 @@ public struct ReportRepository: Sendable {
         try await !database.query("SELECT 1 FROM users WHERE app_id = \(appId) AND id = \(userId)").isEmpty
     }
 
-    /// The app's reports, newest first.
-    public func list(appId: Int64, limit: Int) async throws -> [Report] {
+    /// The app's reports, newest first: those filed before the report `before` (a page's last id) when given, of
+    /// one kind of target when `targetType` is given.
+    public func list(
+        appId: Int64, limit: Int, before: Int64? = nil, targetType: ReportTargetType? = nil
+    ) async throws -> [Report] {
         try await database.query(
             """
-            SELECT \(unescaped: Self.columns) FROM reports WHERE app_id = \(appId)
-            ORDER BY created_at DESC, id DESC LIMIT \(limit)
+            SELECT \(unescaped: Self.columns) FROM reports r
+            WHERE r.app_id = \(appId)
+              AND (\(targetType?.rawValue)::text IS NULL OR r.target_type = \(targetType?.rawValue))
+              AND (\(before)::bigint IS NULL OR (r.created_at, r.id) < (
+                   SELECT c.created_at, c.id FROM reports c WHERE c.app_id = \(appId) AND c.id = \(before)))
+            ORDER BY r.created_at DESC, r.id DESC LIMIT \(limit)
             """
         ).map(Self.decode)
     }
