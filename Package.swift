@@ -76,7 +76,7 @@ let package = Package(
 
         // Webhooks: calls to an app's own backend (before_send in the send path; after-events through an outbox that
         // triggers fill, so no feature depends on it).
-        .target(name: "ParleyWebhooks", dependencies: ["ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
+        .target(name: "ParleyWebhooks", dependencies: ["ParleyLifecycle", "ParleyMessageModel", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                        "ParleyPostgres", "ParleyJSON", "ParleyCrypto", "ParleyNet",
                                                        "ParleyObservability"],
                 swiftSettings: swiftSettings),

@@ -76,7 +76,7 @@ public final class Application: Sendable {
                 try await access.authorize(objectKeys: keys, appId: appId, userId: userId)
             },
             avatars: files.avatarAuthorizer, metrics: metrics,
-            beforeSend: Application.beforeSendHook(webhooks.beforeSend), storedCounts: auth.statistics.storedMessages)
+            beforeSend: webhooks.beforeSendHook, storedCounts: auth.statistics.storedMessages)
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics)
@@ -184,24 +184,6 @@ public final class Application: Sendable {
             logger.info("shutting down", ["grace_seconds": .double(grace.secondsDouble)])
         }
         logger.info("stopped")
-    }
-
-    /// Messaging's `before_send` hook, answered by the webhooks module (messaging does not know webhooks).
-    static func beforeSendHook(_ service: BeforeSendService) -> BeforeSendHook {
-        BeforeSendHook(
-            isActive: { service.isActive(appId: $0) },
-            consult: { message in
-                let verdict = try await service.consult(
-                    appId: message.appId,
-                    BeforeSendService.Message(
-                        fromId: message.fromId, toId: message.toId, chatType: message.chatType,
-                        msgType: message.msgType, content: message.content, extra: message.extra,
-                        clientMsgId: message.clientMsgId))
-                switch verdict {
-                case .allow: return .allow
-                case .replace(let content, let extra): return .replace(content: content, extra: extra)
-                }
-            })
     }
 
     static func makeBlobStorage(_ configuration: FilesConfiguration, logger: Logger) throws -> any BlobStorage {

@@ -2,6 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyHTTP
 import ParleyLifecycle
+import ParleyMessageModel
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres

@@ -2,12 +2,13 @@ import ParleyAuth
 import ParleyHTTP
 import ParleyHTTPClient
 import ParleyLifecycle
+import ParleyMessageModel
 import ParleyObservability
 import ParleyPostgres
 
 /// Webhooks, assembled: the settings cache, the outbox worker, `before_send`, and the admin routes. Changes reach
 /// the outbox without this module: triggers queue the events in the changes' transactions (migrations/0022), so no
-/// feature knows webhooks; `before_send` reaches messaging as the closure ParleyApp builds from `beforeSend`.
+/// feature knows webhooks; `before_send` reaches messaging as `beforeSendHook`, which ParleyApp hands it.
 public final class WebhooksModule: Sendable {
     public let configuration: WebhookConfiguration
     public let settings: WebhookSettingsCache
@@ -41,6 +42,12 @@ public final class WebhooksModule: Sendable {
         worker = WebhookWorker(
             configuration: configuration, jobs: jobs, settings: settings, caller: caller, metrics: metrics,
             logger: logger)
+    }
+
+    /// `before_send` as messaging consults it.
+    public var beforeSendHook: BeforeSendHook {
+        let service = beforeSend
+        return BeforeSendHook(isActive: { service.isActive(appId: $0) }, consult: { try await service.consult($0) })
     }
 
     public func register(on router: inout Router) {

@@ -8,6 +8,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/e2e.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 
+venv=$(e2e_realtime_venv) # the flow shares the seeds' client (scripts/e2e/lib/seeds/client.py), which needs it
 db=$(e2e_fresh_db)
 parley_start "$db" PARLEY_WEBHOOK_ALLOW_PRIVATE=1 PARLEY_WEBHOOK_MAX_ATTEMPTS=3 PARLEY_WEBHOOK_POLL_MS=50
 
@@ -39,7 +40,7 @@ out=$(parley_cli app describe "$app_key") || fail "parley app describe: $out"
 log_file="$E2E_TMP/webhooks_flow.log"
 E2E_LOGS+=("$log_file")
 WEBHOOK_BASE=$PARLEY_BASE WEBHOOK_APP_KEY=$app_key WEBHOOK_APP_SECRET=$app_secret WEBHOOK_PORT=$receiver_port \
-    timeout --kill-after=5 180 python3 "$PARLEY_ROOT/scripts/e2e/lib/webhooks/webhooks_flow.py" \
+    timeout --kill-after=5 180 "$venv/bin/python" "$PARLEY_ROOT/scripts/e2e/lib/webhooks/webhooks_flow.py" \
     >"$log_file" 2>&1 || fail "the webhooks flow failed (its log is above)"
 
 parley_stop_clean 15

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyHTTP
 import ParleyJSON
+import ParleyMessageModel
 import ParleyNet
 import ParleyObservability
 
@@ -8,44 +9,6 @@ import ParleyObservability
 /// the answer into a verdict, or the refusal the sender gets. A failure (timeout, refused connection, an error
 /// status, an answer that is not one) follows the app's `on_failure`: allow, or refuse with 1601.
 public struct BeforeSendService: Sendable {
-    /// The message as the backend gets it (`data.message` of the call).
-    public struct Message: Sendable {
-        public var fromId: String
-        public var toId: String
-        public var chatType: String
-        public var msgType: String
-        public var content: JSONValue
-        public var extra: JSONValue?
-        public var clientMsgId: String?
-
-        public init(
-            fromId: String, toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue?,
-            clientMsgId: String?
-        ) {
-            self.fromId = fromId
-            self.toId = toId
-            self.chatType = chatType
-            self.msgType = msgType
-            self.content = content
-            self.extra = extra
-            self.clientMsgId = clientMsgId
-        }
-
-        var json: JSONValue {
-            .object(
-                JSONObject([
-                    ("fromId", .string(fromId)), ("toId", .string(toId)), ("chatType", .string(chatType)),
-                    ("msgType", .string(msgType)), ("content", content), ("extra", extra ?? .null),
-                    ("clientMsgId", clientMsgId.map { .string($0) } ?? .null),
-                ]))
-        }
-    }
-
-    public enum Verdict: Sendable, Equatable {
-        case allow
-        case replace(content: JSONValue?, extra: JSONValue?)
-    }
-
     let settings: WebhookSettingsCache
     let caller: WebhookCaller
     let metrics: WebhookMetrics
@@ -55,13 +18,14 @@ public struct BeforeSendService: Sendable {
     public func isActive(appId: Int64) -> Bool { settings.wants(.beforeSend, appId: appId) }
 
     /// The backend's verdict on `message`; throws 1600 (denied, with the backend's code and message) or 1601.
-    public func consult(appId: Int64, _ message: Message) async throws -> Verdict {
+    public func consult(_ message: BeforeSendHook.Message) async throws -> BeforeSendHook.Verdict {
+        let appId = message.appId
         guard let current = settings.settings(appId: appId), current.wants(.beforeSend),
             let appKey = caller.appKey(of: appId)
         else { return .allow }
         let started = ContinuousClock.now
         let eventId = "bs_" + WebhookSigner.newNonce()
-        let data = JSONValue.object(JSONObject([("message", message.json)])).serializedString
+        let data = JSONValue.object(JSONObject([("message", Self.json(message))])).serializedString
         let body = WebhookCaller.envelope(
             eventId: eventId, event: WebhookEvent.beforeSend.rawValue, appKey: appKey, createdAt: Date(), attempt: 1,
             data: data)
@@ -101,5 +65,18 @@ public struct BeforeSendService: Sendable {
                 throw APIError.beforeSendUnavailable
             }
         }
+    }
+}
+
+extension BeforeSendService {
+    /// The message as the backend gets it (`data.message` of the call).
+    static func json(_ message: BeforeSendHook.Message) -> JSONValue {
+        .object(
+            JSONObject([
+                ("fromId", .string(message.fromId)), ("toId", .string(message.toId)),
+                ("chatType", .string(message.chatType)), ("msgType", .string(message.msgType)),
+                ("content", message.content), ("extra", message.extra ?? .null),
+                ("clientMsgId", message.clientMsgId.map { .string($0) } ?? .null),
+            ]))
     }
 }

@@ -3,11 +3,7 @@ one signed call and read them back, sign two of them in with sockets, ask who is
 `session_ended {reason: banned}` and closes 4501, its signed login answers 1043), unban, and read the statistics.
 Settings come from the environment (see client.py: SEEDS_BASE, SEEDS_APP_KEY, SEEDS_APP_SECRET)."""
 import asyncio
-import hashlib
-import hmac
-import json
 import os
-import secrets
 import sys
 import time
 
@@ -16,14 +12,7 @@ import client  # noqa: E402
 from client import check  # noqa: E402
 
 
-def admin(method, path, body=None):
-    """A signed admin call; no body at all when `body` is None (the signature then covers the empty body)."""
-    raw = json.dumps(body, separators=(",", ":")).encode() if body is not None else b""
-    timestamp, nonce = str(int(time.time())), "n-" + secrets.token_hex(8)
-    text = "\n".join([method, path, timestamp, nonce, hashlib.sha256(raw).hexdigest()])
-    signature = hmac.new(client.APP_SECRET.encode(), text.encode(), hashlib.sha256).hexdigest()
-    headers = {"X-App-Key": client.APP_KEY, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature}
-    return client.http(method, path, raw_body=raw if body is not None else None, headers=headers)
+admin = client.signed
 
 
 def data(answer, what):

@@ -109,15 +109,16 @@ def refused(answer, what, code=None):
     return envelope
 
 
-def signed(method, path, body, headers=None):
-    """A call from the app's own backend, signed with the app secret ("Signed server-to-server requests")."""
-    raw = json.dumps(body, separators=(",", ":")).encode()
+def signed(method, path, body=None, headers=None):
+    """A call from the app's own backend, signed with the app secret ("Signed server-to-server requests"); no body
+    at all when `body` is None (the signature then covers the empty body)."""
+    raw = json.dumps(body, separators=(",", ":")).encode() if body is not None else b""
     timestamp, nonce = str(int(time.time())), "n-" + secrets.token_hex(8)
     text = "\n".join([method, path, timestamp, nonce, hashlib.sha256(raw).hexdigest()])
     signature = hmac.new(APP_SECRET.encode(), text.encode(), hashlib.sha256).hexdigest()
     all_headers = {"X-App-Key": APP_KEY, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature}
     all_headers.update(headers or {})
-    return http(method, path, raw_body=raw, headers=all_headers)
+    return http(method, path, raw_body=raw if body is not None else None, headers=all_headers)
 
 
 def register(username, platform="ios", nickname=None, **extra):

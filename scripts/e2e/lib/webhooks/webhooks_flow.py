@@ -15,15 +15,19 @@ import http.server
 import json
 import os
 import secrets
+import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 BASE = os.environ["WEBHOOK_BASE"]
 APP_KEY = os.environ["WEBHOOK_APP_KEY"]
 APP_SECRET = os.environ["WEBHOOK_APP_SECRET"]
 PORT = int(os.environ["WEBHOOK_PORT"])
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "seeds"))
+import client  # noqa: E402
+
+client.BASE, client.APP_KEY, client.APP_SECRET = BASE, APP_KEY, APP_SECRET
 TIMEOUT = 10
 
 
@@ -134,31 +138,15 @@ class Receiver:
 # Parley
 
 
-def http_call(method, path, body=None, token=None, headers=None, raw=None):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(BASE + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            status, payload = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, payload = error.code, error.read()
-    return status, (json.loads(payload) if payload else None)
+def http_call(method, path, body=None, token=None, headers=None):
+    answer = client.http(method, path, body, token=token, headers=headers)
+    return answer.status, answer.body
 
 
 def signed(method, path, body=None):
     """A call from the app's backend, signed with the app secret."""
-    raw = json.dumps(body, separators=(",", ":")).encode() if body is not None else b""
-    timestamp, nonce = str(int(time.time())), "n-" + secrets.token_hex(8)
-    text = "\n".join([method, path, timestamp, nonce, hashlib.sha256(raw).hexdigest()])
-    signature = hmac.new(APP_SECRET.encode(), text.encode(), hashlib.sha256).hexdigest()
-    headers = {"X-App-Key": APP_KEY, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature}
-    return http_call(method, path, raw=raw if body is not None else None, headers=headers)
+    answer = client.signed(method, path, body)
+    return answer.status, answer.body
 
 
 def register(username):
