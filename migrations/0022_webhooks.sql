@@ -13,6 +13,9 @@ CREATE TABLE app_webhooks (
     timeout_ms integer NOT NULL DEFAULT 2000 CHECK (timeout_ms BETWEEN 100 AND 10000),
     -- What before_send does when the backend times out, fails or answers nonsense: let the message through, or not.
     on_failure text NOT NULL DEFAULT 'allow' CHECK (on_failure IN ('allow', 'deny')),
+    -- After-events per call: 1 POSTs each event alone; more lets one call carry up to that many (`{"events": [...]}`),
+    -- which a busy app needs: a call per event costs the server about as much as the message it reports.
+    batch_size integer NOT NULL DEFAULT 1 CHECK (batch_size BETWEEN 1 AND 100),
     enabled boolean NOT NULL DEFAULT true,
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now()

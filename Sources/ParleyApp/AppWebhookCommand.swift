@@ -6,10 +6,11 @@ import ParleyWebhooks
 extension AppCommand {
     static let webhookUsage = """
           parley app webhook APP_KEY [--url URL] [--events before_send,after_send,...] [--timeout-ms 100-10000]
-                                     [--on-failure allow|deny] [--enable|--disable] | --remove
+                                     [--on-failure allow|deny] [--batch-size 1-100] [--enable|--disable] | --remove
                                      the app's webhooks: calls to its backend, signed with the app secret; the URL
                                      must not resolve to a private address unless PARLEY_WEBHOOK_ALLOW_PRIVATE=1;
-                                     --on-failure is what before_send does on a timeout or error; without options
+                                     --on-failure is what before_send does on a timeout or error; --batch-size: up
+                                     to that many after-events per call (default 1: each alone); without options
                                      prints the settings. Events: \(WebhookEvent.allCases.map(\.rawValue).joined(separator: ", "))
           parley app describe APP_KEY
                                      the app's settings, its webhook included (never its secret)
@@ -24,13 +25,16 @@ extension AppCommand {
         let eventList = options.take("--events")
         let timeout = try options.takeInt("--timeout-ms")
         let failureName = options.take("--on-failure")
+        let batchSize = try options.takeInt("--batch-size")
         let enable = options.takeFlag("--enable")
         let disable = options.takeFlag("--disable")
         let remove = options.takeFlag("--remove")
         let key = try options.takePositional("APP_KEY")
         try options.finish()
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
-        let changes = url != nil || eventList != nil || timeout != nil || failureName != nil || enable || disable
+        let changes =
+            url != nil || eventList != nil || timeout != nil || failureName != nil || batchSize != nil || enable
+            || disable
         if remove && changes { throw UsageError(description: "--remove takes no other option") }
         guard let target = try await repository.find(key: key) else {
             throw UsageError(description: "no app with key \(key)")
@@ -48,6 +52,9 @@ extension AppCommand {
             }
             if let timeout, !WebhookSettings.timeoutRange.contains(timeout) {
                 throw UsageError(description: "--timeout-ms must be 100 to 10000")
+            }
+            if let batchSize, !WebhookSettings.batchSizeRange.contains(batchSize) {
+                throw UsageError(description: "--batch-size must be 1 to 100")
             }
             var policy = stored?.onFailure ?? .allow
             if let failureName {
@@ -69,7 +76,8 @@ extension AppCommand {
                     appId: target.id, url: newURL, events: newEvents,
                     timeoutMilliseconds: timeout ?? stored?.timeoutMilliseconds
                         ?? WebhookSettings.defaultTimeoutMilliseconds,
-                    onFailure: policy, enabled: disable ? false : (enable ? true : stored?.enabled ?? true)))
+                    onFailure: policy, batchSize: batchSize ?? stored?.batchSize ?? 1,
+                    enabled: disable ? false : (enable ? true : stored?.enabled ?? true)))
         }
         output("appKey          \(target.appKey)")
         describeWebhook(try await settings.settings(appId: target.id), output: output)
@@ -88,6 +96,7 @@ extension AppCommand {
         output("webhookEvents   \(settings.events.map(\.rawValue).joined(separator: ","))")
         output("webhookTimeout  \(settings.timeoutMilliseconds) ms")
         output("webhookFailure  \(settings.onFailure.rawValue)")
+        output("webhookBatch    \(settings.batchSize)")
         output("webhookEnabled  \(settings.enabled)")
     }
 }

@@ -103,6 +103,59 @@ import Testing
         }
     }
 
+    @Test func aBatchSizeCarriesSeveralEventsPerCallInOrderAcrossAnOutage() async throws {
+        try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "100"]) { fixture in
+            try await fixture.configure([.afterSend], batchSize: 5)
+            let users = try await fixture.messaging.users(3)
+            await fixture.receiver.stop()
+            var sent: [String: [Int]] = [:]
+            for round in 0..<6 {
+                for peer in [users[1].userId, users[2].userId] {
+                    let message = try await fixture.messaging.sendOK(users[0], to: peer, content: "round \(round)")
+                    sent[message["conversationId"] as! String, default: []].append(message["seq"] as! Int)
+                }
+            }
+            let retrying = try await eventually(timeout: .seconds(30)) {
+                try await fixture.deliveries(state: "pending").contains { $0.attempts >= 1 && $0.lastError != nil }
+            }
+            #expect(retrying != nil)
+            try await fixture.receiver.start()
+
+            func deliveredEnvelopes() -> [[String: Any]] {
+                fixture.receiver.calls.filter { (200...299).contains($0.status) }.flatMap(\.events)
+            }
+            let all = try await eventually(timeout: .seconds(60)) {
+                Set(deliveredEnvelopes().compactMap { $0["eventId"] as? String }).count == 12
+            }
+            #expect(all != nil)
+            let calls = fixture.receiver.calls.filter { (200...299).contains($0.status) }
+            // Every call is a batch of at most 5, signed as a whole like any call; 12 events waited, so one call
+            // carried a full batch.
+            #expect(calls.allSatisfy { $0.headers["x-parley-event"] == "batch" && (1...5).contains($0.events.count) })
+            #expect(calls.map(\.events.count).max() == 5)
+            for call in calls {
+                let expected = RequestSignature.sign(
+                    secret: fixture.messaging.secret, method: "POST", pathWithQuery: call.target,
+                    timestamp: call.headers["x-timestamp"] ?? "", nonce: call.headers["x-nonce"] ?? "", body: call.body)
+                #expect(call.headers["x-signature"] == expected)
+            }
+            // Each envelope as a lone call carries it; in order per conversation, by first arrival.
+            var firstArrival: [String: [Int]] = [:]
+            var seen: Set<String> = []
+            for envelope in deliveredEnvelopes() where seen.insert(envelope["eventId"] as! String).inserted {
+                #expect(envelope["event"] as? String == "after_send")
+                #expect(envelope["appKey"] as? String == fixture.messaging.appKey)
+                let message = (envelope["data"] as? [String: Any])?["message"] as? [String: Any] ?? [:]
+                firstArrival[message["conversationId"] as! String, default: []].append(message["seq"] as! Int)
+            }
+            for (conversation, seqs) in sent { #expect(firstArrival[conversation] == seqs) }
+            let recorded = try await eventually(timeout: .seconds(30)) {
+                try await fixture.deliveries(state: "delivered").count == 12
+            }
+            #expect(recorded != nil)
+        }
+    }
+
     @Test func anEventGoesDeadAfterMaxAttemptsAndTheAdminRouteRetriesIt() async throws {
         try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "2"]) { fixture in
             try await fixture.configure([.afterSend])

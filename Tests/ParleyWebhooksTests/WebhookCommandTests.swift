@@ -38,6 +38,7 @@ import Testing
                 for bad in [
                     ["--events", "after_send,after_sned"], ["--timeout-ms", "50"], ["--timeout-ms", "20000"],
                     ["--on-failure", "maybe"], ["--enable", "--disable"], ["--remove", "--disable"],
+                    ["--batch-size", "0"], ["--batch-size", "101"],
                 ] {
                     await #expect(throws: AppCommand.UsageError.self, "\(bad)") {
                         try await Self.run(
@@ -55,17 +56,19 @@ import Testing
                 let set = try await Self.run(
                     [
                         "webhook", app.appKey, "--url", "http://127.0.0.1:9/hook", "--events",
-                        "before_send,after_send", "--timeout-ms", "500", "--on-failure", "deny",
+                        "before_send,after_send", "--timeout-ms", "500", "--on-failure", "deny", "--batch-size", "50",
                     ], open)
                 #expect(CommandOutput.field("webhookUrl", in: set) == "http://127.0.0.1:9/hook")
                 #expect(CommandOutput.field("webhookEvents", in: set) == "before_send,after_send")
                 #expect(CommandOutput.field("webhookTimeout", in: set) == "500 ms")
                 #expect(CommandOutput.field("webhookFailure", in: set) == "deny")
+                #expect(CommandOutput.field("webhookBatch", in: set) == "50")
                 // Changing one value keeps the others; --disable keeps the settings but calls nothing.
                 let disabled = try await Self.run(["webhook", app.appKey, "--disable", "--events", "login"], open)
                 #expect(CommandOutput.field("webhookEnabled", in: disabled) == "false")
                 #expect(CommandOutput.field("webhookEvents", in: disabled) == "login")
                 #expect(CommandOutput.field("webhookTimeout", in: disabled) == "500 ms")
+                #expect(CommandOutput.field("webhookBatch", in: disabled) == "50")
                 let described = try await Self.run(["describe", app.appKey], strict)
                 #expect(CommandOutput.field("appKey", in: described) == app.appKey)
                 #expect(CommandOutput.field("webhookUrl", in: described) == "http://127.0.0.1:9/hook")

@@ -35,11 +35,12 @@ struct WebhookFixture: Sendable {
 
     /// Stores the app's webhook (as `parley app webhook` does) and waits until the server's cache has it.
     func configure(
-        _ events: [WebhookEvent], timeoutMilliseconds: Int = 2000, onFailure: WebhookSettings.FailurePolicy = .allow
+        _ events: [WebhookEvent], timeoutMilliseconds: Int = 2000, onFailure: WebhookSettings.FailurePolicy = .allow,
+        batchSize: Int = 1
     ) async throws {
         let settings = WebhookSettings(
             appId: messaging.appId, url: receiver.url, events: events, timeoutMilliseconds: timeoutMilliseconds,
-            onFailure: onFailure)
+            onFailure: onFailure, batchSize: batchSize)
         try await webhooks.settingsRepository.save(settings)
         guard
             try await eventually(

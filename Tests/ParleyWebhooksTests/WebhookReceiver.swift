@@ -18,6 +18,8 @@ final class WebhookReceiver: Sendable {
         var eventId: String? { json["eventId"] as? String }
         var data: [String: Any] { json["data"] as? [String: Any] ?? [:] }
         var message: [String: Any] { data["message"] as? [String: Any] ?? [:] }
+        /// The envelopes of a call carrying several events (`{"events": [...]}`).
+        var events: [[String: Any]] { json["events"] as? [[String: Any]] ?? [] }
     }
 
     /// How after-events are answered.

@@ -10,26 +10,30 @@ public struct WebhookSettings: Sendable, Equatable, Encodable {
     public var events: [WebhookEvent]
     public var timeoutMilliseconds: Int
     public var onFailure: FailurePolicy
+    /// After-events per call (1: each alone; more: `{"events": [...]}` of up to this many).
+    public var batchSize: Int
     public var enabled: Bool
 
     public static let timeoutRange = 100...10_000
     public static let defaultTimeoutMilliseconds = 2000
+    public static let batchSizeRange = 1...100
 
     public init(
         appId: Int64, url: String, events: [WebhookEvent], timeoutMilliseconds: Int = defaultTimeoutMilliseconds,
-        onFailure: FailurePolicy = .allow, enabled: Bool = true
+        onFailure: FailurePolicy = .allow, batchSize: Int = 1, enabled: Bool = true
     ) {
         self.appId = appId
         self.url = url
         self.events = events
         self.timeoutMilliseconds = timeoutMilliseconds
         self.onFailure = onFailure
+        self.batchSize = batchSize
         self.enabled = enabled
     }
 
     public func wants(_ event: WebhookEvent) -> Bool { enabled && events.contains(event) }
 
     enum CodingKeys: String, CodingKey {
-        case url, events, timeoutMilliseconds = "timeoutMs", onFailure, enabled
+        case url, events, timeoutMilliseconds = "timeoutMs", onFailure, batchSize, enabled
     }
 }

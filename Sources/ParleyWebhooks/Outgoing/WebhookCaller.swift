@@ -43,6 +43,17 @@ struct WebhookCaller: Sendable {
         return out
     }
 
+    /// The body of a call carrying several events: `{"events": [envelope, ...]}`, in the order given.
+    static func batch(_ envelopes: [[UInt8]]) -> [UInt8] {
+        var out = Array(#"{"events":["#.utf8)
+        for (index, envelope) in envelopes.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += envelope
+        }
+        out += Array("]}".utf8)
+        return out
+    }
+
     /// The app key of `appId`, when it is known here.
     func appKey(of appId: Int64) -> String? { directory.app(id: appId)?.appKey }
 

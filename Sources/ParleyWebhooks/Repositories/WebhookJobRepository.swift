@@ -63,32 +63,43 @@ public struct WebhookJobRepository: Sendable {
             """)
     }
 
-    func delivered(jobId: Int64, status: Int) async throws {
+    /// The events of one call, delivered (one statement, whatever their number).
+    func delivered(jobIds: [Int64], status: Int) async throws {
         _ = try await database.query(
             """
             UPDATE webhook_jobs SET state = 'delivered', leased_until = NULL, last_status = \(status),
                                     last_error = NULL, finished_at = now(), attempts = attempts + 1
-            WHERE id = \(jobId)
+            WHERE id = ANY(\(PostgresTextArray(jobIds.map(String.init)))::bigint[])
             """)
     }
 
-    /// A failed attempt: another after `delay`, or dead when `dead` (then the key's next event may go).
-    func failed(jobId: Int64, status: Int?, error: String, retryAfter delay: Duration, dead: Bool) async throws {
+    /// A failed attempt of one call's events: each is tried again after `delay`, or is dead once this was its
+    /// `maxAttempts`th attempt (then its key's next event may go). Returns the events that went dead, as (id, event).
+    func failed(
+        jobIds: [Int64], status: Int?, error: String, retryAfter delay: Duration, maxAttempts: Int
+    ) async throws -> [(id: Int64, event: String)] {
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        _ = try await database.query(
+        return try await database.query(
             """
             UPDATE webhook_jobs SET leased_until = NULL, last_status = \(status), last_error = \(String(error.prefix(500))),
                 attempts = attempts + 1,
-                state = CASE WHEN \(dead) THEN 'dead' ELSE 'pending' END,
-                finished_at = CASE WHEN \(dead) THEN now() END,
+                state = CASE WHEN attempts + 1 >= \(maxAttempts) THEN 'dead' ELSE 'pending' END,
+                finished_at = CASE WHEN attempts + 1 >= \(maxAttempts) THEN now() END,
                 next_attempt_at = now() + make_interval(secs => \(seconds))
-            WHERE id = \(jobId)
-            """)
+            WHERE id = ANY(\(PostgresTextArray(jobIds.map(String.init)))::bigint[])
+            RETURNING id, event, state
+            """
+        ).compactMap { row in
+            try row.decode("state", as: String.self) == "dead"
+                ? (try row.decode("id", as: Int64.self), try row.decode("event", as: String.self)) : nil
+        }
     }
 
     /// Events of apps whose webhook is gone or no longer wants them: deleted unsent.
-    func drop(jobId: Int64) async throws {
-        _ = try await database.query("DELETE FROM webhook_jobs WHERE id = \(jobId)")
+    func drop(jobIds: [Int64]) async throws {
+        guard !jobIds.isEmpty else { return }
+        _ = try await database.query(
+            "DELETE FROM webhook_jobs WHERE id = ANY(\(PostgresTextArray(jobIds.map(String.init)))::bigint[])")
     }
 
     /// The app's events in `state`, oldest first for pending ones and newest first otherwise, after `cursor` (an id).

@@ -8,7 +8,8 @@ public struct WebhookSettingsRepository: Sendable {
 
     public init(database: PostgresClient) { self.database = database }
 
-    static let columns = "app_id, url, array_to_string(events, ',') AS events, timeout_ms, on_failure, enabled"
+    static let columns =
+        "app_id, url, array_to_string(events, ',') AS events, timeout_ms, on_failure, batch_size, enabled"
 
     static func decode(_ row: PostgresRow) throws -> WebhookSettings {
         let names = try row.decode("events", as: String.self).split(separator: ",").map(String.init)
@@ -17,7 +18,7 @@ public struct WebhookSettingsRepository: Sendable {
             events: names.compactMap(WebhookEvent.init(rawValue:)),
             timeoutMilliseconds: try row.decode("timeout_ms"),
             onFailure: WebhookSettings.FailurePolicy(rawValue: try row.decode("on_failure")) ?? .allow,
-            enabled: try row.decode("enabled"))
+            batchSize: try row.decode("batch_size"), enabled: try row.decode("enabled"))
     }
 
     public func settings(appId: Int64) async throws -> WebhookSettings? {
@@ -34,12 +35,14 @@ public struct WebhookSettingsRepository: Sendable {
     public func save(_ settings: WebhookSettings) async throws {
         _ = try await database.query(
             """
-            INSERT INTO app_webhooks (app_id, url, events, timeout_ms, on_failure, enabled)
+            INSERT INTO app_webhooks (app_id, url, events, timeout_ms, on_failure, batch_size, enabled)
             VALUES (\(settings.appId), \(settings.url), \(PostgresTextArray(settings.events.map(\.rawValue)))::text[],
-                    \(settings.timeoutMilliseconds), \(settings.onFailure.rawValue), \(settings.enabled))
+                    \(settings.timeoutMilliseconds), \(settings.onFailure.rawValue), \(settings.batchSize),
+                    \(settings.enabled))
             ON CONFLICT (app_id) DO UPDATE SET
                 url = EXCLUDED.url, events = EXCLUDED.events, timeout_ms = EXCLUDED.timeout_ms,
-                on_failure = EXCLUDED.on_failure, enabled = EXCLUDED.enabled, updated_at = now()
+                on_failure = EXCLUDED.on_failure, batch_size = EXCLUDED.batch_size, enabled = EXCLUDED.enabled,
+                updated_at = now()
             """)
     }
 
