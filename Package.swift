@@ -81,6 +81,13 @@ let package = Package(
                                                        "ParleyObservability"],
                 swiftSettings: swiftSettings),
 
+        // Call signalling: calls and their participants in PostgreSQL, REST routes, the `call_*` frames (handed to the
+        // gateway by ParleyApp: realtime does not depend on it), events through messaging's user events, the records.
+        .target(name: "ParleyCalls", dependencies: ["ParleyLifecycle", "ParleyMessageModel", "ParleyMessaging", "ParleyAuth",
+                                                    "ParleyHTTP", "ParleyPostgres", "ParleyJSON", "ParleyCrypto",
+                                                    "ParleyObservability"],
+                swiftSettings: swiftSettings),
+
         // `parley chat`: a terminal IM client on the public REST API and WebSocket protocol, also the example code
         // for SDK authors. A client of the server, so it depends on core layers only, never on a feature.
         .target(name: "ParleyChatClient", dependencies: ["ParleyWebSocket", "ParleyHTTPClient", "ParleyJSON", "ParleyNet",
@@ -92,7 +99,7 @@ let package = Package(
                                                   "ParleyCrypto", "ParleyObservability", "ParleyAuth",
                                                   "ParleyWebSocket", "ParleyMessaging", "ParleyRealtime",
                                                   "ParleyFiles", "ParleyUpdates", "ParleyPush", "ParleyHTTPClient",
-                                                  "ParleyJSON", "ParleyWebhooks"],
+                                                  "ParleyJSON", "ParleyWebhooks", "ParleyCalls"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "parley", dependencies: ["ParleyApp", "ParleyChatClient", "ParleyNet",
                                                          "ParleyObservability", "ParleyPostgres"],
@@ -110,7 +117,7 @@ let package = Package(
                 path: "Tests/ParleyTestSupport"),
         // A whole Parley server on a fresh database, and an HTTP client for it (feature tests).
         .target(name: "ParleyLiveSupport", dependencies: ["ParleyApp", "ParleyAuth", "ParleyFiles", "ParleyCrypto", "ParleyObservability",
-                                                          "ParleyPostgres", "ParleyTestSupport"],
+                                                          "ParleyPostgres", "ParleyTestSupport", "ParleyWebSocket"],
                 path: "Tests/ParleyLiveSupport"),
 
         // Tests.
@@ -153,6 +160,9 @@ let package = Package(
                                                                 "ParleyHTTPClient", "ParleyJSON", "ParleyCrypto",
                                                                 "ParleyNet", "ParleyObservability", "ParleyTestSupport",
                                                                 "ParleyLiveSupport"]),
+        .testTarget(name: "ParleyCallsTests", dependencies: ["ParleyCalls", "ParleyAuth", "ParleyMessaging", "ParleyJSON", "ParleyHTTP",
+                                                             "ParleyCrypto", "ParleyPostgres", "ParleyTestSupport",
+                                                             "ParleyLiveSupport"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyNet",
                                                            "ParleyObservability", "ParleyLiveSupport"]),

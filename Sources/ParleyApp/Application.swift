@@ -1,5 +1,6 @@
 import Foundation
 import ParleyAuth
+import ParleyCalls
 import ParleyCrypto
 import ParleyFiles
 import ParleyHTTP
@@ -31,6 +32,7 @@ public final class Application: Sendable {
     public let updates: UpdatesModule
     public let push: PushModule
     public let webhooks: WebhooksModule
+    public let calls: CallsModule
     /// Deletes accounts with every feature's part in it (`DELETE /api/users/me`; the admin API).
     public let accountDeletion: AccountDeletion
     /// Outgoing HTTP/2 to APNs.
@@ -77,9 +79,18 @@ public final class Application: Sendable {
             },
             avatars: files.avatarAuthorizer, metrics: metrics,
             beforeSend: webhooks.beforeSendHook, storedCounts: auth.statistics.storedMessages)
+        // Built before the gateway, which answers its frames; who is online it reads from the presence table.
+        let calls = CallsModule(
+            configuration: configuration.calls, database: database, authenticator: auth.authenticator,
+            messaging: messaging,
+            online: { appId, userIds in
+                try await RealtimeModule.onlineUserIds(database: database, appId: appId, userIds: userIds)
+            },
+            notifier: .none, logger: logger)
+        self.calls = calls
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
-            database: database, logger: logger, metrics: metrics)
+            database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers)
         updates = UpdatesModule(database: database, auth: auth, logger: logger)
         let pushClient = HTTPClient(maxResponseBytes: 64 * 1024, logger: logger)
         self.pushClient = pushClient
@@ -96,7 +107,7 @@ public final class Application: Sendable {
         let responder = Application.buildResponder(
             configuration: configuration, database: database, metrics: metrics,
             auth: auth, messaging: messaging, realtime: realtime, files: files,
-            updates: updates, push: push, webhooks: webhooks, accountDeletion: accountDeletion)
+            updates: updates, push: push, webhooks: webhooks, calls: calls, accountDeletion: accountDeletion)
         server = HTTPServer(
             configuration: configuration.httpServer, group: group, responder: responder, logger: logger,
             metrics: metrics)
@@ -105,7 +116,7 @@ public final class Application: Sendable {
     static func buildResponder(
         configuration: Configuration, database: PostgresClient, metrics: MetricsRegistry,
         auth: AuthModule, messaging: MessagingModule, realtime: RealtimeModule,
-        files: FilesModule, updates: UpdatesModule, push: PushModule, webhooks: WebhooksModule,
+        files: FilesModule, updates: UpdatesModule, push: PushModule, webhooks: WebhooksModule, calls: CallsModule,
         accountDeletion: AccountDeletion
     ) -> HTTPResponder {
         var router = Router()
@@ -122,6 +133,7 @@ public final class Application: Sendable {
         updates.register(on: &router)
         push.register(on: &router)
         webhooks.register(on: &router)
+        calls.register(on: &router)
         if configuration.devRoutes {
             DevelopmentController(database: database).register(on: &router)
             auth.registerBenchmarkRoutes(on: &router)
@@ -159,6 +171,7 @@ public final class Application: Sendable {
         services.append(ResourceService("push client", stop: { pushClient.shutdown() }))
         services += push.backgroundServices
         services += webhooks.backgroundServices
+        services += calls.backgroundServices
         services.append(
             ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
         return services

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyAuth
+import ParleyCalls
 import ParleyCrypto
 import ParleyFiles
 import ParleyHTTP
@@ -55,6 +56,7 @@ public struct Configuration: Sendable {
     public var realtime = RealtimeConfiguration()
     public var push = PushConfiguration()
     public var webhooks = WebhookConfiguration()
+    public var calls = CallConfiguration()
     /// scrypt cost; not an environment setting (tests lower it, production keeps the default).
     public var passwordParameters: PasswordHasher.Parameters = .default
 
@@ -293,6 +295,18 @@ public struct Configuration: Sendable {
         Setting(
             name: "PARLEY_WEBHOOK_RETENTION_HOURS", defaultValue: "24",
             help: "delivered and dead webhook events stay listed (admin API) this long, then are deleted"),
+        Setting(
+            name: "PARLEY_CALL_SWEEP_MS", defaultValue: "500",
+            help: "how often this instance times out unanswered call invitations (0: it does not; others still do)"),
+        Setting(
+            name: "PARLEY_TURN_SECRET", defaultValue: "(unset)",
+            help: "coturn's static-auth-secret; with PARLEY_TURN_URIS, GET /api/calls/turn issues TURN credentials"),
+        Setting(
+            name: "PARLEY_TURN_URIS", defaultValue: "(unset)",
+            help: "comma-separated TURN/STUN URIs handed out with the credentials (turn:host:3478, turns:host:5349)"),
+        Setting(
+            name: "PARLEY_TURN_TTL_SECONDS", defaultValue: "86400",
+            help: "how long issued TURN credentials are valid"),
     ]
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -460,6 +474,11 @@ public struct Configuration: Sendable {
         webhooks.maxAttempts = try integer("PARLEY_WEBHOOK_MAX_ATTEMPTS", 10, range: 1...100)
         webhooks.pollInterval = .milliseconds(try integer("PARLEY_WEBHOOK_POLL_MS", 250, range: 0...3_600_000))
         webhooks.retentionHours = try integer("PARLEY_WEBHOOK_RETENTION_HOURS", 24, range: 1...(24 * 365))
+        calls.sweepInterval = .milliseconds(try integer("PARLEY_CALL_SWEEP_MS", 500, range: 0...60_000))
+        calls.turnSecret = value("PARLEY_TURN_SECRET")
+        calls.turnURIs = (value("PARLEY_TURN_URIS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        calls.turnTTLSeconds = try integer("PARLEY_TURN_TTL_SECONDS", 86_400, range: 60...(7 * 86_400))
     }
 
     public static let missingMasterKey =

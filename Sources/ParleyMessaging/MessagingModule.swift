@@ -24,6 +24,8 @@ public final class MessagingModule: Sendable {
     /// The admin API's messages and its broadcast jobs.
     public let admin: AdminMessageService
     public let broadcastJobs: BroadcastJobs
+    /// The records finished calls leave in conversations (ParleyCalls).
+    public let callRecords: CallRecords
     let friendRepository: FriendRepository
     let blockRepository: BlockRepository
     let userSearch: UserSearchRepository
@@ -89,6 +91,7 @@ public final class MessagingModule: Sendable {
         admin = AdminMessageService(
             database: database, messages: messageRepository, service: messages, events: events)
         broadcastJobs = BroadcastJobs(database: database, admin: admin)
+        callRecords = CallRecords(messages: messageRepository, events: events, storedCounts: storedCounts)
     }
 
     /// The `profile` event auth records when a public profile changes (see `ProfileChangeRecorder`).

@@ -23,7 +23,8 @@ public final class RealtimeModule: Sendable {
 
     public init(
         configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
-        database: PostgresClient, logger: Logger, metrics: MetricsRegistry
+        database: PostgresClient, logger: Logger, metrics: MetricsRegistry,
+        frameHandlers: [String: FrameHandler] = [:]
     ) {
         self.configuration = configuration
         self.auth = auth
@@ -52,7 +53,7 @@ public final class RealtimeModule: Sendable {
         }
         gateway = Gateway(
             configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
-            relay: relay, presence: presence, logger: logger)
+            relay: relay, presence: presence, logger: logger, frameHandlers: frameHandlers)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
         }
@@ -60,6 +61,16 @@ public final class RealtimeModule: Sendable {
 
     /// Online connections on this instance.
     public var connectionCount: Int { gateway.registry.connectionCount }
+
+    /// Of `userIds` in the app, those with an open socket on a live instance (the presence offline push reads too).
+    /// Static: it reads only the database, so a module built before the gateway (calls) can ask it.
+    public static func onlineUserIds(database: PostgresClient, appId: Int64, userIds: [String]) async throws
+        -> Set<String>
+    {
+        Set(
+            try await OnlineState(database: database).users(appId: appId, userIds: userIds).filter(\.online).map(
+                \.userId))
+    }
 
     /// `online` of `GET /api/admin/stats`.
     public var statisticsContributor: StatisticsContributor { online.statisticsContributor }

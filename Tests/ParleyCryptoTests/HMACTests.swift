@@ -57,4 +57,20 @@ import Testing
             Hex.encode(HMAC.sha256(key: [UInt8](), message: [UInt8]()))
                 == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
+
+    /// HMAC-SHA-1 against RFC 2202 section 3 (test cases 1, 2 and 6).
+    @Test func rfc2202HMACSHA1() {
+        #expect(
+            Hex.encode(HMAC.sha1(key: [UInt8](repeating: 0x0b, count: 20), message: bytes("Hi There")))
+                == "b617318655057264e28bc0b6fb378c8ef146be00")
+        #expect(
+            Hex.encode(HMAC.sha1(key: bytes("Jefe"), message: bytes("what do ya want for nothing?")))
+                == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+        #expect(
+            Hex.encode(
+                HMAC.sha1(
+                    key: [UInt8](repeating: 0xaa, count: 80),
+                    message: bytes("Test Using Larger Than Block-Size Key - Hash Key First")))
+                == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
+    }
 }

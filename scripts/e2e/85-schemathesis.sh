@@ -41,7 +41,8 @@ db=$(e2e_fresh_db)
 # Auth rate limits off: the fuzzer registers and logs in far more often than 120 times a minute from one address,
 # and the hooks' own logins must not be refused. (The limits have their own tests: RateLimitTests.)
 parley_start "$db" PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_AUTH_RATE_PER_MINUTE=0 PARLEY_AUTH_ACCOUNT_RATE_PER_MINUTE=0 \
-    PARLEY_AUTH_REGISTRATIONS_PER_HOUR=0 PARLEY_IM_SEND_RATE_PER_SECOND=0 PARLEY_FILES_UPLOADS_PER_MINUTE=0
+    PARLEY_AUTH_REGISTRATIONS_PER_HOUR=0 PARLEY_IM_SEND_RATE_PER_SECOND=0 PARLEY_FILES_UPLOADS_PER_MINUTE=0 \
+    PARLEY_TURN_SECRET=st-turn-secret PARLEY_TURN_URIS=turn:127.0.0.1:3478
 
 # Sessions are never displaced in this app: schemathesis reuses values it saw in answers (user ids, platforms), so a
 # signed imLogin or a login could name the fuzzing user on its platform, end its session and turn every later case
@@ -114,6 +115,9 @@ values = ["$(seeded fileExp)"]
 [dictionaries.sig]
 values = ["$(seeded fileSig)"]
 
+[dictionaries.calls]
+values = $(seeded callIds)
+
 [dictionaries.pushToken]
 values = ["$(seeded pushToken)"]
 
@@ -131,6 +135,10 @@ values = ["$(seeded password)"]
 [[operations]]
 include-path = "/ws"
 checks = { not_a_server_error = { expected-statuses = ["101", "2xx", "3xx", "4xx"] }, positive_data_acceptance = { expected-statuses = ["101", "2xx", "3xx", "401", "403", "404", "409", "429", "5xx"] }, negative_data_rejection = { expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "426", "428", "429", "5xx"] }, missing_required_header = { expected-statuses = ["400", "401", "403", "406", "415", "422", "426"] } }
+
+[[operations]]
+include-path-regex = '^/api/calls/\{callId\}'
+parameters = { "path.callId" = { dictionary = "calls", probability = 0.7 } }
 
 [[operations]]
 include-path-regex = '^/api/im/conversations/\{id\}'

@@ -1,5 +1,7 @@
-/// The events of a user's social graph. Each is a WebSocket frame of that type, and a sync change of that type whose
-/// fields are the frame's data (docs/protocol.md lists their data).
+/// Events that belong to users rather than to a conversation. Each is a WebSocket frame of that type; the social
+/// graph's are also sync changes of that type whose fields are the frame's data (docs/protocol.md lists their data).
+/// Call signalling's (`call_*`, ParleyCalls) are live only: a ringing call is read back with `GET /api/calls`, and a
+/// replayed invitation must never ring a call that is over.
 public enum UserEventKind: String, Sendable, CaseIterable {
     /// A request arrived (to the recipient) or was sent (to the sender's other devices).
     case friendRequest = "friend_request"
@@ -14,4 +16,14 @@ public enum UserEventKind: String, Sendable, CaseIterable {
     case unblock
     /// A user's public profile changed (to their friends and 1:1 peers, and their own other devices).
     case profile
+    /// Call signalling (ParleyCalls): never recorded in `changes`.
+    case callInvited = "call_invited"
+    case callAccepted = "call_accepted"
+    case callRejected = "call_rejected"
+    case callCancelled = "call_cancelled"
+    case callTimeout = "call_timeout"
+    case callEnded = "call_ended"
+    case callParticipantJoined = "call_participant_joined"
+    case callParticipantLeft = "call_participant_left"
+    case callAnsweredElsewhere = "call_answered_elsewhere"
 }

@@ -6,6 +6,10 @@ import ParleyMessaging
 import ParleyObservability
 import Synchronization
 
+/// A request frame another feature answers (ParleyApp hands them in, so the gateway depends on no such feature):
+/// the frame's `data` and the caller in, the ack's data out; a thrown error is answered as an `error` frame.
+public typealias FrameHandler = @Sendable (_ data: JSONObject, _ principal: Principal) async throws -> [UInt8]
+
 /// What every gateway connection shares: the services, the registry of online connections, delivery.
 final class Gateway: Sendable {
     let configuration: RealtimeConfiguration
@@ -16,11 +20,14 @@ final class Gateway: Sendable {
     /// Where connections are recorded for other features (offline push); nil in tests that build a bare gateway.
     let presence: ClusterPresence?
     let logger: Logger
+    /// Frames of other features, by type (call signalling's `call_*`).
+    let frameHandlers: [String: FrameHandler]
     private let nextConnectionID = Atomic<UInt64>(0)
 
     init(
         configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
-        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger
+        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger,
+        frameHandlers: [String: FrameHandler] = [:]
     ) {
         self.configuration = configuration
         self.messaging = messaging
@@ -29,6 +36,7 @@ final class Gateway: Sendable {
         self.relay = relay
         self.presence = presence
         self.logger = logger
+        self.frameHandlers = frameHandlers
     }
 
     func newConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).newValue }
@@ -114,6 +122,9 @@ final class Gateway: Sendable {
                     after: cursor, limit: Int(limit),
                     for: principal))
         default:
+            if let handler = frameHandlers[frame.type] {
+                return ServerFrame.ack(reqId: reqId, data: try await handler(frame.data, principal))
+            }
             throw APIError.unknownFrameType.with(message: "unknown frame type `\(frame.type)`")
         }
     }

@@ -324,7 +324,41 @@ def _admin_custom_message(case):
         case.body["msgType"] = "custom"
 
 
+def _friend_request_to_another(case):
+    """sendFriendRequest: "Refusals: yourself ... (1002)": schemathesis reuses the caller's own id from answers (a
+    call's `callerId`); a request to the caller goes to another seeded user."""
+    if isinstance(case.body, dict) and case.body.get("userId") == SEED["userId"]:
+        case.body["userId"] = SEED["recipients"][0]
+
+
+def _call_invite_within_rules(case):
+    """inviteToCall: "the caller among them" (1002) and "more than 8 callees (1705)", and `userData` "at most 4096
+    bytes of UTF-8" (the schema can bound only characters): the caller is left out, at least one callee stays (a
+    seeded user), at most 8, and `userData` is cut to 4096 bytes."""
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    ids = body.get("participantIds")
+    if isinstance(ids, list):
+        ids = [i for i in ids if i != SEED["userId"]][:8]
+        body["participantIds"] = ids or [SEED["recipients"][0]]
+    data = body.get("userData")
+    if isinstance(data, str) and len(data.encode()) > 4096:
+        body["userData"] = data.encode()[:4096].decode(errors="ignore")
+
+
+def _members_are_users(case):
+    """addGroupMembers: "Every id must be a user of the app (1103)": in the stateful phase a 404 after the group's
+    creation reads as the group missing, so a positive case adds seeded users."""
+    body = case.body
+    if isinstance(body, dict) and isinstance(body.get("userIds"), list):
+        body["userIds"] = [i if i in SEED["userIds"] else SEED["recipients"][0] for i in body["userIds"]]
+
+
 RULES = {
+    "addGroupMembers": _members_are_users,
+    "sendFriendRequest": _friend_request_to_another,
+    "inviteToCall": _call_invite_within_rules,
     "getConversation": _ordered_pair,
     "updateConversation": _ordered_pair,
     "deleteConversation": _ordered_pair,

@@ -103,6 +103,10 @@ def main():
     client.call("POST", "/api/push/tokens", {"token": push_token, "vendor": "apns"}, token=token)
 
     privacy = client.call("GET", "/api/privacy", token=token)
+    # Calls alice placed to bob, ringing for the operations on one call (accept, reject, cancel, hangup, get).
+    call_ids = [client.call("POST", "/api/calls", {"participantIds": [bob_id], "mediaType": "audio",
+                                                    "timeoutSeconds": 120}, token=token)["callId"]
+                for _ in range(2)]
 
     url = urllib.parse.urlsplit(uploaded["url"])
     query = dict(urllib.parse.parse_qsl(url.query))
@@ -124,6 +128,7 @@ def main():
         "fileSig": query["sig"],
         "releaseId": release["id"],
         "pushToken": push_token,
+        "callIds": call_ids,
         "adminTarget": "st-admin-target",
         "throwawayUsername": "throwaway",
         "password": PASSWORD,

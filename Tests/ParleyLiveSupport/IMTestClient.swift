@@ -3,20 +3,20 @@ import ParleyTestSupport
 import ParleyWebSocket
 import Synchronization
 
-/// A device on the gateway for tests: a real WebSocket client (ours, blocking, on dedicated threads) that
+/// A device on the gateway for tests (realtime, calls): a real WebSocket client (ours, blocking, on dedicated threads) that
 /// speaks the JSON protocol. Frames that arrive while waiting for something else are kept for later `next`.
-final class IMTestClient: @unchecked Sendable {
+public final class IMTestClient: @unchecked Sendable {
     private let lock = NSLock()
     private let socket: WebSocketClient
     private var buffered: [[String: Any]] = []
     private var counter = 0
-    private(set) var closeCode: WebSocketCloseCode?
+    public private(set) var closeCode: WebSocketCloseCode?
     /// The reason text of the server's close frame, once it closed.
-    private(set) var closeReason: String?
-    let hello: [String: Any]
+    public private(set) var closeReason: String?
+    public let hello: [String: Any]
 
     /// Connects with the token in `Authorization` (or `?token=` when `tokenInQuery`) and reads the hello.
-    static func connect(port: UInt16, token: String, tokenInQuery: Bool = false) async throws -> IMTestClient {
+    public static func connect(port: UInt16, token: String, tokenInQuery: Bool = false) async throws -> IMTestClient {
         try await onDedicatedThread {
             let path = tokenInQuery ? "/ws?token=\(token)" : "/ws"
             let headers = tokenInQuery ? [] : [("Authorization", "Bearer \(token)")]
@@ -35,13 +35,14 @@ final class IMTestClient: @unchecked Sendable {
         self.hello = hello
     }
 
-    static func decode(_ text: String) -> [String: Any]? {
+    public static func decode(_ text: String) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
     }
 
     /// Sends a request and waits for its `ack` (returned) or `error` (thrown as `IMTestError`).
     @discardableResult
-    func request(_ type: String, _ data: [String: Any] = [:], timeout: Duration = .seconds(10)) async throws -> [String:
+    public func request(_ type: String, _ data: [String: Any] = [:], timeout: Duration = .seconds(10)) async throws
+        -> [String:
         Any]
     {
         let reqId = lock.withLock { () -> String in
@@ -60,26 +61,28 @@ final class IMTestClient: @unchecked Sendable {
         return answer["data"] as? [String: Any] ?? [:]
     }
 
-    func sendRaw(_ object: [String: Any]) async throws {
+    public func sendRaw(_ object: [String: Any]) async throws {
         let text = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
         try await sendText(text)
     }
 
-    func sendText(_ text: String) async throws {
+    public func sendText(_ text: String) async throws {
         try await onDedicatedThread { [self] in
             try lock.withLock { try socket.send(text: text) }
         }
     }
 
     /// The first frame (buffered or new) of `type` that satisfies `predicate`.
-    func next(
+    public func next(
         _ type: String, timeout: Duration = .seconds(10),
         where predicate: @escaping @Sendable ([String: Any]) -> Bool = { _ in true }
     ) async throws -> [String: Any] {
         try await next(timeout: timeout) { $0["type"] as? String == type && predicate($0) }
     }
 
-    func next(timeout: Duration, matching: @escaping @Sendable ([String: Any]) -> Bool) async throws -> [String: Any] {
+    public func next(timeout: Duration, matching: @escaping @Sendable ([String: Any]) -> Bool) async throws -> [String:
+        Any]
+    {
         let box = try await onDedicatedThread { [self] in
             try lock.withLock { () throws -> FrameBox in
                 if let index = buffered.firstIndex(where: matching) { return FrameBox(buffered.remove(at: index)) }
@@ -109,7 +112,7 @@ final class IMTestClient: @unchecked Sendable {
 
     /// Frames of `type` that arrive within `window` (waits the whole window).
     /// (Stops early when the connection ends.)
-    func collect(_ type: String, for window: Duration) async throws -> [[String: Any]] {
+    public func collect(_ type: String, for window: Duration) async throws -> [[String: Any]] {
         var found: [[String: Any]] = []
         let deadline = ContinuousClock.now + window
         while ContinuousClock.now < deadline {
@@ -125,7 +128,7 @@ final class IMTestClient: @unchecked Sendable {
     }
 
     /// Reads until the server closes; returns its close code.
-    func waitForClose(timeout: Duration = .seconds(10)) async throws -> WebSocketCloseCode? {
+    public func waitForClose(timeout: Duration = .seconds(10)) async throws -> WebSocketCloseCode? {
         try await onDedicatedThread { [self] in
             try lock.withLock {
                 let deadline = ContinuousClock.now + timeout
@@ -147,29 +150,33 @@ final class IMTestClient: @unchecked Sendable {
         }
     }
 
-    func close() {
+    public func close() {
         lock.withLock { try? socket.close(timeout: .seconds(2)) }
     }
 
     /// Stops the socket without a closing handshake.
-    func drop() {
+    public func drop() {
         lock.withLock { socket.disconnect() }
     }
 }
 
 /// Carries a decoded frame out of the reading thread (only one side touches it at a time).
-struct FrameBox: @unchecked Sendable {
-    let frame: [String: Any]
-    init(_ frame: [String: Any]) { self.frame = frame }
+public struct FrameBox: @unchecked Sendable {
+    public let frame: [String: Any]
+    public init(_ frame: [String: Any]) { self.frame = frame }
 }
 
-struct IMTestError: Error, CustomStringConvertible {
-    let code: Int
-    let message: String
-    var description: String { "error frame \(code): \(message)" }
+public struct IMTestError: Error, CustomStringConvertible {
+    public let code: Int
+    public let message: String
+    public init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { "error frame \(code): \(message)" }
 }
 
-struct IMTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct IMTestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
