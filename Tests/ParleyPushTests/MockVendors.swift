@@ -90,18 +90,18 @@ struct MockFCMProject: Sendable {
     static let projectId = "parley-test"
     static let clientEmail = "push@parley-test.iam.gserviceaccount.com"
     let key: RSA.SigningKey
-
-    init() throws { key = try RSA.SigningKey.generate() }
-
     /// The service-account file as Firebase's console downloads it (Google's token_uri: the sender is pointed at
     /// the mock by the override, and the assertion's audience stays Google's).
-    var serviceAccountJSON: [UInt8] {
+    let serviceAccountJSON: [UInt8]
+
+    init() throws {
+        key = try RSA.SigningKey.generate()
         let object: [String: Any] = [
             "type": "service_account", "project_id": Self.projectId, "private_key_id": "0123456789abcdef",
             "private_key": key.pem, "client_email": Self.clientEmail, "client_id": "1234567890",
             "token_uri": FCMServiceAccount.defaultTokenURI,
         ]
-        return Array(try! JSONSerialization.data(withJSONObject: object))
+        serviceAccountJSON = Array(try JSONSerialization.data(withJSONObject: object))
     }
 
     func start() async throws -> MockVendorServer {
