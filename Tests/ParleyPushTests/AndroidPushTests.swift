@@ -161,6 +161,31 @@ struct AndroidPushTests {
         }
     }
 
+    @Test func anAppWithoutAPNsCredentialsStillPushesToAndroid() async throws {
+        try await Self.run { fixture, fcm, hms in
+            _ = try await fixture.database.query(
+                """
+                UPDATE app_push_settings SET apns_team_id = NULL, apns_key_id = NULL,
+                    apns_private_key_ciphertext = NULL, apns_bundle_id = NULL
+                WHERE app_id = \(fixture.appId)
+                """)
+            let users = try await fixture.messaging.users(2)
+            let apnsToken = PushFixture.token()
+            let fcmToken = Self.token()
+            let hmsToken = Self.token()
+            try await fixture.bind(users[1], token: apnsToken)
+            try await fixture.bind(users[1], token: fcmToken, vendor: "fcm", environment: "production")
+            try await fixture.bind(users[1], token: hmsToken, vendor: "hms", environment: "production")
+            try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "to Android only")
+            try await fixture.drained()
+            #expect(fcm.sends(token: fcmToken).map(\.status) == [200])
+            #expect(hms.sends(token: hmsToken).map(\.status) == [200])
+            #expect(fixture.mock.requests().isEmpty, "no APNs credentials: the iOS token is skipped")
+            #expect(try await fixture.tokenOwner(apnsToken)?.userId == users[1].userId, "and kept")
+            #expect(!fixture.live.sink.capturedText.contains("without APNs credentials"))
+        }
+    }
+
     @Test func callsReachAndroidPhonesAsHighPriorityDataMessages() async throws {
         try await Self.run { fixture, fcm, hms in
             let users = try await fixture.messaging.users(3)
