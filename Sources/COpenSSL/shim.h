@@ -8,3 +8,4 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/ec.h>
+#include <openssl/rsa.h>

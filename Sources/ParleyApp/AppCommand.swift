@@ -32,13 +32,16 @@ public enum AppCommand {
                                      the current limits and the bytes the app stores
           parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
                                   [--preview full|sender|none] [--enable|--disable]
-                                     offline push over APNs: the .p8 key (stored encrypted under the master key), its
-                                     key id and team id, the bundle id, what alerts show, and whether push is on;
-                                     --endpoint overrides Apple's (tests, relays); without options prints the settings
-          parley app reports APP_KEY [--limit N] [--json]
-                                     the reports the app's users filed (users, messages, groups), newest first (default
-                                     50, at most 1000); --json prints each whole, a reported message as it was then
-        """ + "\n" + webhookUsage
+        """ + "\n" + PushVendorOptions.usage + "\n" + """
+                                         offline push over APNs: the .p8 key (stored encrypted under the master key), its
+                                         key id and team id, the bundle id, what alerts show, and whether push is on;
+                                         --endpoint overrides Apple's (tests, relays); FCM: the Firebase service-account
+                                         JSON (stored encrypted); HMS: the app id and client secret (stored encrypted);
+                                         --remove-fcm/--remove-hms forget a vendor; without options prints the settings
+              parley app reports APP_KEY [--limit N] [--json]
+                                         the reports the app's users filed (users, messages, groups), newest first (default
+                                         50, at most 1000); --json prints each whole, a reported message as it was then
+            """ + "\n" + webhookUsage
 
     public struct UsageError: Error, CustomStringConvertible {
         public let description: String
@@ -243,6 +246,7 @@ public enum AppCommand {
         let previewName = options.take("--preview")
         let enable = options.takeFlag("--enable")
         let disable = options.takeFlag("--disable")
+        let vendorOptions = try PushVendorOptions(&options)
         let key = try options.takePositional("APP_KEY") // after the options, so a value is never taken for it
         try options.finish()
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
@@ -301,11 +305,14 @@ public enum AppCommand {
             throw UsageError(description: "no app with key \(key)")
         }
         let settings = PushSettingsRepository(database: database)
-        if let pem { update.sealedKey = try PushKeyBox(masterKey: masterKey).seal(pem: pem, appId: target.id) }
+        let vendorSettings = PushVendorSettingsRepository(database: database)
+        let box = PushKeyBox(masterKey: masterKey)
+        let vendorUpdate = try vendorOptions.sealed(appId: target.id, box: box)
+        if let pem { update.sealedKey = try box.seal(pem: pem, appId: target.id) }
         if enable || disable { update.enabled = enable }
         let changes =
             keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
-            || previewName != nil || enable || disable
+            || previewName != nil || enable || disable || vendorUpdate.changesAnything
         if enable {
             // Enabling needs complete credentials, counting those stored before.
             var merged = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
@@ -313,12 +320,14 @@ public enum AppCommand {
             merged.keyId = update.keyId ?? merged.keyId
             merged.sealedKey = update.sealedKey ?? merged.sealedKey
             merged.bundleId = update.bundleId ?? merged.bundleId
-            guard merged.hasAPNsCredentials else {
+            let android = vendorOptions.hasCredentials(over: try await vendorSettings.settings(appId: target.id))
+            guard merged.hasAPNsCredentials || android else {
                 throw UsageError(
-                    description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id "
-                        + "(now or stored before)")
+                    description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id, "
+                        + "or --fcm-service-account, or --hms-app-id and --hms-client-secret (now or stored before)")
             }
         }
+        if vendorUpdate.changesAnything { try await vendorSettings.update(appId: target.id, vendorUpdate) }
         if changes { try await settings.update(appId: target.id, update) }
         let current = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
         output("appKey          \(target.appKey)")
@@ -329,6 +338,7 @@ public enum AppCommand {
         output("bundleId        \(current.bundleId ?? "(none)")")
         output("preview         \(current.preview.rawValue)")
         output("endpoint        \(current.endpoint ?? "(Apple's, by each token's environment)")")
+        PushVendorOptions.describe(try await vendorSettings.settings(appId: target.id), output: output)
     }
 
     private static func describe(_ app: AppSettings, output: (String) -> Void) {

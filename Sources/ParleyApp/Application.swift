@@ -97,7 +97,9 @@ public final class Application: Sendable {
         push = PushModule(
             configuration: configuration.push, database: database, authenticator: auth.authenticator,
             sessionEvents: auth.events, keys: PushKeyBox(sealer: authConfiguration.sealer),
-            sender: APNsSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
+            sender: APNsSender(client: pushClient, logger: logger.with("component", "push")),
+            fcmSender: FCMSender(client: pushClient, logger: logger.with("component", "push")),
+            hmsSender: HMSSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
         // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
         // are left to the file sweeper like any other unreferenced file.
         let accountDeletion = auth.accountDeletion(participants: [

@@ -1,7 +1,7 @@
 import ParleyAuth
 import ParleyPush
 
-/// `parley rotate-master-key`: reseals every stored secret (app secrets, APNs keys) that
+/// `parley rotate-master-key`: reseals every stored secret (app secrets, APNs keys, FCM and HMS secrets) that
 /// `PARLEY_PREVIOUS_MASTER_KEY` sealed under `PARLEY_MASTER_KEY`. Keys come from the environment, never from the
 /// command line (which other users of the machine can read). Safe to run again: values already under the current
 /// key are left alone.
@@ -50,6 +50,11 @@ public enum MasterKeyCommand {
             let keys = try await PushSettingsRepository(database: context.database)
                 .resealKeys(with: PushKeyBox(sealer: sealer))
             output("APNs keys: \(keys.resealed) resealed, \(keys.alreadyCurrent) already under the new key")
+            let vendorSecrets = try await PushVendorSettingsRepository(database: context.database)
+                .resealSecrets(with: PushKeyBox(sealer: sealer))
+            output(
+                "FCM and HMS secrets: \(vendorSecrets.resealed) resealed, \(vendorSecrets.alreadyCurrent) already "
+                    + "under the new key")
         }
     }
 }

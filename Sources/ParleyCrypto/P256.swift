@@ -21,7 +21,7 @@ public enum P256 {
         /// Loads a PEM private key (`-----BEGIN PRIVATE KEY-----`, PKCS #8, as Apple's `.p8` files; the SEC 1
         /// `BEGIN EC PRIVATE KEY` form is accepted too). Anything but a P-256 EC key is refused.
         public convenience init(pem: String) throws(CryptoError) {
-            guard let key = readPEM(pem, { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) }) else {
+            guard let key = PEMKeys.read(pem, { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) }) else {
                 throw .invalidKeyFormat("not a PEM private key")
             }
             guard isP256(key) else {
@@ -44,13 +44,13 @@ public enum P256 {
 
         /// The key as PEM PKCS #8 (`BEGIN PRIVATE KEY`), the format of Apple's `.p8` files.
         public var pem: String {
-            writePEM { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
+            PEMKeys.write { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
         }
 
         /// The matching public key.
         public var verifyingKey: VerifyingKey {
             // Round trip through the public PEM: it drops the private scalar and needs no deprecated EC_KEY calls.
-            let pem = writePEM { bio in PEM_write_bio_PUBKEY(bio, key) }
+            let pem = PEMKeys.write { bio in PEM_write_bio_PUBKEY(bio, key) }
             // A public key this library just wrote always reads back.
             return try! VerifyingKey(pem: pem)
         }
@@ -85,7 +85,7 @@ public enum P256 {
 
         /// Loads a PEM public key (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo).
         public convenience init(pem: String) throws(CryptoError) {
-            guard let key = readPEM(pem, { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) }) else {
+            guard let key = PEMKeys.read(pem, { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) }) else {
                 throw .invalidKeyFormat("not a PEM public key")
             }
             guard isP256(key) else {
@@ -96,7 +96,7 @@ public enum P256 {
         }
 
         public var pem: String {
-            writePEM { bio in PEM_write_bio_PUBKEY(bio, key) }
+            PEMKeys.write { bio in PEM_write_bio_PUBKEY(bio, key) }
         }
 
         /// Whether `signature` (raw `r || s`, 64 bytes) is this key's signature of SHA-256(`message`).
@@ -120,33 +120,6 @@ public enum P256 {
         guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
         let group = String(decoding: name[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return group == "prime256v1" || group == "P-256"
-    }
-
-    private static func readPEM(_ pem: String, _ read: (OpaquePointer) -> OpaquePointer?) -> OpaquePointer? {
-        let bytes = Array(pem.utf8)
-        guard !bytes.isEmpty, bytes.count < 1 << 20 else { return nil }
-        return bytes.withUnsafeBytes { buffer -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
-            defer { BIO_free(bio) }
-            let key = read(bio)
-            // A failed parse leaves errors on the thread's queue; later unrelated calls must not see them.
-            ERR_clear_error()
-            return key
-        }
-    }
-
-    private static func writePEM(_ write: (OpaquePointer) -> Int32) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { fatalError("OpenSSL is out of memory") }
-        defer { BIO_free(bio) }
-        guard write(bio) == 1 else { fatalError("OpenSSL could not write a PEM key") }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let n = BIO_read(bio, &chunk, Int32(chunk.count))
-            if n <= 0 { break }
-            out += chunk[..<Int(n)]
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

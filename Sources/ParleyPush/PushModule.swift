@@ -12,6 +12,7 @@ public final class PushModule: Sendable {
     public let configuration: PushConfiguration
     public let tokens: PushTokenRepository
     public let settings: PushSettingsRepository
+    public let vendorSettings: PushVendorSettingsRepository
     public let jobs: PushJobRepository
     let worker: PushWorker
     let authenticator: Authenticator
@@ -20,7 +21,8 @@ public final class PushModule: Sendable {
 
     public init(
         configuration: PushConfiguration, database: PostgresClient, authenticator: Authenticator,
-        sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, logger: Logger
+        sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, fcmSender: FCMSender,
+        hmsSender: HMSSender, logger: Logger
     ) {
         self.configuration = configuration
         self.authenticator = authenticator
@@ -30,9 +32,13 @@ public final class PushModule: Sendable {
         tokens = PushTokenRepository(database: database)
         settings = PushSettingsRepository(database: database)
         jobs = PushJobRepository(database: database)
+        vendorSettings = PushVendorSettingsRepository(database: database)
         worker = PushWorker(
             configuration: configuration, jobs: jobs, tokens: tokens, settings: settings, keys: keys,
-            sender: sender, logger: logger)
+            sender: sender,
+            vendors: PushVendorSenders(
+                fcm: fcmSender, hms: hmsSender, settings: vendorSettings, keys: keys, logger: logger),
+            logger: logger)
     }
 
     public func register(on router: inout Router) {

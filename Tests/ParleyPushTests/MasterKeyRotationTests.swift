@@ -8,8 +8,8 @@ import ParleyTestSupport
 import Testing
 
 /// `parley rotate-master-key` (issue 18, item 10): with the old key as PARLEY_PREVIOUS_MASTER_KEY, servers keep
-/// opening what it sealed and verifying the tokens it signed; the command reseals app secrets and APNs keys under
-/// the new key, so the old one can be dropped.
+/// opening what it sealed and verifying the tokens it signed; the command reseals app secrets, APNs keys and FCM and
+/// HMS secrets under the new key, so the old one can be dropped.
 @Suite("Master key rotation")
 struct MasterKeyRotationTests {
     static func rotate(_ configuration: Configuration) async throws -> [String] {
@@ -29,6 +29,14 @@ struct MasterKeyRotationTests {
                 update.sealedKey = try PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
                     .seal(pem: try P256.SigningKey.generate().pem, appId: app.id)
                 try await PushSettingsRepository(database: before.app.database).update(appId: app.id, update)
+                let oldBox = PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
+                var vendors = PushVendorSettingsRepository.Update()
+                vendors.fcmProjectId = MockFCMProject.projectId
+                vendors.sealedFCMServiceAccount = try oldBox.sealFCMServiceAccount(
+                    try MockFCMProject().serviceAccountJSON, appId: app.id)
+                vendors.hmsAppId = MockHMSApp.appId
+                vendors.sealedHMSClientSecret = try oldBox.sealHMSClientSecret(MockHMSApp.clientSecret, appId: app.id)
+                try await PushVendorSettingsRepository(database: before.app.database).update(appId: app.id, vendors)
                 accessToken = try Session(try await before.client().register(appKey: app.appKey, username: "ann"))
                     .accessToken
             } catch {
@@ -53,12 +61,14 @@ struct MasterKeyRotationTests {
                     try await Self.rotate(configuration) == [
                         "app secrets: 1 resealed, 0 already under the new key",
                         "APNs keys: 1 resealed, 0 already under the new key",
+                        "FCM and HMS secrets: 2 resealed, 0 already under the new key",
                     ])
                 // Again: nothing left to do.
                 #expect(
                     try await Self.rotate(configuration) == [
                         "app secrets: 0 resealed, 1 already under the new key",
                         "APNs keys: 0 resealed, 1 already under the new key",
+                        "FCM and HMS secrets: 0 resealed, 2 already under the new key",
                     ])
                 // Keys that open nothing stored refuse and change nothing; a missing previous key is a usage error.
                 let strangers = try LiveApp.configuration(
@@ -82,7 +92,15 @@ struct MasterKeyRotationTests {
                 let settings = try #require(
                     try await PushSettingsRepository(database: after.app.database).settings(appId: app.id))
                 let sealed = try #require(settings.sealedKey)
-                #expect(PushKeyBox(masterKey: try MasterKey(parsing: newKey)).open(sealed, appId: app.id) != nil)
+                let newBox = PushKeyBox(masterKey: try MasterKey(parsing: newKey))
+                #expect(newBox.open(sealed, appId: app.id) != nil)
+                let vendors = try #require(
+                    try await PushVendorSettingsRepository(database: after.app.database).settings(appId: app.id))
+                #expect(
+                    newBox.openFCMServiceAccount(try #require(vendors.sealedFCMServiceAccount), appId: app.id) != nil)
+                #expect(
+                    newBox.openHMSClientSecret(try #require(vendors.sealedHMSClientSecret), appId: app.id)
+                        == MockHMSApp.clientSecret)
                 #expect(try await after.client().get("/api/users/me", token: accessToken).code == 1030)
             } catch {
                 await after.stop()

@@ -1,5 +1,5 @@
-/// Who delivers a token's pushes. Only APNs is delivered by Parley; FCM and HMS tokens are kept for the app's own
-/// backend (and a later sender).
+/// Who delivers a token's pushes: Apple (APNs), Google (FCM HTTP v1) or Huawei (HMS Push Kit), each with the
+/// app's own credentials for it.
 public enum PushVendor: String, Sendable, Hashable, CaseIterable, Codable {
     /// APNs alert pushes (`apns-push-type: alert`).
     case apns

@@ -51,7 +51,7 @@ public struct PushJobRepository: Sendable {
         }
     }
 
-    /// The APNs tokens of the message's recipients, each with whether this job already pushed it: members of the
+    /// The device tokens (every vendor's) of the message's recipients, each with whether this job already pushed it: members of the
     /// conversation but the sender who can see the message (joined before it), have not muted it, have no live
     /// connection on any instance (instances silent for `staleSeconds` count as gone), through sessions that
     /// are still active (a token of an ended session is never used, even before its unbinding ran).
@@ -63,7 +63,7 @@ public struct PushJobRepository: Sendable {
                            WHERE d.job_id = \(job.id) AND d.vendor = t.vendor AND d.token = t.token) AS delivered
             FROM conversation_members cm
             JOIN messages m ON m.id = \(message.id)
-            JOIN push_tokens t ON t.app_id = cm.app_id AND t.user_id = cm.user_id AND t.vendor IN ('apns', 'apns_voip')
+            JOIN push_tokens t ON t.app_id = cm.app_id AND t.user_id = cm.user_id
             JOIN sessions s ON s.id = t.session_id AND s.ended_at IS NULL
             WHERE cm.app_id = \(message.appId) AND cm.conversation_id = \(message.conversationId)
               AND cm.user_id <> \(message.fromId) AND NOT cm.muted AND cm.clear_seq < m.seq

@@ -3,7 +3,8 @@ public struct PushNotification: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         /// A visible notification (`apns-push-type: alert`).
         case alert
-        /// A PushKit VoIP push waking the app to report an incoming call (`apns-push-type: voip`).
+        /// A PushKit VoIP push waking the app to report an incoming call (`apns-push-type: voip`); to FCM and HMS
+        /// tokens a data-only message at high priority, which wakes the app to ring.
         case voip
     }
 

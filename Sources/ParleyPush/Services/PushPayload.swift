@@ -99,18 +99,18 @@ public enum PushPayload {
     }
 
     /// Which pushes a recipient's tokens get for `message`: call invitations go to VoIP tokens (or, for a user
-    /// without any, as alerts to their APNs tokens); everything else, call records included, as alerts to APNs
-    /// tokens. VoIP tokens never get alerts (iOS terminates apps that receive VoIP pushes without reporting a
-    /// call).
+    /// without any, as alerts to their APNs tokens) and, as high-priority data messages, to FCM and HMS tokens;
+    /// everything else, call records included, as alerts to APNs, FCM and HMS tokens. VoIP tokens never get alerts
+    /// (iOS terminates apps that receive VoIP pushes without reporting a call).
     public static func plan(for message: PushMessage, tokens: [PushTarget]) -> [(PushTarget, PushNotification.Kind)] {
         guard message.ringingMedia != nil else {
-            return tokens.filter { $0.vendor == .apns }.map { ($0, .alert) }
+            return tokens.filter { $0.vendor != .apnsVoip }.map { ($0, .alert) }
         }
         var usersWithVoIP = Set<String>()
         for token in tokens where token.vendor == .apnsVoip { usersWithVoIP.insert(token.userId) }
         return tokens.compactMap { token in
             switch token.vendor {
-            case .apnsVoip: (token, .voip)
+            case .apnsVoip, .fcm, .hms: (token, .voip)
             case .apns where !usersWithVoIP.contains(token.userId): (token, .alert)
             default: nil
             }

@@ -14,13 +14,15 @@ final class PushWorker: Sendable {
     let settings: PushSettingsRepository
     let keys: PushKeyBox
     let sender: any PushSender
+    let vendors: PushVendorSenders
     let logger: Logger
     /// Signing keys opened from their sealed form, per app (opened again when the sealed bytes change).
     private let openedKeys = Mutex<[Int64: (sealed: [UInt8], key: P256.SigningKey)]>([:])
 
     init(
         configuration: PushConfiguration, jobs: PushJobRepository, tokens: PushTokenRepository,
-        settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, logger: Logger
+        settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, vendors: PushVendorSenders,
+        logger: Logger
     ) {
         self.configuration = configuration
         self.jobs = jobs
@@ -28,6 +30,7 @@ final class PushWorker: Sendable {
         self.settings = settings
         self.keys = keys
         self.sender = sender
+        self.vendors = vendors
         self.logger = logger
     }
 
@@ -43,8 +46,10 @@ final class PushWorker: Sendable {
         }
         guard !leased.isEmpty else { return 0 }
         let appSettings: [Int64: PushSettings]
+        let appVendorSettings: [Int64: PushVendorSettings]
         do {
             appSettings = try await settings.settings(appIds: Array(Set(leased.map(\.appId))))
+            appVendorSettings = try await vendors.settings.settings(appIds: Array(Set(leased.map(\.appId))))
         } catch {
             logger.warning("loading push settings failed", ["error": .string(String(describing: error))])
             return leased.count // the leases expire and the jobs come back
@@ -56,7 +61,9 @@ final class PushWorker: Sendable {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { [self] in await process(job, settings: appSettings[job.appId]) }
+                group.addTask { [self] in
+                    await process(job, settings: appSettings[job.appId], vendorSettings: appVendorSettings[job.appId])
+                }
                 running += 1
             }
         }
@@ -64,9 +71,9 @@ final class PushWorker: Sendable {
     }
 
     /// Pushes one job. Errors of the database leave the job leased: it is retried when the lease expires.
-    func process(_ job: PushJobRepository.Job, settings: PushSettings?) async {
+    func process(_ job: PushJobRepository.Job, settings: PushSettings?, vendorSettings: PushVendorSettings?) async {
         do {
-            try await deliver(job, settings: settings)
+            try await deliver(job, settings: settings, vendorSettings: vendorSettings)
         } catch {
             logger.warning(
                 "push job failed; retried after its lease",
@@ -77,8 +84,15 @@ final class PushWorker: Sendable {
         }
     }
 
-    private func deliver(_ job: PushJobRepository.Job, settings: PushSettings?) async throws {
-        guard let settings, settings.enabled, let credentials = credentials(settings) else {
+    private func deliver(
+        _ job: PushJobRepository.Job, settings: PushSettings?, vendorSettings: PushVendorSettings?
+    ) async throws {
+        guard let settings, settings.enabled,
+            let credentials = PushCredentials(
+                apns: settings.hasAPNsCredentials ? credentials(settings) : nil,
+                fcm: vendorSettings.flatMap(vendors.fcmCredentials), hms: vendorSettings.flatMap(vendors.hmsCredentials)
+            )
+        else {
             // Push was turned off (or never configured) after the job was queued.
             try await jobs.complete(jobId: job.id)
             return
@@ -90,7 +104,10 @@ final class PushWorker: Sendable {
         let targets = try await jobs.targets(
             job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
         let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
-        let plan = PushPayload.plan(for: message, tokens: targets.map { $0.0 }).filter { !delivered.contains($0.0) }
+        let plan = PushPayload.plan(
+            for: message, tokens: targets.map { $0.0 }.filter { credentials.delivers($0.vendor) }
+        )
+        .filter { !delivered.contains($0.0) }
         if plan.isEmpty {
             try await jobs.complete(jobId: job.id)
             return
@@ -114,7 +131,7 @@ final class PushWorker: Sendable {
                     bundleId: target.bundleId, kind: kind, payload: payload,
                     collapseId: String(message.id),
                     expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
-                group.addTask { [sender] in (target, await sender.send(notification, credentials: credentials)) }
+                group.addTask { [self] in (target, await send(notification, credentials: credentials)) }
             }
             var all: [(PushTarget, PushOutcome)] = []
             for await outcome in group { all.append(outcome) }
@@ -172,6 +189,21 @@ final class PushWorker: Sendable {
                 "reason": .string(retryReasons[0]),
             ])
         try await jobs.reschedule(jobId: job.id, after: delay)
+    }
+
+    /// Hands the push to its vendor's sender.
+    private func send(_ notification: PushNotification, credentials: PushCredentials) async -> PushOutcome {
+        switch notification.vendor {
+        case .apns, .apnsVoip:
+            guard let apns = credentials.apns else { return .rejected(reason: "no APNs credentials") }
+            return await sender.send(notification, credentials: apns)
+        case .fcm:
+            guard let fcm = credentials.fcm else { return .rejected(reason: "no FCM credentials") }
+            return await vendors.fcm.send(notification, credentials: fcm)
+        case .hms:
+            guard let hms = credentials.hms else { return .rejected(reason: "no HMS credentials") }
+            return await vendors.hms.send(notification, credentials: hms)
+        }
     }
 
     /// The app's APNs credentials, with its key opened (cached while the sealed key is unchanged).
