@@ -8,3 +8,6 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/ec.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+#include <openssl/provider.h>

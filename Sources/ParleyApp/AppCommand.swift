@@ -31,10 +31,14 @@ public enum AppCommand {
                                      quota; --server-quotas: PARLEY_FILES_*_QUOTA_BYTES again); without options prints
                                      the current limits and the bytes the app stores
           parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
+                                  [--apns-p12-sandbox F.p12] [--apns-p12-production F.p12] [--apns-p12-password-env VAR]
                                   [--preview full|sender|none] [--enable|--disable]
                                      offline push over APNs: the .p8 key (stored encrypted under the master key), its
                                      key id and team id, the bundle id, what alerts show, and whether push is on;
-                                     --endpoint overrides Apple's (tests, relays); without options prints the settings
+                                     or APNs certificates (.p12) per environment, used where there is no .p8 key (the
+                                     certificate and its key stored encrypted; the password read from the environment
+                                     variable VAR, never from the command line); --endpoint overrides Apple's (tests,
+                                     relays); without options prints the settings
           parley app reports APP_KEY [--limit N] [--json]
                                      the reports the app's users filed (users, messages, groups), newest first (default
                                      50, at most 1000); --json prints each whole, a reported message as it was then
@@ -243,9 +247,15 @@ public enum AppCommand {
         let previewName = options.take("--preview")
         let enable = options.takeFlag("--enable")
         let disable = options.takeFlag("--disable")
+        var p12Files: [PushEnvironment: String] = [:]
+        for environment in PushEnvironment.allCases {
+            p12Files[environment] = options.take("--apns-p12-\(environment.rawValue)")
+        }
+        let passwordVariable = options.take("--apns-p12-password-env")
         let key = try options.takePositional("APP_KEY") // after the options, so a value is never taken for it
         try options.finish()
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
+        let certificates = try readCertificates(p12Files, passwordVariable: passwordVariable)
         var update = PushSettingsRepository.Update()
         if let keyId {
             guard APNsIdentifiers.isTeamOrKeyID(keyId) else {
@@ -301,11 +311,16 @@ public enum AppCommand {
             throw UsageError(description: "no app with key \(key)")
         }
         let settings = PushSettingsRepository(database: database)
-        if let pem { update.sealedKey = try PushKeyBox(masterKey: masterKey).seal(pem: pem, appId: target.id) }
+        let box = PushKeyBox(masterKey: masterKey)
+        if let pem { update.sealedKey = try box.seal(pem: pem, appId: target.id) }
+        for (environment, identity) in certificates {
+            update.sealedCertificates[environment] = try box.seal(
+                certificatePEM: identity.pem, appId: target.id, environment: environment)
+        }
         if enable || disable { update.enabled = enable }
         let changes =
             keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
-            || previewName != nil || enable || disable
+            || previewName != nil || enable || disable || !certificates.isEmpty
         if enable {
             // Enabling needs complete credentials, counting those stored before.
             var merged = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
@@ -313,10 +328,11 @@ public enum AppCommand {
             merged.keyId = update.keyId ?? merged.keyId
             merged.sealedKey = update.sealedKey ?? merged.sealedKey
             merged.bundleId = update.bundleId ?? merged.bundleId
+            merged.sealedCertificates.merge(update.sealedCertificates) { _, new in new }
             guard merged.hasAPNsCredentials else {
                 throw UsageError(
-                    description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id "
-                        + "(now or stored before)")
+                    description: "--enable needs --bundle-id and either --apns-key-file, --key-id and --team-id, or "
+                        + "an --apns-p12-sandbox or --apns-p12-production certificate (now or stored before)")
             }
         }
         if changes { try await settings.update(appId: target.id, update) }
@@ -326,9 +342,52 @@ public enum AppCommand {
         output("teamId          \(current.teamId ?? "(none)")")
         output("keyId           \(current.keyId ?? "(none)")")
         output("apnsKey         \(current.sealedKey == nil ? "(none)" : "(stored, encrypted)")")
+        for environment in PushEnvironment.allCases {
+            let label = "apnsP12" + (environment == .sandbox ? "Sandbox" : "Production")
+            let stored = current.sealedCertificates[environment] == nil ? "(none)" : "(stored, encrypted)"
+            let used = current.hasAPNsTokenKey && stored != "(none)" ? "; unused while the .p8 key is set" : ""
+            output(label.padding(toLength: 16, withPad: " ", startingAt: 0) + stored + used)
+        }
+        for (environment, identity) in certificates.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let expiry = identity.notAfter.map { ISO8601.format(Date(timeIntervalSince1970: TimeInterval($0))) }
+            output(
+                "stored \(environment.rawValue) certificate: \(identity.commonName ?? "(no common name)"), "
+                    + "expires \(expiry ?? "(unknown)")")
+        }
         output("bundleId        \(current.bundleId ?? "(none)")")
         output("preview         \(current.preview.rawValue)")
         output("endpoint        \(current.endpoint ?? "(Apple's, by each token's environment)")")
+    }
+
+    /// The identities in the .p12 files, checked before anything is stored. The password comes from an environment
+    /// variable so that it is in neither the shell's history nor the process list; it is never stored or printed.
+    private static func readCertificates(_ files: [PushEnvironment: String], passwordVariable: String?) throws
+        -> [PushEnvironment: TLSClientIdentity]
+    {
+        var password: String?
+        if let passwordVariable {
+            guard !files.isEmpty else {
+                throw UsageError(description: "--apns-p12-password-env goes with --apns-p12-sandbox or -production")
+            }
+            guard let value = ProcessInfo.processInfo.environment[passwordVariable] else {
+                throw UsageError(description: "--apns-p12-password-env: \(passwordVariable) is not set")
+            }
+            password = value
+        }
+        var identities: [PushEnvironment: TLSClientIdentity] = [:]
+        for (environment, path) in files {
+            let flag = "--apns-p12-\(environment.rawValue)"
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw UsageError(description: "cannot read \(flag) \(path)")
+            }
+            do {
+                identities[environment] = try TLSClientIdentity.pkcs12(Array(data), password: password)
+            } catch {
+                throw UsageError(
+                    description: "\(flag) \(path): \(error) (a password goes in --apns-p12-password-env VAR)")
+            }
+        }
+        return identities
     }
 
     private static func describe(_ app: AppSettings, output: (String) -> Void) {
