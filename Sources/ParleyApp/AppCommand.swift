@@ -57,9 +57,10 @@ public enum AppCommand {
     }
 
     /// Runs the subcommand; throws `UsageError` for bad arguments, other errors for failures.
+    /// `environment` is where `--apns-p12-password-env` looks (the process's own; tests pass theirs).
     public static func run(
         _ arguments: [String], configuration: Configuration,
-        output: @escaping (String) -> Void
+        environment: [String: String] = ProcessInfo.processInfo.environment, output: @escaping (String) -> Void
     ) async throws {
         let subcommand = try UsageError.subcommand(of: arguments, command: "app", usage: usage)
         var options = try Options(Array(arguments.dropFirst()))
@@ -227,7 +228,7 @@ public enum AppCommand {
             case "push":
                 try await push(
                     &options, repository: repository, database: context.database, masterKey: auth.masterKey,
-                    output: output)
+                    environment: environment, output: output)
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
@@ -237,7 +238,7 @@ public enum AppCommand {
     /// `parley app push`: checks every value before storing any.
     private static func push(
         _ options: inout Options, repository: AppRepository, database: PostgresClient,
-        masterKey: MasterKey, output: (String) -> Void
+        masterKey: MasterKey, environment: [String: String], output: (String) -> Void
     ) async throws {
         let keyFile = options.take("--apns-key-file")
         let keyId = options.take("--key-id")
@@ -255,7 +256,17 @@ public enum AppCommand {
         let key = try options.takePositional("APP_KEY") // after the options, so a value is never taken for it
         try options.finish()
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
-        let certificates = try readCertificates(p12Files, passwordVariable: passwordVariable)
+        let certificates = try readCertificates(
+            p12Files,
+            password: try passwordVariable.map { variable throws(UsageError) in
+                guard !p12Files.isEmpty else {
+                    throw UsageError(description: "--apns-p12-password-env goes with --apns-p12-sandbox or -production")
+                }
+                guard let password = environment[variable] else {
+                    throw UsageError(description: "--apns-p12-password-env: \(variable) is not set")
+                }
+                return password
+            })
         var update = PushSettingsRepository.Update()
         if let keyId {
             guard APNsIdentifiers.isTeamOrKeyID(keyId) else {
@@ -346,7 +357,7 @@ public enum AppCommand {
             let label = "apnsP12" + (environment == .sandbox ? "Sandbox" : "Production")
             let stored = current.sealedCertificates[environment] == nil ? "(none)" : "(stored, encrypted)"
             let used = current.hasAPNsTokenKey && stored != "(none)" ? "; unused while the .p8 key is set" : ""
-            output(label.padding(toLength: 16, withPad: " ", startingAt: 0) + stored + used)
+            output(label.padding(toLength: max(16, label.count + 1), withPad: " ", startingAt: 0) + stored + used)
         }
         for (environment, identity) in certificates.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             let expiry = identity.notAfter.map { ISO8601.format(Date(timeIntervalSince1970: TimeInterval($0))) }
@@ -360,20 +371,11 @@ public enum AppCommand {
     }
 
     /// The identities in the .p12 files, checked before anything is stored. The password comes from an environment
-    /// variable so that it is in neither the shell's history nor the process list; it is never stored or printed.
-    private static func readCertificates(_ files: [PushEnvironment: String], passwordVariable: String?) throws
+    /// variable (`--apns-p12-password-env`) so that it is in neither the shell's history nor the process list; it is
+    /// never stored or printed.
+    private static func readCertificates(_ files: [PushEnvironment: String], password: String?) throws
         -> [PushEnvironment: TLSClientIdentity]
     {
-        var password: String?
-        if let passwordVariable {
-            guard !files.isEmpty else {
-                throw UsageError(description: "--apns-p12-password-env goes with --apns-p12-sandbox or -production")
-            }
-            guard let value = ProcessInfo.processInfo.environment[passwordVariable] else {
-                throw UsageError(description: "--apns-p12-password-env: \(passwordVariable) is not set")
-            }
-            password = value
-        }
         var identities: [PushEnvironment: TLSClientIdentity] = [:]
         for (environment, path) in files {
             let flag = "--apns-p12-\(environment.rawValue)"
