@@ -152,7 +152,7 @@ let package = Package(
                                                                "ParleyHTTP", "ParleyPostgres", "ParleyTestSupport",
                                                                "ParleyLiveSupport", "ParleyCrypto",
                                                                "ParleyObservability"]),
-        .testTarget(name: "ParleyPushTests", dependencies: ["ParleyPush", "ParleyApp", "ParleyAuth", "ParleyHTTP",
+        .testTarget(name: "ParleyPushTests", dependencies: ["ParleyPush", "ParleyApp", "ParleyAuth", "ParleyHTTP", "ParleyHTTPClient",
                                                             "ParleyJSON", "ParleyMessageModel", "ParleyCrypto", "ParleyPostgres",
                                                             "ParleyWebSocket", "ParleyTestSupport",
                                                             "ParleyLiveSupport", "ParleyObservability"]),

@@ -20,6 +20,13 @@ static inline CURLcode parley_curl_easy_setopt_string(CURL *handle, CURLoption o
     return curl_easy_setopt(handle, option, value);
 }
 
+/// Blob options (CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB): libcurl copies the bytes (CURL_BLOB_COPY), so they
+/// need not outlive the call.
+static inline CURLcode parley_curl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
+
 static inline CURLcode parley_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
     return curl_easy_setopt(handle, option, value);
 }

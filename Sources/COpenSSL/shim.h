@@ -9,3 +9,6 @@
 #include <openssl/bio.h>
 #include <openssl/ec.h>
 #include <openssl/rsa.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+#include <openssl/provider.h>

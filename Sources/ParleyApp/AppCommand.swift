@@ -31,13 +31,17 @@ public enum AppCommand {
                                      quota; --server-quotas: PARLEY_FILES_*_QUOTA_BYTES again); without options prints
                                      the current limits and the bytes the app stores
           parley app push APP_KEY [--apns-key-file F.p8 --key-id K --team-id T --bundle-id B] [--endpoint URL|default]
+                                  [--apns-p12-sandbox F.p12] [--apns-p12-production F.p12] [--apns-p12-password-env VAR]
                                   [--preview full|sender|none] [--enable|--disable]
         """ + "\n" + PushVendorOptions.usage + "\n" + """
                                          offline push over APNs: the .p8 key (stored encrypted under the master key), its
                                          key id and team id, the bundle id, what alerts show, and whether push is on;
-                                         --endpoint overrides Apple's (tests, relays); FCM: the Firebase service-account
-                                         JSON (stored encrypted); HMS: the app id and client secret (stored encrypted);
-                                         --remove-fcm/--remove-hms forget a vendor; without options prints the settings
+                                         or APNs certificates (.p12) per environment, used where there is no .p8 key (the
+                                         certificate and its key stored encrypted; the password read from the environment
+                                         variable VAR, never from the command line); --endpoint overrides Apple's (tests,
+                                         relays); FCM: the Firebase service-account JSON (stored encrypted); HMS: the app
+                                         id and client secret (stored encrypted); --remove-fcm/--remove-hms forget a
+                                         vendor; without options prints the settings
               parley app reports APP_KEY [--limit N] [--json]
                                          the reports the app's users filed (users, messages, groups), newest first (default
                                          50, at most 1000); --json prints each whole, a reported message as it was then
@@ -56,9 +60,10 @@ public enum AppCommand {
     }
 
     /// Runs the subcommand; throws `UsageError` for bad arguments, other errors for failures.
+    /// `environment` is where `--apns-p12-password-env` looks (the process's own; tests pass theirs).
     public static func run(
         _ arguments: [String], configuration: Configuration,
-        output: @escaping (String) -> Void
+        environment: [String: String] = ProcessInfo.processInfo.environment, output: @escaping (String) -> Void
     ) async throws {
         let subcommand = try UsageError.subcommand(of: arguments, command: "app", usage: usage)
         var options = try Options(Array(arguments.dropFirst()))
@@ -226,7 +231,7 @@ public enum AppCommand {
             case "push":
                 try await push(
                     &options, repository: repository, database: context.database, masterKey: auth.masterKey,
-                    output: output)
+                    environment: environment, output: output)
             default:
                 throw UsageError(description: "unknown app subcommand: \(subcommand)\n" + usage)
             }
@@ -236,7 +241,7 @@ public enum AppCommand {
     /// `parley app push`: checks every value before storing any.
     private static func push(
         _ options: inout Options, repository: AppRepository, database: PostgresClient,
-        masterKey: MasterKey, output: (String) -> Void
+        masterKey: MasterKey, environment: [String: String], output: (String) -> Void
     ) async throws {
         let keyFile = options.take("--apns-key-file")
         let keyId = options.take("--key-id")
@@ -247,9 +252,25 @@ public enum AppCommand {
         let enable = options.takeFlag("--enable")
         let disable = options.takeFlag("--disable")
         let vendorOptions = try PushVendorOptions(&options)
+        var p12Files: [PushEnvironment: String] = [:]
+        for environment in PushEnvironment.allCases {
+            p12Files[environment] = options.take("--apns-p12-\(environment.rawValue)")
+        }
+        let passwordVariable = options.take("--apns-p12-password-env")
         let key = try options.takePositional("APP_KEY") // after the options, so a value is never taken for it
         try options.finish()
         if enable && disable { throw UsageError(description: "--enable and --disable exclude each other") }
+        let certificates = try readCertificates(
+            p12Files,
+            password: try passwordVariable.map { variable throws(UsageError) in
+                guard !p12Files.isEmpty else {
+                    throw UsageError(description: "--apns-p12-password-env goes with --apns-p12-sandbox or -production")
+                }
+                guard let password = environment[variable] else {
+                    throw UsageError(description: "--apns-p12-password-env: \(variable) is not set")
+                }
+                return password
+            })
         var update = PushSettingsRepository.Update()
         if let keyId {
             guard APNsIdentifiers.isTeamOrKeyID(keyId) else {
@@ -309,10 +330,14 @@ public enum AppCommand {
         let box = PushKeyBox(masterKey: masterKey)
         let vendorUpdate = try vendorOptions.sealed(appId: target.id, box: box)
         if let pem { update.sealedKey = try box.seal(pem: pem, appId: target.id) }
+        for (environment, identity) in certificates {
+            update.sealedCertificates[environment] = try box.seal(
+                certificatePEM: identity.pem, appId: target.id, environment: environment)
+        }
         if enable || disable { update.enabled = enable }
         let changes =
             keyFile != nil || keyId != nil || teamId != nil || bundleId != nil || endpoint != nil
-            || previewName != nil || enable || disable || vendorUpdate.changesAnything
+            || previewName != nil || enable || disable || vendorUpdate.changesAnything || !certificates.isEmpty
         if enable {
             // Enabling needs complete credentials, counting those stored before.
             var merged = try await settings.settings(appId: target.id) ?? PushSettings(appId: target.id)
@@ -320,11 +345,13 @@ public enum AppCommand {
             merged.keyId = update.keyId ?? merged.keyId
             merged.sealedKey = update.sealedKey ?? merged.sealedKey
             merged.bundleId = update.bundleId ?? merged.bundleId
+            merged.sealedCertificates.merge(update.sealedCertificates) { _, new in new }
             let android = vendorOptions.hasCredentials(over: try await vendorSettings.settings(appId: target.id))
             guard merged.hasAPNsCredentials || android else {
                 throw UsageError(
-                    description: "--enable needs --apns-key-file, --key-id, --team-id and --bundle-id, "
-                        + "or --fcm-service-account, or --hms-app-id and --hms-client-secret (now or stored before)")
+                    description: "--enable needs --bundle-id and either --apns-key-file, --key-id and --team-id, or "
+                        + "an --apns-p12-sandbox or --apns-p12-production certificate; or --fcm-service-account, or "
+                        + "--hms-app-id and --hms-client-secret (now or stored before)")
             }
         }
         if vendorUpdate.changesAnything { try await vendorSettings.update(appId: target.id, vendorUpdate) }
@@ -335,10 +362,44 @@ public enum AppCommand {
         output("teamId          \(current.teamId ?? "(none)")")
         output("keyId           \(current.keyId ?? "(none)")")
         output("apnsKey         \(current.sealedKey == nil ? "(none)" : "(stored, encrypted)")")
+        for environment in PushEnvironment.allCases {
+            let label = "apnsP12" + (environment == .sandbox ? "Sandbox" : "Production")
+            let stored = current.sealedCertificates[environment] == nil ? "(none)" : "(stored, encrypted)"
+            let used = current.hasAPNsTokenKey && stored != "(none)" ? "; unused while the .p8 key is set" : ""
+            output(label.padding(toLength: max(16, label.count + 1), withPad: " ", startingAt: 0) + stored + used)
+        }
+        for (environment, identity) in certificates.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let expiry = identity.notAfter.map { ISO8601.format(Date(timeIntervalSince1970: TimeInterval($0))) }
+            output(
+                "stored \(environment.rawValue) certificate: \(identity.commonName ?? "(no common name)"), "
+                    + "expires \(expiry ?? "(unknown)")")
+        }
         output("bundleId        \(current.bundleId ?? "(none)")")
         output("preview         \(current.preview.rawValue)")
         output("endpoint        \(current.endpoint ?? "(Apple's, by each token's environment)")")
         PushVendorOptions.describe(try await vendorSettings.settings(appId: target.id), output: output)
+    }
+
+    /// The identities in the .p12 files, checked before anything is stored. The password comes from an environment
+    /// variable (`--apns-p12-password-env`) so that it is in neither the shell's history nor the process list; it is
+    /// never stored or printed.
+    private static func readCertificates(_ files: [PushEnvironment: String], password: String?) throws
+        -> [PushEnvironment: TLSClientIdentity]
+    {
+        var identities: [PushEnvironment: TLSClientIdentity] = [:]
+        for (environment, path) in files {
+            let flag = "--apns-p12-\(environment.rawValue)"
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw UsageError(description: "cannot read \(flag) \(path)")
+            }
+            do {
+                identities[environment] = try TLSClientIdentity.pkcs12(Array(data), password: password)
+            } catch {
+                throw UsageError(
+                    description: "\(flag) \(path): \(error) (a password goes in --apns-p12-password-env VAR)")
+            }
+        }
+        return identities
     }
 
     private static func describe(_ app: AppSettings, output: (String) -> Void) {

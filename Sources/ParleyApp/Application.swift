@@ -92,14 +92,16 @@ public final class Application: Sendable {
             configuration: configuration.realtime, auth: auth, messaging: messaging,
             database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers)
         updates = UpdatesModule(database: database, auth: auth, logger: logger)
-        let pushClient = HTTPClient(maxResponseBytes: 64 * 1024, logger: logger)
+        let pushClient = HTTPClient(
+            maxResponseBytes: 64 * 1024, tls: HTTPClientTLS(caFile: configuration.push.caFile), logger: logger)
         self.pushClient = pushClient
         push = PushModule(
             configuration: configuration.push, database: database, authenticator: auth.authenticator,
             sessionEvents: auth.events, keys: PushKeyBox(sealer: authConfiguration.sealer),
             sender: APNsSender(client: pushClient, logger: logger.with("component", "push")),
             fcmSender: FCMSender(client: pushClient, logger: logger.with("component", "push")),
-            hmsSender: HMSSender(client: pushClient, logger: logger.with("component", "push")), logger: logger)
+            hmsSender: HMSSender(client: pushClient, logger: logger.with("component", "push")), logger: logger,
+            verifySignedRequest: { [auth] request in try await auth.verifySignedRequest(request) })
         // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
         // are left to the file sweeper like any other unreferenced file.
         let accountDeletion = auth.accountDeletion(participants: [

@@ -284,6 +284,9 @@ public struct Configuration: Sendable {
             name: "PARLEY_PUSH_LEASE_SECONDS", defaultValue: "30",
             help: "a push being delivered is left to its instance this long; after a crash another takes it over"),
         Setting(
+            name: "PARLEY_PUSH_CA_FILE", defaultValue: "",
+            help: "PEM of the CAs push trusts instead of the system's (tests, relays; unset for Apple's endpoints)"),
+        Setting(
             name: "PARLEY_WEBHOOK_ALLOW_PRIVATE", defaultValue: "0",
             help: "1: webhook URLs may reach loopback, private and link-local addresses (tests, a backend on the LAN)"),
         Setting(
@@ -470,6 +473,10 @@ public struct Configuration: Sendable {
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)
+        push.caFile = value("PARLEY_PUSH_CA_FILE")
+        if let caFile = push.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw Invalid(description: "PARLEY_PUSH_CA_FILE=\(caFile) is not a readable file")
+        }
         webhooks.allowPrivateAddresses = try flag("PARLEY_WEBHOOK_ALLOW_PRIVATE", false)
         webhooks.maxAttempts = try integer("PARLEY_WEBHOOK_MAX_ATTEMPTS", 10, range: 1...100)
         webhooks.pollInterval = .milliseconds(try integer("PARLEY_WEBHOOK_POLL_MS", 250, range: 0...3_600_000))

@@ -131,6 +131,20 @@ final class CurlTransfer {
             try check(parley_curl_easy_setopt_string(easy, CURLOPT_SSLCERT, certificate))
         }
         if let key = tls.clientKeyFile { try check(parley_curl_easy_setopt_string(easy, CURLOPT_SSLKEY, key)) }
+        if let identity = request.clientCertificate {
+            // PEM blobs need libcurl 7.71 (Debian 12 has 7.88); the certificate blob is part of what a reused
+            // connection must match, so a request never rides a connection authenticated as someone else.
+            try check(parley_curl_easy_setopt_string(easy, CURLOPT_SSLCERTTYPE, "PEM"))
+            try check(parley_curl_easy_setopt_string(easy, CURLOPT_SSLKEYTYPE, "PEM"))
+            try check(
+                identity.certificatePEM.withUnsafeBytes { bytes in
+                    parley_curl_easy_setopt_blob(easy, CURLOPT_SSLCERT_BLOB, bytes.baseAddress, bytes.count)
+                })
+            try check(
+                identity.privateKeyPEM.withUnsafeBytes { bytes in
+                    parley_curl_easy_setopt_blob(easy, CURLOPT_SSLKEY_BLOB, bytes.baseAddress, bytes.count)
+                })
+        }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         try check(

@@ -30,13 +30,17 @@ public struct HTTPClientRequest: Sendable {
     /// fails the request with `.connectFailed` unless another address of the name is allowed. Reused connections
     /// were checked when they were made: give requests with a policy a client of their own.
     public var connectPolicy: (@Sendable (ConnectAddress) -> Bool)?
+    /// The TLS client certificate this request presents (APNs certificate-based authentication), instead of the
+    /// client's `HTTPClientTLS` one. libcurl reuses a connection only for requests presenting the same certificate.
+    public var clientCertificate: HTTPClientCertificate?
 
     public init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: HTTPClientBody = .none,
         timeout: Duration = .seconds(30), httpVersion: HTTPVersion = .http1_1,
-        connectPolicy: (@Sendable (ConnectAddress) -> Bool)? = nil
+        connectPolicy: (@Sendable (ConnectAddress) -> Bool)? = nil, clientCertificate: HTTPClientCertificate? = nil
     ) {
         self.connectPolicy = connectPolicy
+        self.clientCertificate = clientCertificate
         self.method = method
         self.url = url
         self.headers = headers
@@ -61,5 +65,18 @@ public enum HTTPClientBody: Sendable, Equatable {
         case .bytes(let bytes): Int64(bytes.count)
         case .file(_, _, let length): length
         }
+    }
+}
+
+/// A TLS client certificate held in memory, as PEM (never written to a file).
+public struct HTTPClientCertificate: Sendable, Equatable {
+    /// The certificate, then the CA certificates of its chain.
+    public var certificatePEM: [UInt8]
+    /// Its private key, unencrypted.
+    public var privateKeyPEM: [UInt8]
+
+    public init(certificatePEM: [UInt8], privateKeyPEM: [UInt8]) {
+        self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
     }
 }

@@ -21,6 +21,9 @@ public struct PushConfiguration: Sendable {
     public var presenceStaleSeconds = 15
     /// How often tokens of ended sessions are swept (a backstop under the session-end events).
     public var sweepInterval: Duration = .seconds(600)
+    /// PEM of the certificate authorities the push client trusts instead of the system's (PARLEY_PUSH_CA_FILE,
+    /// unset): for the TLS mock APNs in tests and for relays with a private CA. Apple's endpoints need it unset.
+    public var caFile: String?
 
     public init() {}
 

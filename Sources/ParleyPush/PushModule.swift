@@ -14,17 +14,22 @@ public final class PushModule: Sendable {
     public let settings: PushSettingsRepository
     public let vendorSettings: PushVendorSettingsRepository
     public let jobs: PushJobRepository
+    public let attempts: PushAttemptRepository
     let worker: PushWorker
     let authenticator: Authenticator
+    /// The admin API's check of server-to-server requests (`AuthModule.verifySignedRequest`).
+    let verifySignedRequest: @Sendable (HTTPRequest) async throws -> AppSettings
     let endedSessions: AsyncStream<SessionEvent>
     let logger: Logger
 
     public init(
         configuration: PushConfiguration, database: PostgresClient, authenticator: Authenticator,
         sessionEvents: SessionEvents, keys: PushKeyBox, sender: any PushSender, fcmSender: FCMSender,
-        hmsSender: HMSSender, logger: Logger
+        hmsSender: HMSSender, logger: Logger,
+        verifySignedRequest: @escaping @Sendable (HTTPRequest) async throws -> AppSettings
     ) {
         self.configuration = configuration
+        self.verifySignedRequest = verifySignedRequest
         self.authenticator = authenticator
         endedSessions = sessionEvents.subscribe()
         let logger = logger.with("component", "push")
@@ -33,16 +38,18 @@ public final class PushModule: Sendable {
         settings = PushSettingsRepository(database: database)
         jobs = PushJobRepository(database: database)
         vendorSettings = PushVendorSettingsRepository(database: database)
+        attempts = PushAttemptRepository(database: database)
         worker = PushWorker(
             configuration: configuration, jobs: jobs, tokens: tokens, settings: settings, keys: keys,
             sender: sender,
             vendors: PushVendorSenders(
                 fcm: fcmSender, hms: hmsSender, settings: vendorSettings, keys: keys, logger: logger),
-            logger: logger)
+            attempts: attempts, logger: logger)
     }
 
     public func register(on router: inout Router) {
         PushTokenController(authenticator: authenticator, tokens: tokens, settings: settings).register(on: &router)
+        PushAttemptController(verifySignedRequest: verifySignedRequest, attempts: attempts).register(on: &router)
     }
 
     /// What push runs while the server serves: the worker (unless `pollInterval` is zero: then this instance
@@ -81,11 +88,13 @@ public final class PushModule: Sendable {
 extension PushModule {
     /// Push's part in account deletion (`AuthModule.accountDeletion(participants:)`): the account's device tokens
     /// go in the deletion's transaction, not later when the ended sessions are heard of, so no push can reach a
-    /// device of a deleted account.
+    /// device of a deleted account. Its push attempts go with them.
     public var accountDeletionParticipant: AccountDeletionParticipant {
         let tokens = tokens
+        let attempts = attempts
         return AccountDeletionParticipant("push") { appId, userId, connection in
             _ = try await tokens.unbindAll(on: connection, appId: appId, userId: userId)
+            try await attempts.deleteAll(on: connection, appId: appId, userId: userId)
             return nil
         }
     }

@@ -16,6 +16,8 @@ struct MasterKeyRotationTests {
         try await CommandOutput.lines { try await MasterKeyCommand.run([], configuration: configuration, output: $0) }
     }
 
+    static let certificatePEM = "-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n"
+
     @Test func resealsEverySecretAndKeepsServingThroughout() async throws {
         try await withDatabase { url in
             let oldKey = MasterKey.generateHex()
@@ -28,6 +30,9 @@ struct MasterKeyRotationTests {
                 var update = PushSettingsRepository.Update()
                 update.sealedKey = try PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
                     .seal(pem: try P256.SigningKey.generate().pem, appId: app.id)
+                // An APNs certificate (migrations/0028) is resealed with the keys.
+                update.sealedCertificates[.production] = try PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
+                    .seal(certificatePEM: Self.certificatePEM, appId: app.id, environment: .production)
                 try await PushSettingsRepository(database: before.app.database).update(appId: app.id, update)
                 let oldBox = PushKeyBox(masterKey: try MasterKey(parsing: oldKey))
                 var vendors = PushVendorSettingsRepository.Update()
@@ -60,14 +65,14 @@ struct MasterKeyRotationTests {
                 #expect(
                     try await Self.rotate(configuration) == [
                         "app secrets: 1 resealed, 0 already under the new key",
-                        "APNs keys: 1 resealed, 0 already under the new key",
+                        "APNs keys: 2 resealed, 0 already under the new key",
                         "FCM and HMS secrets: 2 resealed, 0 already under the new key",
                     ])
                 // Again: nothing left to do.
                 #expect(
                     try await Self.rotate(configuration) == [
                         "app secrets: 0 resealed, 1 already under the new key",
-                        "APNs keys: 0 resealed, 1 already under the new key",
+                        "APNs keys: 0 resealed, 2 already under the new key",
                         "FCM and HMS secrets: 0 resealed, 2 already under the new key",
                     ])
                 // Keys that open nothing stored refuse and change nothing; a missing previous key is a usage error.
@@ -101,6 +106,12 @@ struct MasterKeyRotationTests {
                 #expect(
                     newBox.openHMSClientSecret(try #require(vendors.sealedHMSClientSecret), appId: app.id)
                         == MockHMSApp.clientSecret)
+                let certificate = try #require(settings.sealedCertificates[.production])
+                #expect(
+                    newBox.openCertificate(certificate, appId: app.id, environment: .production) == Self.certificatePEM)
+                #expect(
+                    newBox.openCertificate(certificate, appId: app.id, environment: .sandbox) == nil,
+                    "sealed for its environment only")
                 #expect(try await after.client().get("/api/users/me", token: accessToken).code == 1030)
             } catch {
                 await after.stop()

@@ -23,6 +23,8 @@ final class MockAPNs: Sendable {
         var reason: String?
         var keyId: String?
         var teamId: String?
+        /// The common name of the client certificate the request came with (TLS mode).
+        var certificate: String?
 
         var pushType: String? { headers["apns-push-type"] }
         var topic: String? { headers["apns-topic"] }
@@ -61,9 +63,13 @@ final class MockAPNs: Sendable {
     let process: ChildProcess
     let port: Int
     let directory: String
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    let tls: Bool
+    var endpoint: String { (tls ? "https" : "http") + "://127.0.0.1:\(port)" }
 
-    init(providers: [Provider]) async throws {
+    /// With `pki`, HTTP/2 over TLS (ALPN h2) with its server certificate, requiring a client certificate its CA
+    /// issued: certificate-based authentication as APNs does it.
+    init(providers: [Provider], pki: TestPKI? = nil) async throws {
+        tls = pki != nil
         guard let python = Self.python else { throw TestFailure(Self.unavailable) }
         directory = NSTemporaryDirectory() + "parley-mock-apns-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -75,6 +81,11 @@ final class MockAPNs: Sendable {
             let path = "\(directory)/key\(index).pem"
             try provider.key.verifyingKey.pem.write(toFile: path, atomically: true, encoding: .utf8)
             arguments += ["--key", "\(provider.keyId):\(provider.teamId):\(path)"]
+        }
+        if let pki {
+            arguments += [
+                "--tls-cert", pki.serverCertificate, "--tls-key", pki.serverKey, "--client-ca", pki.caFile,
+            ]
         }
         process = try ChildProcess(executable: python, arguments: arguments, outputPath: "\(directory)/output.log")
         let deadline = Date().addingTimeInterval(120) // a hang guard: python may start slowly on a loaded machine
@@ -107,7 +118,7 @@ final class MockAPNs: Sendable {
                 token: object["token"] as? String ?? "", headers: object["headers"] as? [String: String] ?? [:],
                 payload: object["payload"] as? [String: Any] ?? [:], status: object["status"] as? Int ?? 0,
                 reason: object["reason"] as? String, keyId: object["kid"] as? String,
-                teamId: object["iss"] as? String)
+                teamId: object["iss"] as? String, certificate: object["certificate"] as? String)
         }
     }
 

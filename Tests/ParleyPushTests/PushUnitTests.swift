@@ -46,6 +46,33 @@ struct PushUnitTests {
         #expect(body.count == 101 && body.hasSuffix("…"))
     }
 
+    /// A send's `push {title, body, sound}` (seed 003: "You have a new call", `phone_ringing.mp3`) replaces the
+    /// defaults whatever the preview; a VoIP push shows the title as the caller.
+    @Test func sendPushOptionsReplaceTheDefaultTextAndSound() throws {
+        var message = Self.message()
+        message.pushBody = "You have a new call"
+        message.pushSound = "phone_ringing.mp3"
+        for preview in PushPreview.allCases {
+            let aps = try #require(
+                try Self.json(PushPayload.alert(for: message, preview: preview, badge: 1))["aps"] as? [String: Any])
+            let alert = try #require(aps["alert"] as? [String: String])
+            #expect(alert["body"] == "You have a new call", "\(preview)")
+            #expect(alert["title"] == (preview == .none ? nil : "Alice"), "\(preview)")
+            #expect(aps["sound"] as? String == "phone_ringing.mp3")
+        }
+        message.pushTitle = "u_alice"
+        let titled = try Self.json(PushPayload.alert(for: message, preview: .none, badge: 1))
+        #expect(
+            (titled["aps"] as? [String: Any])?["alert"] as? [String: String]
+                == ["title": "u_alice", "body": "You have a new call"])
+        var call = Self.message("callAudio", content: "{}")
+        call.pushTitle = "u_alice"
+        for preview in PushPreview.allCases {
+            let voip = try Self.json(PushPayload.voip(for: call, media: "audio", preview: preview))
+            #expect(voip["voip_caller_name"] as? String == "u_alice")
+        }
+    }
+
     @Test func voipPayloadsCarryTheCallerAndTheMedia() throws {
         let call = Self.message("callAudio", content: #"{"status":"calling"}"#)
         #expect(call.callMedia == "audio")

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """A mock of Apple's push notification service (the HTTP/2 provider API) for Parley's push tests.
 
-Speaks HTTP/2 in cleartext with prior knowledge (h2c, no TLS) on 127.0.0.1, checks each request as APNs would,
-and appends one JSON line per request to the --record file:
-  {"path", "token", "headers", "payload", "status", "reason", "kid", "iss"}
+Speaks HTTP/2 in cleartext with prior knowledge (h2c, no TLS) on 127.0.0.1, or with --tls-cert/--tls-key over TLS
+negotiated by ALPN (h2), checks each request as APNs would, and appends one JSON line per request to the --record
+file:
+  {"path", "token", "headers", "payload", "status", "reason", "kid", "iss", "certificate"}
+
+With --client-ca the TLS handshake requires a client certificate that CA issued (APNs' certificate-based
+authentication): a request without an `authorization` header is then authenticated by that certificate, whose
+subject CN must be the request's topic (without `.voip`); "certificate" records the CN.
 
 Checks, with APNs' own answers:
   - POST /3/device/<hex token>                                  else 405 MethodNotAllowed / 404 BadPath
@@ -15,7 +20,8 @@ Checks, with APNs' own answers:
 Token prefixes choose other answers (tokens are hex): --bad-token-prefix (400 BadDeviceToken),
 --unregistered-prefix (410 Unregistered), --fail-once-prefix (503 ServiceUnavailable on a token's first push).
 
-Usage: mock_apns.py --port-file F --record F --key KID:TEAM:PUBLIC_KEY_PEM_FILE [--key ...]
+Usage: mock_apns.py --port-file F --record F [--key KID:TEAM:PUBLIC_KEY_PEM_FILE ...]
+                   [--tls-cert PEM --tls-key PEM [--client-ca PEM]]
 Needs h2 and cryptography (scripts/test installs them into .parley/venv).
 """
 import argparse
@@ -24,6 +30,7 @@ import base64
 import json
 import os
 import signal
+import ssl
 import time
 import uuid
 
@@ -78,8 +85,8 @@ class Checker:
             raise ValueError("InvalidProviderToken")
         return kid, team
 
-    def answer(self, headers, body):
-        """(status, reason or None, record fields)."""
+    def answer(self, headers, body, certificate=None):
+        """(status, reason or None, record fields); `certificate` is the CN of the client's certificate."""
         path = headers.get(":path", "")
         token = path[len("/3/device/"):] if path.startswith("/3/device/") else ""
         entry = {"path": path, "token": token,
@@ -88,22 +95,29 @@ class Checker:
             entry["payload"] = json.loads(body) if body else None
         except ValueError:
             entry["payload"] = None
-        status, reason = self.check(headers, body, token, entry)
+        if certificate is not None:
+            entry["certificate"] = certificate
+        status, reason = self.check(headers, body, token, entry, certificate)
         entry["status"], entry["reason"] = status, reason
         self.record.write(json.dumps(entry) + "\n")
         return status, reason
 
-    def check(self, headers, body, token, entry):
+    def check(self, headers, body, token, entry, certificate):
         if headers.get(":method") != "POST":
             return 405, "MethodNotAllowed"
         if not token or any(c not in "0123456789abcdef" for c in token):
             return 404, "BadPath"
-        try:
-            entry["kid"], entry["iss"] = self.verify_jwt(headers.get("authorization", ""))
-        except ValueError as reason:
-            return 403, str(reason)
         push_type = headers.get("apns-push-type")
         topic = headers.get("apns-topic")
+        if certificate is not None and "authorization" not in headers:
+            # Certificate-based: the certificate names the app; its topics are the bundle id and `<bundle>.voip`.
+            if topic not in (certificate, certificate + ".voip"):
+                return 400, "TopicDisallowed"
+        else:
+            try:
+                entry["kid"], entry["iss"] = self.verify_jwt(headers.get("authorization", ""))
+            except ValueError as reason:
+                return 403, str(reason)
         if push_type not in ("alert", "voip"):
             return 400, "InvalidPushType"
         if not topic:
@@ -138,6 +152,12 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
+        self.certificate = None
+        tls = transport.get_extra_info("ssl_object")
+        peer = tls.getpeercert() if tls is not None else None
+        if peer:
+            names = dict(pair for rdn in peer.get("subject", ()) for pair in rdn)
+            self.certificate = names.get("commonName")
         self.h2.initiate_connection()
         transport.write(self.h2.data_to_send())
 
@@ -164,7 +184,7 @@ class Connection(asyncio.Protocol):
 
     def respond(self, stream_id):
         headers, body = self.streams.pop(stream_id, ({}, b""))
-        status, reason = self.checker.answer(headers, bytes(body))
+        status, reason = self.checker.answer(headers, bytes(body), self.certificate)
         reply = json.dumps({"reason": reason}).encode() if reason else b""
         response_headers = [(":status", str(status)), ("apns-id", str(uuid.uuid4()).upper())]
         if reply:
@@ -182,10 +202,21 @@ async def main():
     parser.add_argument("--bad-token-prefix", default="badd")
     parser.add_argument("--unregistered-prefix", default="dead")
     parser.add_argument("--fail-once-prefix", default="fa11")
+    parser.add_argument("--tls-cert", help="PEM certificate of the server (with --tls-key): speak TLS with ALPN h2")
+    parser.add_argument("--tls-key")
+    parser.add_argument("--client-ca", help="PEM of the CA whose client certificates the TLS handshake requires")
     args = parser.parse_args()
     checker = Checker(args)
+    context = None
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        context.set_alpn_protocols(["h2"])
+        if args.client_ca:
+            context.load_verify_locations(args.client_ca)
+            context.verify_mode = ssl.CERT_REQUIRED
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Connection(checker), "127.0.0.1", 0)
+    server = await loop.create_server(lambda: Connection(checker), "127.0.0.1", 0, ssl=context)
     port = server.sockets[0].getsockname()[1]
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(port))

@@ -38,6 +38,13 @@ public struct AdminMessageService: Sendable {
         }
 
         var pushOptions: String? { noPush == true ? #"{"disabled":true}"# : nil }
+
+        /// The stored push options of a send with `push` (its `disabled` or `noPush` turns the push off).
+        func pushOptions(with push: MessagePushOptions?) -> String? {
+            guard var push else { return pushOptions }
+            if noPush == true { push.disabled = true }
+            return push.stored
+        }
     }
 
     public struct SendRequest: Sendable, Decodable {
@@ -49,6 +56,8 @@ public struct AdminMessageService: Sendable {
         public var extra: JSONValue?
         public var clientMsgId: String?
         public var options: Options?
+        /// `{title?, body?, sound?, disabled?}`, checked as a user send's (`MessagePushOptions.parse`).
+        public var push: JSONValue?
     }
 
     /// What a send answers: the stored message (`created` false for a repeated `clientMsgId`), or for an online-only
@@ -121,6 +130,7 @@ public struct AdminMessageService: Sendable {
             appId: appId, fromId: request.fromId, chatType: request.chatType, msgType: request.msgType,
             content: request.content, extra: request.extra)
         let options = request.options ?? Options()
+        let push = try MessagePushOptions.parse(request.push, prefix: "")
         let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
         let toId: String
         let conversationId: String
@@ -146,7 +156,7 @@ public struct AdminMessageService: Sendable {
             toId: toId, msgType: prepared.msgType, content: prepared.content, extra: prepared.extra,
             clientMsgId: clientMsgId, contentValue: prepared.contentValue, extraValue: prepared.extraValue)
         message.system = prepared.system
-        message.pushOptions = options.pushOptions
+        message.pushOptions = options.pushOptions(with: push)
         message.uncounted = options.noUnread == true
         let outcome = try await messages.send(message)
         switch outcome {

@@ -40,8 +40,15 @@ extension MessageService.SendRequest {
         case .string(let value)?: clientMsgId = value
         default: throw APIError.validationFailed.with(message: "wrong type for `\(prefix)clientMsgId`")
         }
+        let noUnread: Bool
+        switch object["noUnread"] {
+        case nil, .null?: noUnread = false
+        case .bool(let value)?: noUnread = value
+        default: throw APIError.validationFailed.with(message: "wrong type for `\(prefix)noUnread`")
+        }
         self.init(
             toId: toId, chatType: chatType, msgType: msgType, content: content, extra: object["extra"],
-            clientMsgId: clientMsgId)
+            clientMsgId: clientMsgId, push: try MessagePushOptions.parse(object["push"], prefix: prefix),
+            noUnread: noUnread)
     }
 }

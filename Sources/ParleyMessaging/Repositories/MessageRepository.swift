@@ -85,8 +85,8 @@ struct MessageRepository: Sendable {
         var clientMsgId: String?
         /// Server-written notify messages skip the membership checks.
         var system = false
-        /// The admin API's push settings (`messages.push_options`, e.g. `{"disabled":true}`) and whether the message
-        /// stays out of unread counts. Only the single send takes them: batched sends never set them.
+        /// The send's push options (`messages.push_options`, `MessagePushOptions.stored`) and whether the message
+        /// stays out of unread counts. Only the single send takes them: `SendBatcher` sends such messages alone.
         var pushOptions: String? = nil
         var uncounted = false
         /// The parsed content and extra, when the caller has them: a batch's answer is then built without

@@ -39,10 +39,14 @@ public struct MessageService: Sendable {
         public var extra: JSONValue?
         /// nil: never deduplicated (the 001 SDK sends none).
         public var clientMsgId: String?
+        /// What the offline push says and plays, or that there is none.
+        public var push: MessagePushOptions?
+        /// The message does not count toward unread (`custom` messages only: commands, not conversation).
+        public var noUnread: Bool
 
         public init(
             toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
-            clientMsgId: String?
+            clientMsgId: String?, push: MessagePushOptions? = nil, noUnread: Bool = false
         ) {
             self.toId = toId
             self.chatType = chatType
@@ -50,6 +54,8 @@ public struct MessageService: Sendable {
             self.content = content
             self.extra = extra
             self.clientMsgId = clientMsgId
+            self.push = push
+            self.noUnread = noUnread
         }
     }
 
@@ -72,6 +78,9 @@ public struct MessageService: Sendable {
                     + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
         }
         let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
+        if request.noUnread && msgType != .custom {
+            throw APIError.validationFailed.with(message: "`noUnread` is for custom messages only")
+        }
         let toId = try MessagingInput.userID(request.toId, field: "toId")
         var contentValue = try MessageContentInput.value(msgType, request.content)
         var content = try validator.validate(msgType, contentValue)
@@ -88,11 +97,13 @@ public struct MessageService: Sendable {
         }
         let conversationId =
             chatType == .single ? ConversationID.single(principal.userId, toId) : ConversationID.group(toId)
-        let outcome = try await batcher.send(
-            MessageRepository.NewMessage(
-                appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
-                toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
-                contentValue: contentValue, extraValue: extraValue))
+        var message = MessageRepository.NewMessage(
+            appId: principal.appId, conversationId: conversationId, chatType: chatType, fromId: principal.userId,
+            toId: toId, msgType: msgType, content: content, extra: extra, clientMsgId: clientMsgId,
+            contentValue: contentValue, extraValue: extraValue)
+        message.pushOptions = request.push?.stored
+        message.uncounted = request.noUnread
+        let outcome = try await batcher.send(message)
         switch outcome {
         case .stored(let message):
             storedCounts?.add(appId: principal.appId)

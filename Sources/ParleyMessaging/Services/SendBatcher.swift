@@ -27,8 +27,12 @@ final class SendBatcher: Sendable {
     }
 
     func send(_ message: MessageRepository.NewMessage) async throws -> SendOutcome {
-        // Off the event loops (tools, tests on the cooperative pool) there is nothing to gather with.
-        guard EventLoop.current != nil else { return try await repository.send(message) }
+        // Off the event loops (tools, tests on the cooperative pool) there is nothing to gather with. Push options
+        // and `noUnread` are arguments of the single send only (the batch function takes neither): such sends go
+        // alone.
+        guard EventLoop.current != nil, message.pushOptions == nil, !message.uncounted else {
+            return try await repository.send(message)
+        }
         return try await batchers.value.submit(message)
     }
 }

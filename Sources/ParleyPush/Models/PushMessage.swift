@@ -14,11 +14,20 @@ public struct PushMessage: Sendable, Equatable {
     public var revoked: Bool
     /// The sender's nickname, or their id when they have none.
     public var senderName: String
+    /// The send's `push.title`, `push.body` and `push.sound` (`messages.push_options`): what the push says and plays
+    /// instead of the defaults.
+    public var pushTitle: String?
+    public var pushBody: String?
+    public var pushSound: String?
 
     public init(
         id: Int64, appId: Int64, conversationId: String, fromId: String, chatType: String, msgType: String,
-        content: String?, revoked: Bool, senderName: String
+        content: String?, revoked: Bool, senderName: String, pushTitle: String? = nil, pushBody: String? = nil,
+        pushSound: String? = nil
     ) {
+        self.pushTitle = pushTitle
+        self.pushBody = pushBody
+        self.pushSound = pushSound
         self.id = id
         self.appId = appId
         self.conversationId = conversationId

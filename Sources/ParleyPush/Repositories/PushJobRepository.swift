@@ -37,7 +37,9 @@ public struct PushJobRepository: Sendable {
         try await database.query(
             """
             SELECT m.id, m.app_id, m.conversation_id, m.from_id, m.chat_type, m.msg_type, m.content,
-                   m.revoked_at IS NOT NULL AS revoked, coalesce(nullif(u.nickname, ''), m.from_id) AS sender_name
+                   m.revoked_at IS NOT NULL AS revoked, coalesce(nullif(u.nickname, ''), m.from_id) AS sender_name,
+                   m.push_options->>'title' AS push_title, m.push_options->>'body' AS push_body,
+                   m.push_options->>'sound' AS push_sound
             FROM messages m LEFT JOIN users u ON u.app_id = m.app_id AND u.id = m.from_id
             WHERE m.id = \(id) AND m.app_id = \(appId)
             """
@@ -47,7 +49,8 @@ public struct PushJobRepository: Sendable {
                 conversationId: try row.decode("conversation_id"), fromId: try row.decode("from_id"),
                 chatType: try row.decode("chat_type"), msgType: try row.decode("msg_type"),
                 content: try row.decode("content"), revoked: try row.decode("revoked"),
-                senderName: try row.decode("sender_name"))
+                senderName: try row.decode("sender_name"), pushTitle: try row.decode("push_title"),
+                pushBody: try row.decode("push_body"), pushSound: try row.decode("push_sound"))
         }
     }
 

@@ -8,18 +8,30 @@ public struct PushSettingsRepository: Sendable {
     public init(database: PostgresClient) { self.database = database }
 
     static func decode(_ row: PostgresRow) throws -> PushSettings {
-        PushSettings(
+        var settings = PushSettings(
             appId: try row.decode("app_id"), enabled: try row.decode("enabled"),
             teamId: try row.decode("apns_team_id"), keyId: try row.decode("apns_key_id"),
             sealedKey: try row.decode("apns_private_key_ciphertext"),
             bundleId: try row.decode("apns_bundle_id"),
             preview: PushPreview(rawValue: try row.decode("preview")) ?? .full,
             endpoint: try row.decode("apns_endpoint"))
+        for environment in PushEnvironment.allCases {
+            if let sealed = try row.decode(certificateColumn(environment), as: [UInt8]?.self) {
+                settings.sealedCertificates[environment] = sealed
+            }
+        }
+        return settings
     }
 
     static let columns = """
-        app_id, enabled, apns_team_id, apns_key_id, apns_private_key_ciphertext, apns_bundle_id, preview, apns_endpoint
+        app_id, enabled, apns_team_id, apns_key_id, apns_private_key_ciphertext, apns_bundle_id, preview, apns_endpoint,
+        apns_certificate_sandbox_ciphertext, apns_certificate_production_ciphertext
         """
+
+    /// The column of an environment's sealed APNs certificate (migration 0028).
+    static func certificateColumn(_ environment: PushEnvironment) -> String {
+        "apns_certificate_\(environment.rawValue)_ciphertext"
+    }
 
     /// Reseals every APNs key the previous master key sealed under the current one, in one transaction; throws
     /// `UnreadableSecrets` (changing nothing) when a key opens under neither.
@@ -47,8 +59,39 @@ public struct PushSettingsRepository: Sendable {
                         """)
                 }
             }
+            try await resealCertificates(with: box, on: connection, report: &report, unreadable: &unreadable)
             if !unreadable.isEmpty { throw UnreadableSecrets(what: "the APNs keys", owners: unreadable) }
             return report
+        }
+    }
+
+    /// The APNs certificates' part of `resealKeys(with:)`, in its transaction.
+    private func resealCertificates(
+        with box: PushKeyBox, on connection: PostgresConnection, report: inout ResealReport,
+        unreadable: inout [String]
+    ) async throws {
+        for environment in PushEnvironment.allCases {
+            let column = Self.certificateColumn(environment)
+            let rows = try await connection.query(
+                """
+                SELECT app_id, \(unescaped: column) AS sealed FROM app_push_settings
+                WHERE \(unescaped: column) IS NOT NULL ORDER BY app_id FOR UPDATE
+                """)
+            for row in rows {
+                let appId: Int64 = try row.decode("app_id")
+                switch box.resealCertificate(try row.decode("sealed"), appId: appId, environment: environment) {
+                case .current: report.alreadyCurrent += 1
+                case .unreadable: unreadable.append("app \(appId) (\(environment.rawValue) certificate)")
+                case .resealed(let fresh):
+                    report.resealed += 1
+                    guard unreadable.isEmpty else { continue }
+                    _ = try await connection.query(
+                        """
+                        UPDATE app_push_settings SET \(unescaped: column) = \(fresh), updated_at = now()
+                        WHERE app_id = \(appId)
+                        """)
+                }
+            }
         }
     }
 
@@ -94,6 +137,8 @@ public struct PushSettingsRepository: Sendable {
         public var preview: PushPreview?
         public var endpoint: String?
         public var clearEndpoint = false
+        /// Sealed APNs certificates to store (`PushKeyBox.seal(certificatePEM:appId:environment:)`); others are kept.
+        public var sealedCertificates: [PushEnvironment: [UInt8]] = [:]
 
         public init() {}
     }
@@ -102,9 +147,11 @@ public struct PushSettingsRepository: Sendable {
         _ = try await database.query(
             """
             INSERT INTO app_push_settings (app_id, enabled, apns_team_id, apns_key_id, apns_private_key_ciphertext,
-                                           apns_bundle_id, preview, apns_endpoint)
+                                           apns_bundle_id, preview, apns_endpoint,
+                                           apns_certificate_sandbox_ciphertext, apns_certificate_production_ciphertext)
             VALUES (\(appId), coalesce(\(update.enabled), false), \(update.teamId), \(update.keyId), \(update.sealedKey),
-                    \(update.bundleId), coalesce(\(update.preview?.rawValue), 'full'), \(update.endpoint))
+                    \(update.bundleId), coalesce(\(update.preview?.rawValue), 'full'), \(update.endpoint),
+                    \(update.sealedCertificates[.sandbox]), \(update.sealedCertificates[.production]))
             ON CONFLICT (app_id) DO UPDATE SET
                 enabled = coalesce(\(update.enabled), app_push_settings.enabled),
                 apns_team_id = coalesce(EXCLUDED.apns_team_id, app_push_settings.apns_team_id),
@@ -115,6 +162,11 @@ public struct PushSettingsRepository: Sendable {
                 preview = coalesce(\(update.preview?.rawValue), app_push_settings.preview),
                 apns_endpoint = CASE WHEN \(update.clearEndpoint) THEN NULL
                                      ELSE coalesce(EXCLUDED.apns_endpoint, app_push_settings.apns_endpoint) END,
+                apns_certificate_sandbox_ciphertext = coalesce(EXCLUDED.apns_certificate_sandbox_ciphertext,
+                                                               app_push_settings.apns_certificate_sandbox_ciphertext),
+                apns_certificate_production_ciphertext = coalesce(
+                    EXCLUDED.apns_certificate_production_ciphertext,
+                    app_push_settings.apns_certificate_production_ciphertext),
                 updated_at = now()
             """)
     }

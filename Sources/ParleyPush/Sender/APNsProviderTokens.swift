@@ -32,13 +32,14 @@ final class APNsProviderTokens: Sendable {
     /// Signed under the lock: pushes sent at once to a cold cache (a worker sends a job's pushes concurrently) must
     /// share one new token, not each make their own. Signing happens once per 50 minutes per app.
     func token(for credentials: APNsCredentials) throws -> String {
+        guard let signingKey = credentials.tokenKey else { throw CryptoError.invalidKeyFormat("no .p8 key") }
         let key = Key(appId: credentials.appId, teamId: credentials.teamId, keyId: credentials.keyId)
         let time = now()
         return try cache.withLock { cache throws -> String in
             if let entry = cache[key], time - entry.issuedAt < Self.renewAfterSeconds { return entry.token }
             let token = try JWT.signES256(
                 header: ["kid": credentials.keyId],
-                claims: Claims(iss: credentials.teamId, iat: time), key: credentials.key)
+                claims: Claims(iss: credentials.teamId, iat: time), key: signingKey)
             cache[key] = Entry(token: token, issuedAt: time)
             return token
         }

@@ -3,9 +3,10 @@ import ParleyHTTPClient
 import ParleyJSON
 import ParleyObservability
 
-/// Sends pushes through Apple's HTTP/2 provider API with token authentication:
-/// `POST {endpoint}/3/device/{token}` with `authorization: bearer <ES256 JWT>`, `apns-topic`, `apns-push-type`,
-/// `apns-priority`, `apns-expiration` and `apns-collapse-id`. HTTPS endpoints negotiate HTTP/2 by ALPN; an
+/// Sends pushes through Apple's HTTP/2 provider API: `POST {endpoint}/3/device/{token}` with `apns-topic`,
+/// `apns-push-type`, `apns-priority`, `apns-expiration` and `apns-collapse-id`, authenticated by the app's .p8 key
+/// (`authorization: bearer <ES256 JWT>`) or, without one, by the client certificate of the token's environment (TLS,
+/// no `authorization` header; see `APNsCredentials.authentication(for:)`). HTTPS endpoints negotiate HTTP/2 by ALPN; an
 /// `http://` endpoint (tests, a local relay) is spoken to in HTTP/2 directly (prior knowledge).
 public final class APNsSender: PushSender {
     let client: HTTPClient
@@ -21,39 +22,54 @@ public final class APNsSender: PushSender {
     }
 
     public func send(_ notification: PushNotification, credentials: APNsCredentials) async -> PushOutcome {
-        let jwt: String
-        do {
-            jwt = try tokens.token(for: credentials)
-        } catch {
-            return .retry(reason: "could not sign the provider token: \(error)")
+        await attempt(notification, credentials: credentials).outcome
+    }
+
+    public func attempt(_ notification: PushNotification, credentials: APNsCredentials) async -> PushAnswer {
+        guard let authentication = credentials.authentication(for: notification.environment) else {
+            // Only certificates, none for this token's environment: no retry can fix it, the token may be fine.
+            return PushAnswer(
+                outcome: .rejected(reason: "no APNs credentials for \(notification.environment.rawValue)"))
+        }
+        var headers: [(String, String)] = []
+        var certificate: HTTPClientCertificate?
+        switch authentication {
+        case .token:
+            do {
+                headers.append(("authorization", "bearer \(try tokens.token(for: credentials))"))
+            } catch {
+                return PushAnswer(outcome: .retry(reason: "could not sign the provider token: \(error)"))
+            }
+        case .certificate(let identity):
+            certificate = HTTPClientCertificate(
+                certificatePEM: Array(identity.certificatePEM.utf8), privateKeyPEM: Array(identity.privateKeyPEM.utf8))
         }
         let endpoint = credentials.endpoint ?? notification.environment.apnsEndpoint
         let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         let bundle = notification.bundleId.isEmpty ? credentials.bundleId : notification.bundleId
+        headers += [
+            ("apns-topic", notification.kind == .voip ? "\(bundle).voip" : bundle),
+            ("apns-push-type", notification.kind.rawValue),
+            ("apns-priority", "10"),
+            ("apns-expiration", String(notification.expiration)),
+            ("apns-collapse-id", notification.collapseId),
+            ("content-type", "application/json"),
+        ]
         let request = HTTPClientRequest(
-            method: "POST", url: "\(base)/3/device/\(notification.token)",
-            headers: [
-                ("authorization", "bearer \(jwt)"),
-                ("apns-topic", notification.kind == .voip ? "\(bundle).voip" : bundle),
-                ("apns-push-type", notification.kind.rawValue),
-                ("apns-priority", "10"),
-                ("apns-expiration", String(notification.expiration)),
-                ("apns-collapse-id", notification.collapseId),
-                ("content-type", "application/json"),
-            ],
+            method: "POST", url: "\(base)/3/device/\(notification.token)", headers: headers,
             body: .bytes(notification.payload), timeout: timeout,
-            httpVersion: base.hasPrefix("http://") ? .http2PriorKnowledge : .http2TLS)
+            httpVersion: base.hasPrefix("http://") ? .http2PriorKnowledge : .http2TLS, clientCertificate: certificate)
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request)
         } catch {
-            return .retry(reason: String(describing: error))
+            return PushAnswer(outcome: .retry(reason: String(describing: error)))
         }
         let outcome = Self.outcome(status: response.status, body: response.body)
         if case .retry(let reason) = outcome, reason == "ExpiredProviderToken" || reason == "InvalidProviderToken" {
             tokens.invalidate(appId: credentials.appId)
         }
-        return outcome
+        return PushAnswer(outcome: outcome, status: response.status, vendorId: response.header("apns-id"))
     }
 
     /// What an APNs answer means (Apple's "Handling notification responses from APNs").

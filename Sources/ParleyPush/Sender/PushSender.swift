@@ -48,7 +48,30 @@ public enum PushOutcome: Sendable, Equatable {
     case rejected(reason: String)
 }
 
+/// What a vendor answered one push: the outcome, and for the attempts log (`push_attempts`) the HTTP status (nil
+/// when no answer came) and the vendor's id of the notification (APNs' `apns-id`).
+public struct PushAnswer: Sendable, Equatable {
+    public var outcome: PushOutcome
+    public var status: Int?
+    public var vendorId: String?
+
+    public init(outcome: PushOutcome, status: Int? = nil, vendorId: String? = nil) {
+        self.outcome = outcome
+        self.status = status
+        self.vendorId = vendorId
+    }
+}
+
 /// Delivers pushes of one vendor family. The worker calls it from many tasks at once.
 public protocol PushSender: Sendable {
     func send(_ notification: PushNotification, credentials: APNsCredentials) async -> PushOutcome
+    /// `send` with what the attempts log records of the answer; the worker calls this one.
+    func attempt(_ notification: PushNotification, credentials: APNsCredentials) async -> PushAnswer
+}
+
+extension PushSender {
+    /// Senders that know no more than the outcome.
+    public func attempt(_ notification: PushNotification, credentials: APNsCredentials) async -> PushAnswer {
+        PushAnswer(outcome: await send(notification, credentials: credentials))
+    }
 }

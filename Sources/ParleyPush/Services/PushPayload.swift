@@ -3,7 +3,8 @@ import ParleyMessageModel
 
 /// The APNs payloads (pure), in the recipient device's language (en or zh).
 ///
-/// - Alerts: the text as the app's preview setting allows, `badge` (the recipient's total unread) and
+/// - Alerts: the text as the app's preview setting allows (or the send's `push.title` / `push.body`), its
+///   `push.sound` or `default`, `badge` (the recipient's total unread) and
 ///   `content-available: 1` (the app's background handler updates its state), and
 ///   `ext: {type: "chat", conversation_id, msg_id}` as seed 000's client reads it.
 /// - VoIP (PushKit) pushes for call invitations, as TIMPush-based clients (seed 003) read them:
@@ -36,6 +37,16 @@ public enum PushPayload {
         case .none:
             alert.append(("body", .string(genericBody(language))))
         }
+        // The sender's own words for the push (seed 003's "You have a new call") replace the defaults, whatever the
+        // preview: they were written to be shown on the lock screen.
+        if let title = message.pushTitle {
+            alert.removeAll { $0.0 == "title" }
+            alert.insert(("title", .string(title)), at: 0)
+        }
+        if let body = message.pushBody {
+            alert.removeAll { $0.0 == "body" }
+            alert.append(("body", .string(body)))
+        }
         let payload: JSONValue = .object(
             JSONObject([
                 (
@@ -44,7 +55,7 @@ public enum PushPayload {
                         JSONObject([
                             ("alert", .object(JSONObject(alert))),
                             ("badge", .number(JSONNumber(max(0, badge)))),
-                            ("sound", .string("default")),
+                            ("sound", .string(message.pushSound ?? "default")),
                             // Wakes the app's background handler (seed 000 updates its badge there).
                             ("content-available", .number(JSONNumber(1))),
                             // Lets a notification service extension decrypt or enrich it.
@@ -69,8 +80,9 @@ public enum PushPayload {
     public static func voip(
         for message: PushMessage, media: String, preview: PushPreview, language: PreviewLanguage = .en
     ) -> [UInt8] {
-        // CallKit must show someone: under `none` a neutral caller.
-        let caller = preview == .none ? (language == .zh ? "来电" : "Incoming call") : message.senderName
+        // CallKit must show someone: under `none` a neutral caller. A `push.title` is what the caller chose to show.
+        let caller =
+            message.pushTitle ?? (preview == .none ? (language == .zh ? "来电" : "Incoming call") : message.senderName)
         var ext: [(String, JSONValue)] = [
             ("type", .string("call")),
             ("conversation_id", .string(message.conversationId)),

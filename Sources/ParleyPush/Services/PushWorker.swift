@@ -15,15 +15,25 @@ final class PushWorker: Sendable {
     let keys: PushKeyBox
     let sender: any PushSender
     let vendors: PushVendorSenders
+    let attempts: PushAttemptRepository
     let logger: Logger
     /// Signing keys opened from their sealed form, per app (opened again when the sealed bytes change).
     private let openedKeys = Mutex<[Int64: (sealed: [UInt8], key: P256.SigningKey)]>([:])
+    /// APNs client certificates opened from their sealed form, per app and environment (likewise).
+    private let openedCertificates = Mutex<[PushEnvironmentKey: (sealed: [UInt8], identity: TLSClientIdentity)]>([:])
+
+    private struct PushEnvironmentKey: Hashable {
+        var appId: Int64
+        var environment: PushEnvironment
+    }
 
     init(
         configuration: PushConfiguration, jobs: PushJobRepository, tokens: PushTokenRepository,
         settings: PushSettingsRepository, keys: PushKeyBox, sender: any PushSender, vendors: PushVendorSenders,
+        attempts: PushAttemptRepository,
         logger: Logger
     ) {
+        self.attempts = attempts
         self.configuration = configuration
         self.jobs = jobs
         self.tokens = tokens
@@ -116,7 +126,7 @@ final class PushWorker: Sendable {
         let alertUsers = Set(plan.filter { $0.1 == .alert }.map { $0.0.userId })
         let badges = try await jobs.unreadTotals(appId: job.appId, userIds: Array(alertUsers))
         let ringing = message.ringingMedia ?? "audio"
-        let outcomes = await withTaskGroup(of: (PushTarget, PushOutcome).self) { group in
+        let answers = await withTaskGroup(of: (PushTarget, PushNotification.Kind, PushAnswer).self) { group in
             for (target, kind) in plan {
                 let payload =
                     kind == .voip
@@ -131,12 +141,14 @@ final class PushWorker: Sendable {
                     bundleId: target.bundleId, kind: kind, payload: payload,
                     collapseId: String(message.id),
                     expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
-                group.addTask { [self] in (target, await send(notification, credentials: credentials)) }
+                group.addTask { [self] in (target, kind, await send(notification, credentials: credentials)) }
             }
-            var all: [(PushTarget, PushOutcome)] = []
-            for await outcome in group { all.append(outcome) }
+            var all: [(PushTarget, PushNotification.Kind, PushAnswer)] = []
+            for await answer in group { all.append(answer) }
             return all
         }
+        await record(answers, job: job)
+        let outcomes = answers.map { ($0.0, $0.2.outcome) }
         var pushed: [PushTarget] = []
         var dead: [(PushVendor, String)] = []
         var retryReasons: [String] = []
@@ -191,44 +203,77 @@ final class PushWorker: Sendable {
         try await jobs.reschedule(jobId: job.id, after: delay)
     }
 
-    /// Hands the push to its vendor's sender.
-    private func send(_ notification: PushNotification, credentials: PushCredentials) async -> PushOutcome {
+    /// Hands the push to its vendor's sender; what the attempts log records of the answer.
+    private func send(_ notification: PushNotification, credentials: PushCredentials) async -> PushAnswer {
         switch notification.vendor {
         case .apns, .apnsVoip:
-            guard let apns = credentials.apns else { return .rejected(reason: "no APNs credentials") }
-            return await sender.send(notification, credentials: apns)
+            guard let apns = credentials.apns else {
+                return PushAnswer(outcome: .rejected(reason: "no APNs credentials"))
+            }
+            return await sender.attempt(notification, credentials: apns)
         case .fcm:
-            guard let fcm = credentials.fcm else { return .rejected(reason: "no FCM credentials") }
-            return await vendors.fcm.send(notification, credentials: fcm)
+            guard let fcm = credentials.fcm else { return PushAnswer(outcome: .rejected(reason: "no FCM credentials")) }
+            return PushAnswer(outcome: await vendors.fcm.send(notification, credentials: fcm))
         case .hms:
-            guard let hms = credentials.hms else { return .rejected(reason: "no HMS credentials") }
-            return await vendors.hms.send(notification, credentials: hms)
+            guard let hms = credentials.hms else { return PushAnswer(outcome: .rejected(reason: "no HMS credentials")) }
+            return PushAnswer(outcome: await vendors.hms.send(notification, credentials: hms))
         }
     }
 
-    /// The app's APNs credentials, with its key opened (cached while the sealed key is unchanged).
+    /// Records what the vendors answered; a failure to record is logged, never fails the delivery.
+    private func record(_ answers: [(PushTarget, PushNotification.Kind, PushAnswer)], job: PushJobRepository.Job) async
+    {
+        let recorded = answers.map { target, kind, answer in
+            PushAttempt(
+                appId: job.appId, userId: target.userId, messageId: job.messageId, vendor: target.vendor,
+                token: target.token, kind: kind.rawValue, answer: answer)
+        }
+        do {
+            try await attempts.record(recorded)
+        } catch {
+            logger.warning("recording push attempts failed", ["error": .string(String(describing: error))])
+        }
+    }
+
+    /// The app's APNs credentials, with its key and certificates opened (cached while their sealed bytes are
+    /// unchanged). The .p8 key, when there is one, serves both environments; certificates serve their own.
     func credentials(_ settings: PushSettings) -> APNsCredentials? {
-        guard let teamId = settings.teamId, let keyId = settings.keyId, let sealed = settings.sealedKey,
-            let bundleId = settings.bundleId
-        else {
+        guard let bundleId = settings.bundleId, settings.hasAPNsCredentials else {
             logger.warning("push enabled without APNs credentials", ["app_id": .int(Int(settings.appId))])
             return nil
         }
-        let cached = openedKeys.withLock { $0[settings.appId] }
-        let key: P256.SigningKey
-        if let cached, cached.sealed == sealed {
-            key = cached.key
-        } else {
-            guard let pem = keys.open(sealed, appId: settings.appId), let opened = try? P256.SigningKey(pem: pem) else {
+        var key: P256.SigningKey?
+        if settings.hasAPNsTokenKey, let sealed = settings.sealedKey {
+            if let cached = openedKeys.withLock({ $0[settings.appId] }), cached.sealed == sealed {
+                key = cached.key
+            } else if let pem = keys.open(sealed, appId: settings.appId), let opened = try? P256.SigningKey(pem: pem) {
+                openedKeys.withLock { $0[settings.appId] = (sealed, opened) }
+                key = opened
+            } else {
                 logger.error(
                     "the app's APNs key does not open under this master key", ["app_id": .int(Int(settings.appId))])
                 return nil
             }
-            openedKeys.withLock { $0[settings.appId] = (sealed, opened) }
-            key = opened
         }
+        var certificates: [PushEnvironment: TLSClientIdentity] = [:]
+        for (environment, sealed) in settings.sealedCertificates where key == nil {
+            let cacheKey = PushEnvironmentKey(appId: settings.appId, environment: environment)
+            if let cached = openedCertificates.withLock({ $0[cacheKey] }), cached.sealed == sealed {
+                certificates[environment] = cached.identity
+            } else if let pem = keys.openCertificate(sealed, appId: settings.appId, environment: environment),
+                let identity = try? TLSClientIdentity(pem: pem)
+            {
+                openedCertificates.withLock { $0[cacheKey] = (sealed, identity) }
+                certificates[environment] = identity
+            } else {
+                logger.error(
+                    "the app's APNs certificate does not open under this master key",
+                    ["app_id": .int(Int(settings.appId)), "environment": .string(environment.rawValue)])
+            }
+        }
+        guard key != nil || !certificates.isEmpty else { return nil }
         return APNsCredentials(
-            appId: settings.appId, teamId: teamId, keyId: keyId, key: key, bundleId: bundleId,
-            endpoint: settings.endpoint)
+            appId: settings.appId, teamId: settings.teamId ?? "", keyId: settings.keyId ?? "", tokenKey: key,
+            certificates: certificates, bundleId: bundleId, endpoint: settings.endpoint)
     }
 }
