@@ -43,6 +43,24 @@ public final class HTTPRequest: Sendable {
             throw APIError.invalidJSON
         }
     }
+
+    /// The JSON body as an object, parsed with ParleyJSON (no Foundation decoding on the hot path).
+    public func jsonObject() throws(APIError) -> JSONObject { try Self.jsonObject(bodyBytes) }
+
+    /// `bytes` as a JSON object: 1001 when they are not JSON (or empty), 1002 when they are not an object.
+    public static func jsonObject(_ bytes: [UInt8]) throws(APIError) -> JSONObject {
+        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(bytes)
+        } catch {
+            throw APIError.invalidJSON
+        }
+        guard case .object(let object) = value else {
+            throw APIError.validationFailed.with(message: "request body must be a JSON object")
+        }
+        return object
+    }
 }
 
 /// A request body: buffered whole (the default, bounded by the route's limit), or streamed for routes

@@ -15,7 +15,7 @@ struct CallController: Sendable {
         router.post(
             "/api/calls",
             authenticator.protect { request, _, principal in
-                let body = try CallController.object(request.bodyBytes)
+                let body = try request.jsonObject()
                 return .ok(
                     try await service.invite(CallService.InviteRequest(body, prefix: ""), by: principal), status: 201)
             })
@@ -56,20 +56,6 @@ struct CallController: Sendable {
 
     struct CallList: Encodable {
         var calls: [CallView]
-    }
-
-    static func object(_ bytes: [UInt8]) throws(APIError) -> JSONObject {
-        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(bytes)
-        } catch {
-            throw APIError.invalidJSON
-        }
-        guard case .object(let object) = value else {
-            throw APIError.validationFailed.with(message: "request body must be a JSON object")
-        }
-        return object
     }
 }
 

@@ -23,22 +23,6 @@ enum MessagingInput {
         (1...19).contains(raw.utf8.count) && raw.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
-    /// A request body that must be a JSON object, parsed with ParleyJSON (no Foundation decoding on the hot path):
-    /// 1001 when it is not JSON, 1002 when it is not an object.
-    static func jsonObject(_ bytes: [UInt8]) throws(APIError) -> JSONObject {
-        guard !bytes.isEmpty else { throw APIError.invalidJSON.with(message: "request body is empty; expected JSON") }
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(bytes)
-        } catch {
-            throw APIError.invalidJSON
-        }
-        guard case .object(let object) = value else {
-            throw APIError.validationFailed.with(message: "request body must be a JSON object")
-        }
-        return object
-    }
-
     static func userID(_ raw: String, field: String) throws(APIError) -> String {
         guard isIdentifier(raw) else {
             throw APIError.validationFailed.with(message: "`\(field)` must be 1-64 of [A-Za-z0-9_.@-]")

@@ -26,7 +26,7 @@ struct MessageController: Sendable {
         router.post(
             "/api/im/messages/revoke",
             authenticator.protect { request, _, principal in
-                let target = try RevokeTarget(try MessagingInput.jsonObject(request.bodyBytes), prefix: "")
+                let target = try RevokeTarget(try request.jsonObject(), prefix: "")
                 return .ok(json: try await service.revoke(target, by: principal).jsonBytes())
             })
         router.post(

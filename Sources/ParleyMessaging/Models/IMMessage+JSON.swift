@@ -15,7 +15,7 @@ extension MessageService.SendRequest {
     /// Parses a send request body with ParleyJSON (no Foundation decoding on the hot path); 1001 for a body
     /// that is not JSON, 1002 naming the field for a missing or mistyped one.
     public static func parse(_ bytes: [UInt8]) throws(APIError) -> MessageService.SendRequest {
-        try MessageService.SendRequest(try MessagingInput.jsonObject(bytes), prefix: "")
+        try MessageService.SendRequest(try HTTPRequest.jsonObject(bytes), prefix: "")
     }
 
     /// From an already parsed object (`prefix` names it in messages, e.g. "data." for a WebSocket frame).
