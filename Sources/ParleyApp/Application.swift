@@ -79,19 +79,6 @@ public final class Application: Sendable {
             },
             avatars: files.avatarAuthorizer, metrics: metrics,
             beforeSend: webhooks.beforeSendHook, storedCounts: auth.statistics.storedMessages)
-        // Built before the gateway, which answers its frames; who is online it reads from the presence table.
-        let calls = CallsModule(
-            configuration: configuration.calls, database: database, authenticator: auth.authenticator,
-            messaging: messaging,
-            online: { appId, userIds in
-                try await RealtimeModule.onlineUserIds(database: database, appId: appId, userIds: userIds)
-            },
-            notifier: .none, logger: logger)
-        self.calls = calls
-        realtime = RealtimeModule(
-            configuration: configuration.realtime, auth: auth, messaging: messaging,
-            database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers)
-        updates = UpdatesModule(database: database, auth: auth, logger: logger)
         let pushClient = HTTPClient(
             maxResponseBytes: 64 * 1024, tls: HTTPClientTLS(caFile: configuration.push.caFile), logger: logger)
         self.pushClient = pushClient
@@ -102,6 +89,15 @@ public final class Application: Sendable {
             fcmSender: FCMSender(client: pushClient, logger: logger.with("component", "push")),
             hmsSender: HMSSender(client: pushClient, logger: logger.with("component", "push")), logger: logger,
             verifySignedRequest: { [auth] request in try await auth.verifySignedRequest(request) })
+        // Built before the gateway, which answers its frames; its offline pushes go into push's outbox.
+        let calls = CallsModule(
+            configuration: configuration.calls, database: database, authenticator: auth.authenticator,
+            messaging: messaging, notifier: .push(jobs: push.jobs), logger: logger)
+        self.calls = calls
+        realtime = RealtimeModule(
+            configuration: configuration.realtime, auth: auth, messaging: messaging,
+            database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers)
+        updates = UpdatesModule(database: database, auth: auth, logger: logger)
         // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
         // are left to the file sweeper like any other unreferenced file.
         let accountDeletion = auth.accountDeletion(participants: [

@@ -14,10 +14,10 @@ public final class CallsModule: Sendable {
     let authenticator: Authenticator
     let logger: Logger
 
-    /// `online`: who has a live socket (realtime's cluster presence). `notifier`: the offline push.
+    /// `notifier`: the offline push, queued in each transition's transaction.
     public init(
         configuration: CallConfiguration, database: PostgresClient, authenticator: Authenticator,
-        messaging: MessagingModule, online: @escaping OnlineUsers, notifier: CallNotifier = .none, logger: Logger
+        messaging: MessagingModule, notifier: CallNotifier = .none, logger: Logger
     ) {
         self.configuration = configuration
         self.authenticator = authenticator
@@ -25,7 +25,7 @@ public final class CallsModule: Sendable {
         self.logger = logger
         service = CallService(
             database: database, repository: CallRepository(database: database), userEvents: messaging.userEvents,
-            records: messaging.callRecords, notifier: notifier, online: online, logger: logger)
+            records: messaging.callRecords, notifier: notifier, logger: logger)
     }
 
     public func register(on router: inout Router) {

@@ -62,16 +62,6 @@ public final class RealtimeModule: Sendable {
     /// Online connections on this instance.
     public var connectionCount: Int { gateway.registry.connectionCount }
 
-    /// Of `userIds` in the app, those with an open socket on a live instance (the presence offline push reads too).
-    /// Static: it reads only the database, so a module built before the gateway (calls) can ask it.
-    public static func onlineUserIds(database: PostgresClient, appId: Int64, userIds: [String]) async throws
-        -> Set<String>
-    {
-        Set(
-            try await OnlineState(database: database).users(appId: appId, userIds: userIds).filter(\.online).map(
-                \.userId))
-    }
-
     /// `online` of `GET /api/admin/stats`.
     public var statisticsContributor: StatisticsContributor { online.statisticsContributor }
 

@@ -18,7 +18,6 @@ public struct CallService: Sendable {
     let userEvents: UserEvents
     let records: CallRecords
     let notifier: CallNotifier
-    let online: OnlineUsers
     let logger: Logger
 
     /// `call_invite`'s data and `POST /api/calls`'s body, read by one parser (`prefix` names the frame's `data.`).
@@ -105,27 +104,20 @@ public struct CallService: Sendable {
                 callees: callees.map { .init(userId: $0, busy: busy.contains($0)) }, mediaType: mediaType,
                 userData: userData, timeoutSeconds: timeout, now: try await repository.now(on: connection))
             try await repository.insert(outcome.call, on: connection)
+            let ringing = outcome.call.participants.filter { $0.state == .ringing }.map(\.userId)
+            if !ringing.isEmpty { try await notifier.invited(outcome.call, ringing, connection) }
+            try await notifyIfEnded(outcome.call, on: connection)
             return (outcome, try await storeRecordsIfEnded(outcome.call, on: connection))
         }
         await finish(outcome, stored: stored, origin: principal.sessionId)
-        let ringing = outcome.call.participants.filter { $0.state == .ringing }.map(\.userId)
-        if !ringing.isEmpty {
-            do {
-                let connected = try await online(appId, ringing)
-                await notifier.invited(outcome.call, ringing.filter { !connected.contains($0) })
-            } catch {
-                logger.warning("could not tell who is offline", ["call": .string(id), "error": .string("\(error)")])
-            }
-        }
         return CallView(outcome.call)
     }
 
     public func accept(_ rawId: String, by principal: Principal) async throws -> CallView {
-        let call = try await transition(rawId, by: principal) { call, now throws(APIError) in
-            try CallMachine.accept(call, userId: principal.userId, sessionId: principal.sessionId, now: now)
-        }
-        await notifier.answered(call, principal.userId, principal.sessionId)
-        return CallView(call)
+        CallView(
+            try await transition(rawId, by: principal, answering: true) { call, now throws(APIError) in
+                try CallMachine.accept(call, userId: principal.userId, sessionId: principal.sessionId, now: now)
+            })
     }
 
     public func reject(_ rawId: String, by principal: Principal) async throws -> CallView {
@@ -175,6 +167,7 @@ public struct CallService: Sendable {
                     let outcome = CallMachine.expire(call, now: try await repository.now(on: connection))
                 else { return nil }
                 try await repository.update(outcome.call, on: connection)
+                try await notifyIfEnded(outcome.call, on: connection)
                 return (outcome, try await storeRecordsIfEnded(outcome.call, on: connection))
             }
             guard let (outcome, stored) = result else { continue }
@@ -190,8 +183,9 @@ public struct CallService: Sendable {
 
     // MARK: Transitions
 
+    /// `answering`: the transition is the principal's accept (the notifier stops their other devices' ringing).
     private func transition(
-        _ rawId: String, by principal: Principal,
+        _ rawId: String, by principal: Principal, answering: Bool = false,
         _ apply: @escaping @Sendable (Call, Date) throws(APIError) -> CallMachine.Outcome
     ) async throws -> Call {
         let id = try Self.callID(rawId)
@@ -201,23 +195,31 @@ public struct CallService: Sendable {
             else { throw APIError.callNotFound }
             let outcome = try apply(call, try await repository.now(on: connection))
             try await repository.update(outcome.call, on: connection)
+            if answering {
+                try await notifier.answered(outcome.call, principal.userId, principal.sessionId, connection)
+            }
+            try await notifyIfEnded(outcome.call, on: connection)
             return (outcome, try await storeRecordsIfEnded(outcome.call, on: connection))
         }
         await finish(outcome, stored: stored, origin: principal.sessionId)
         return outcome.call
     }
 
-    /// After the commit: the call's events, its records, and the notifier once it ended.
+    /// After the commit: the call's events and its records.
     private func finish(_ outcome: CallMachine.Outcome, stored: [IMMessage], origin: String?) async {
         let call = outcome.call
         userEvents.publish(outcome.events, appId: call.appId, originSessionId: origin)
         records.publish(stored, appId: call.appId)
-        if call.state == .ended {
-            let neverAnswered = call.participants.filter {
-                $0.userId != call.callerId && $0.joinedAt == nil && $0.state != .busy
-            }.map(\.userId)
-            await notifier.ended(call, neverAnswered)
-        }
+    }
+
+    /// In the transition's transaction: once the call ended, the notifier hears of the callees who never answered
+    /// (a busy callee never rang).
+    private func notifyIfEnded(_ call: Call, on connection: PostgresConnection) async throws {
+        guard call.state == .ended else { return }
+        let neverAnswered = call.participants.filter {
+            $0.userId != call.callerId && $0.joinedAt == nil && $0.state != .busy
+        }.map(\.userId)
+        if !neverAnswered.isEmpty { try await notifier.ended(call, neverAnswered, connection) }
     }
 
     private func storeRecordsIfEnded(_ call: Call, on connection: PostgresConnection) async throws -> [IMMessage] {

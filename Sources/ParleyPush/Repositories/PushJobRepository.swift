@@ -10,9 +10,20 @@ public struct PushJobRepository: Sendable {
     public struct Job: Sendable, Equatable {
         public var id: Int64
         public var appId: Int64
-        public var messageId: Int64
+        /// The message to push; nil for a call's push.
+        public var messageId: Int64?
+        /// The call's push (migrations/0029); nil for a message's.
+        public var call: CallPush?
         /// Including the current one.
         public var attempts: Int
+
+        public init(id: Int64, appId: Int64, messageId: Int64?, call: CallPush? = nil, attempts: Int) {
+            self.id = id
+            self.appId = appId
+            self.messageId = messageId
+            self.call = call
+            self.attempts = attempts
+        }
     }
 
     /// Leases up to `limit` due jobs for `leaseSeconds`: other workers skip them (SKIP LOCKED while this runs,
@@ -24,11 +35,12 @@ public struct PushJobRepository: Sendable {
             WHERE id IN (SELECT id FROM push_jobs
                          WHERE next_attempt_at <= now() AND (leased_until IS NULL OR leased_until < now())
                          ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            RETURNING id, app_id, message_id, attempts
+            RETURNING id, app_id, message_id, call::text AS call, attempts
             """
         ).map { row in
             Job(
                 id: try row.decode("id"), appId: try row.decode("app_id"), messageId: try row.decode("message_id"),
+                call: try row.decode("call", as: String?.self).flatMap(CallPush.init(json:)),
                 attempts: try row.decode("attempts"))
         }.sorted { $0.id < $1.id }
     }
@@ -86,6 +98,48 @@ public struct PushJobRepository: Sendable {
                 language: PreviewLanguage(stored: try row.decode("language")))
             return (target, try row.decode("delivered", as: Bool.self))
         }
+    }
+
+    /// The tokens of a call push's users, each with whether this job already pushed it: through sessions still active
+    /// but the excepted one; an invite skips users with a live connection on any instance (they ring on their socket),
+    /// a cancel skips only the sessions with one (they hear the end on their socket; a user's other devices, rung by
+    /// the invite's push, do not).
+    func targets(job: Job, call: CallPush, staleSeconds: Int) async throws -> [(PushTarget, delivered: Bool)] {
+        let live = call.action == .invite ? "p.user_id = t.user_id" : "p.session_id = t.session_id"
+        let rows = try await database.query(
+            """
+            SELECT t.user_id, t.vendor, t.token, t.environment, t.bundle_id, s.language,
+                   EXISTS (SELECT 1 FROM push_deliveries d
+                           WHERE d.job_id = \(job.id) AND d.vendor = t.vendor AND d.token = t.token) AS delivered
+            FROM push_tokens t
+            JOIN sessions s ON s.id = t.session_id AND s.ended_at IS NULL
+            WHERE t.app_id = \(job.appId) AND t.user_id = ANY(\(PostgresTextArray(call.userIds))::text[])
+              AND t.session_id IS DISTINCT FROM \(call.exceptSessionId)
+              AND NOT EXISTS (
+                  SELECT 1 FROM realtime_presence p JOIN realtime_instances i ON i.id = p.instance_id
+                  WHERE p.app_id = t.app_id AND \(unescaped: live)
+                    AND i.last_seen > now() - make_interval(secs => \(staleSeconds)))
+            ORDER BY t.user_id, t.vendor, t.token
+            """)
+        return try rows.compactMap { row in
+            guard let vendor = PushVendor(rawValue: try row.decode("vendor")),
+                let environment = PushEnvironment(rawValue: try row.decode("environment"))
+            else { return nil }
+            let target = PushTarget(
+                userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
+                environment: environment, bundleId: try row.decode("bundle_id"),
+                language: PreviewLanguage(stored: try row.decode("language")))
+            return (target, try row.decode("delivered", as: Bool.self))
+        }
+    }
+
+    /// What a call's pushes name the caller: their nickname, or their id when they have none.
+    func callerName(appId: Int64, userId: String) async throws -> String {
+        try await database.query(
+            """
+            SELECT coalesce(nullif(nickname, ''), id) AS name FROM users WHERE app_id = \(appId) AND id = \(userId)
+            """
+        ).first.map { try $0.decode("name") } ?? userId
     }
 
     /// Each user's total unread (the badge of their alerts): `parley_unread_total` (migrations 0012, 0024), one range of

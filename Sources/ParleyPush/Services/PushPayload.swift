@@ -102,6 +102,89 @@ public enum PushPayload {
         return JSONValue.object(JSONObject(payload)).serialized()
     }
 
+    /// A call's VoIP push (signalling's calls, `push_jobs.call`), as seed 003's client reads it: `voip_caller_name`
+    /// (CallKit's caller), and `ext` as a JSON *string* holding `voip_ext.voip_media_type` (strings only: the client
+    /// casts it to `[String: String]`) beside `type: "call"`, `action` (`invite` rings, `cancel` ends the CallKit
+    /// call: iOS wants every VoIP push reported as a call, so a cancel for a call the app no longer shows is reported
+    /// and ended at once), `call_id`, `caller_id`, `media_type`, `timeout_seconds` and a cancel's `reason`. Under the
+    /// `none` preview the caller is neither named nor identified (the app reads the call by `call_id`).
+    public static func call(
+        _ push: CallPush, callerName: String, preview: PushPreview, language: PreviewLanguage = .en
+    ) -> [UInt8] {
+        let caller = preview == .none ? (language == .zh ? "来电" : "Incoming call") : callerName
+        var ext: [(String, JSONValue)] = [
+            ("type", .string("call")),
+            ("action", .string(push.action.rawValue)),
+            ("call_id", .string(push.callId)),
+        ]
+        var payload: [(String, JSONValue)] = [
+            ("aps", .object(JSONObject())),
+            ("voip_caller_name", .string(caller)),
+        ]
+        if preview != .none {
+            ext.append(("caller_id", .string(push.callerId)))
+            payload.append(("voip_caller_id", .string(push.callerId)))
+        }
+        ext.append(("media_type", .string(push.mediaType)))
+        ext.append(("timeout_seconds", .number(JSONNumber(push.timeoutSeconds))))
+        if push.action == .cancel { ext.append(("reason", .string(push.reason))) }
+        ext.append(("voip_ext", .object(JSONObject([("voip_media_type", .string(push.mediaType))]))))
+        payload.append(("ext", .string(JSONValue.object(JSONObject(ext)).serializedString)))
+        return JSONValue.object(JSONObject(payload)).serialized()
+    }
+
+    /// The alert of a call push for a user with no VoIP token ("Incoming audio call", "Missed call"), which shares
+    /// the call's collapse id: a missed call replaces the ringing alert. Same `ext` fields as the VoIP push.
+    public static func callAlert(
+        _ push: CallPush, callerName: String, preview: PushPreview, language: PreviewLanguage = .en
+    ) -> [UInt8] {
+        let video = push.mediaType == "video"
+        let body: String
+        switch (push.action, language) {
+        case (.invite, .zh): body = video ? "视频通话邀请" : "语音通话邀请"
+        case (.invite, _): body = video ? "Incoming video call" : "Incoming audio call"
+        case (.cancel, .zh): body = "未接来电"
+        case (.cancel, _): body = "Missed call"
+        }
+        var alert: [(String, JSONValue)] = []
+        if preview != .none { alert.append(("title", .string(callerName))) }
+        alert.append(("body", .string(body)))
+        var ext: [(String, JSONValue)] = [
+            ("type", .string("call")), ("action", .string(push.action.rawValue)), ("call_id", .string(push.callId)),
+        ]
+        if preview != .none { ext.append(("caller_id", .string(push.callerId))) }
+        ext.append(("media_type", .string(push.mediaType)))
+        return JSONValue.object(
+            JSONObject([
+                (
+                    "aps",
+                    .object(
+                        JSONObject([
+                            ("alert", .object(JSONObject(alert))),
+                            ("sound", .string("default")),
+                        ]))
+                ),
+                ("ext", .object(JSONObject(ext))),
+            ])
+        ).serialized()
+    }
+
+    /// Which pushes a call push's tokens get: VoIP tokens a VoIP push, FCM and HMS tokens a high-priority data
+    /// message, APNs alert tokens of users without a VoIP token an alert (an invite, or a missed call; nothing when
+    /// they answered or rejected it themselves).
+    public static func plan(for push: CallPush, tokens: [PushTarget]) -> [(PushTarget, PushNotification.Kind)] {
+        var usersWithVoIP = Set<String>()
+        for token in tokens where token.vendor == .apnsVoip { usersWithVoIP.insert(token.userId) }
+        return tokens.compactMap { token in
+            switch token.vendor {
+            case .apnsVoip, .fcm, .hms: (token, .voip)
+            case .apns where !usersWithVoIP.contains(token.userId) && (push.action == .invite || push.alertsMissedCall):
+                (token, .alert)
+            default: nil
+            }
+        }
+    }
+
     /// "hello", "[image]", ... as conversation lists show it, in `language`.
     static func previewText(_ message: PushMessage, language: PreviewLanguage) -> String {
         guard let type = MessageType(rawValue: message.msgType) else { return genericBody(language) }

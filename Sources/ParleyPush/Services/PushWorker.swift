@@ -107,41 +107,25 @@ final class PushWorker: Sendable {
             try await jobs.complete(jobId: job.id)
             return
         }
-        guard let message = try await jobs.message(appId: job.appId, id: job.messageId), !message.revoked else {
-            try await jobs.complete(jobId: job.id) // revoked (or gone) before delivery: no push
-            return
+        let pushes: [(PushTarget, PushNotification)]
+        if let call = job.call {
+            pushes = try await callPushes(job, call, settings: settings, credentials: credentials)
+        } else if let messageId = job.messageId,
+            let message = try await jobs.message(appId: job.appId, id: messageId), !message.revoked
+        {
+            pushes = try await messagePushes(job, message, settings: settings, credentials: credentials)
+        } else {
+            pushes = [] // revoked (or gone) before delivery: no push
         }
-        let targets = try await jobs.targets(
-            job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
-        let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
-        let plan = PushPayload.plan(
-            for: message, tokens: targets.map { $0.0 }.filter { credentials.delivers($0.vendor) }
-        )
-        .filter { !delivered.contains($0.0) }
-        if plan.isEmpty {
+        if pushes.isEmpty {
             try await jobs.complete(jobId: job.id)
             return
         }
-        let now = Int(Date().timeIntervalSince1970)
-        let alertUsers = Set(plan.filter { $0.1 == .alert }.map { $0.0.userId })
-        let badges = try await jobs.unreadTotals(appId: job.appId, userIds: Array(alertUsers))
-        let ringing = message.ringingMedia ?? "audio"
         let answers = await withTaskGroup(of: (PushTarget, PushNotification.Kind, PushAnswer).self) { group in
-            for (target, kind) in plan {
-                let payload =
-                    kind == .voip
-                    ? PushPayload.voip(
-                        for: message, media: ringing, preview: settings.preview,
-                        language: target.language)
-                    : PushPayload.alert(
-                        for: message, preview: settings.preview, badge: badges[target.userId] ?? 0,
-                        language: target.language)
-                let notification = PushNotification(
-                    vendor: target.vendor, token: target.token, environment: target.environment,
-                    bundleId: target.bundleId, kind: kind, payload: payload,
-                    collapseId: String(message.id),
-                    expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
-                group.addTask { [self] in (target, kind, await send(notification, credentials: credentials)) }
+            for (target, notification) in pushes {
+                group.addTask { [self] in
+                    (target, notification.kind, await send(notification, credentials: credentials))
+                }
             }
             var all: [(PushTarget, PushNotification.Kind, PushAnswer)] = []
             for await answer in group { all.append(answer) }
@@ -186,7 +170,7 @@ final class PushWorker: Sendable {
             logger.warning(
                 "push job given up",
                 [
-                    "job_id": .int(Int(job.id)), "message_id": .int(Int(job.messageId)),
+                    "job_id": .int(Int(job.id)), "message_id": .int(Int(job.messageId ?? 0)),
                     "attempts": .int(job.attempts), "reason": .string(retryReasons[0]),
                 ])
             try await jobs.complete(jobId: job.id)
@@ -201,6 +185,71 @@ final class PushWorker: Sendable {
                 "reason": .string(retryReasons[0]),
             ])
         try await jobs.reschedule(jobId: job.id, after: delay)
+    }
+
+    /// A message's pushes to its offline recipients' tokens this job has not pushed yet.
+    private func messagePushes(
+        _ job: PushJobRepository.Job, _ message: PushMessage, settings: PushSettings, credentials: PushCredentials
+    ) async throws -> [(PushTarget, PushNotification)] {
+        let targets = try await jobs.targets(
+            job: job, message: message, staleSeconds: configuration.presenceStaleSeconds)
+        let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
+        let plan = PushPayload.plan(
+            for: message, tokens: targets.map { $0.0 }.filter { credentials.delivers($0.vendor) }
+        )
+        .filter { !delivered.contains($0.0) }
+        guard !plan.isEmpty else { return [] }
+        let now = Int(Date().timeIntervalSince1970)
+        let alertUsers = Set(plan.filter { $0.1 == .alert }.map { $0.0.userId })
+        let badges = try await jobs.unreadTotals(appId: job.appId, userIds: Array(alertUsers))
+        let ringing = message.ringingMedia ?? "audio"
+        return plan.map { target, kind in
+            let payload =
+                kind == .voip
+                ? PushPayload.voip(for: message, media: ringing, preview: settings.preview, language: target.language)
+                : PushPayload.alert(
+                    for: message, preview: settings.preview, badge: badges[target.userId] ?? 0,
+                    language: target.language)
+            return (
+                target,
+                PushNotification(
+                    vendor: target.vendor, token: target.token, environment: target.environment,
+                    bundleId: target.bundleId, kind: kind, payload: payload, collapseId: String(message.id),
+                    expiration: now + (kind == .voip ? configuration.voipTTLSeconds : configuration.alertTTLSeconds))
+            )
+        }
+    }
+
+    /// A call's pushes (migrations/0029) to its users' tokens this job has not pushed yet. They collapse by the
+    /// call's id (a missed call replaces the ringing alert); an invite expires with the call's timeout, since a
+    /// VoIP push that arrives after the ringing ended would ring a call that is over.
+    private func callPushes(
+        _ job: PushJobRepository.Job, _ call: CallPush, settings: PushSettings, credentials: PushCredentials
+    ) async throws -> [(PushTarget, PushNotification)] {
+        let targets = try await jobs.targets(job: job, call: call, staleSeconds: configuration.presenceStaleSeconds)
+        let delivered = Set(targets.filter { $0.delivered }.map { $0.0 })
+        let plan = PushPayload.plan(for: call, tokens: targets.map { $0.0 }.filter { credentials.delivers($0.vendor) })
+            .filter { !delivered.contains($0.0) }
+        guard !plan.isEmpty else { return [] }
+        let callerName = try await jobs.callerName(appId: job.appId, userId: call.callerId)
+        let now = Int(Date().timeIntervalSince1970)
+        let ttl =
+            call.action == .invite
+            ? min(call.timeoutSeconds, configuration.voipTTLSeconds) : configuration.voipTTLSeconds
+        return plan.map { target, kind in
+            let payload =
+                kind == .voip
+                ? PushPayload.call(call, callerName: callerName, preview: settings.preview, language: target.language)
+                : PushPayload.callAlert(
+                    call, callerName: callerName, preview: settings.preview, language: target.language)
+            return (
+                target,
+                PushNotification(
+                    vendor: target.vendor, token: target.token, environment: target.environment,
+                    bundleId: target.bundleId, kind: kind, payload: payload, collapseId: call.callId,
+                    expiration: now + (kind == .voip ? ttl : configuration.alertTTLSeconds))
+            )
+        }
     }
 
     /// Hands the push to its vendor's sender; what the attempts log records of the answer.
