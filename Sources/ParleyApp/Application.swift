@@ -101,7 +101,8 @@ public final class Application: Sendable {
         // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
         // are left to the file sweeper like any other unreferenced file.
         let accountDeletion = auth.accountDeletion(participants: [
-            messaging.accountDeletionParticipant, push.accountDeletionParticipant,
+            // Calls first: their records go into 1:1 conversations that messaging's part closes.
+            calls.accountDeletionParticipant, messaging.accountDeletionParticipant, push.accountDeletionParticipant,
         ])
         self.accountDeletion = accountDeletion
         let responder = Application.buildResponder(

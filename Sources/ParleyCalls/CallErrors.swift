@@ -21,4 +21,7 @@ extension APIError {
     /// PARLEY_TURN_SECRET or PARLEY_TURN_URIS is not set.
     public static let turnNotConfigured = APIError(
         code: 1707, status: 404, message: "this server issues no TURN credentials")
+    /// An accept or an invite by a user who is already in another call (on any device): one call at a time.
+    public static let alreadyInCall = APIError(
+        code: 1708, status: 409, message: "you are in another call; hang it up first")
 }

@@ -39,6 +39,18 @@ public final class CallsModule: Sendable {
         CallFrames.handlers(service)
     }
 
+    /// Calls' part in account deletion, for `AuthModule.accountDeletion(participants:)`: the user hangs up every call
+    /// they ring in or are in. List it before messaging's part, which closes their 1:1 conversations (the calls'
+    /// records go there first).
+    public var accountDeletionParticipant: AccountDeletionParticipant {
+        let service = service
+        return AccountDeletionParticipant("calls") { appId, userId, connection in
+            let afterCommit = try await service.endCalls(ofDeletedUser: userId, appId: appId, on: connection)
+            // Auth's after-commit work is synchronous; the events are published and the notifier told in order.
+            return { Task { await afterCommit() } }
+        }
+    }
+
     /// The sweep (every PARLEY_CALL_SWEEP_MS on every instance: a call is decided by whoever locks it first) and
     /// hourly pruning of ended calls.
     public var backgroundServices: [any Service] {

@@ -10,8 +10,8 @@ import Testing
 struct CallMachineTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func invite(_ callees: [String], busy: Set<String> = [], timeout: Int = 30) -> CallMachine.Outcome {
-        CallMachine.invite(
+    func invite(_ callees: [String], busy: Set<String> = [], timeout: Int = 30) throws -> CallMachine.Outcome {
+        try CallMachine.invite(
             id: "call_x", appId: 1, callerId: "alice",
             callees: callees.map { .init(userId: $0, busy: busy.contains($0)) },
             mediaType: .audio, userData: "room-1", timeoutSeconds: timeout, now: t0)
@@ -36,8 +36,8 @@ struct CallMachineTests {
         }
     }
 
-    @Test func anInviteRingsEveryCalleeAndSetsTheDeadline() {
-        let outcome = invite(["bob", "carol"])
+    @Test func anInviteRingsEveryCalleeAndSetsTheDeadline() throws {
+        let outcome = try invite(["bob", "carol"])
         #expect(outcome.call.state == .ringing)
         #expect(outcome.call.timeoutAt == at(30))
         #expect(states(outcome.call) == ["alice": .accepted, "bob": .ringing, "carol": .ringing])
@@ -50,8 +50,8 @@ struct CallMachineTests {
         #expect(data["participantIds"] == .array([.string("bob"), .string("carol")]))
     }
 
-    @Test func aBusyCalleeAnswersBusyToTheCallerAndAllBusyEndsTheCall() {
-        let partly = invite(["bob", "carol"], busy: ["bob"])
+    @Test func aBusyCalleeAnswersBusyToTheCallerAndAllBusyEndsTheCall() throws {
+        let partly = try invite(["bob", "carol"], busy: ["bob"])
         #expect(states(partly.call) == ["alice": .accepted, "bob": .busy, "carol": .ringing])
         #expect(kinds(partly) == ["call_invited", "call_rejected"])
         #expect(partly.events[0].recipients == ["carol"])
@@ -59,7 +59,7 @@ struct CallMachineTests {
         #expect(partly.events[1].data["reason"]?.stringValue == "busy")
         #expect(partly.call.state == .ringing)
 
-        let all = invite(["bob"], busy: ["bob"])
+        let all = try invite(["bob"], busy: ["bob"])
         #expect(kinds(all) == ["call_rejected", "call_ended"])
         #expect(all.call.state == .ended)
         #expect(all.call.endReason == .busy)
@@ -68,7 +68,7 @@ struct CallMachineTests {
     }
 
     @Test func theFirstAcceptStartsTheCallAndTellsTheOtherDevices() throws {
-        let accepted = try CallMachine.accept(invite(["bob"]).call, userId: "bob", sessionId: "s-bob-1", now: at(5))
+        let accepted = try CallMachine.accept(try invite(["bob"]).call, userId: "bob", sessionId: "s-bob-1", now: at(5))
         #expect(accepted.call.state == .active)
         #expect(accepted.call.startedAt == at(5))
         #expect(accepted.call.timeoutAt == nil)
@@ -96,7 +96,7 @@ struct CallMachineTests {
     }
 
     @Test func rejectsEndTheCallOnceNobodyIsLeftToAnswer() throws {
-        let first = try CallMachine.reject(invite(["bob", "carol"]).call, userId: "bob", now: at(2))
+        let first = try CallMachine.reject(try invite(["bob", "carol"]).call, userId: "bob", now: at(2))
         #expect(kinds(first) == ["call_rejected"])
         #expect(first.events[0].recipients == ["alice", "bob", "carol"])
         #expect(first.call.state == .ringing)
@@ -108,7 +108,7 @@ struct CallMachineTests {
     }
 
     @Test func onlyTheCallerCancelsAndEveryRingingCalleeIsCancelled() throws {
-        let call = invite(["bob", "carol"]).call
+        let call = try invite(["bob", "carol"]).call
         expectError(.callCancelNotAllowed) { _ = try CallMachine.cancel(call, userId: "bob", now: at(1)) }
         expectError(.callNotFound) { _ = try CallMachine.cancel(call, userId: "mallory", now: at(1)) }
         let cancelled = try CallMachine.cancel(call, userId: "alice", now: at(1))
@@ -119,7 +119,7 @@ struct CallMachineTests {
     }
 
     @Test func hangupMeansRejectForACalleeAndCancelForTheCallerWhileRinging() throws {
-        let call = invite(["bob"]).call
+        let call = try invite(["bob"]).call
         let byCallee = try CallMachine.hangup(call, userId: "bob", now: at(1))
         #expect(kinds(byCallee) == ["call_rejected", "call_ended"])
         let byCaller = try CallMachine.hangup(call, userId: "alice", now: at(1))
@@ -128,7 +128,7 @@ struct CallMachineTests {
     }
 
     @Test func theTimeoutEndsTheUnansweredCalleesOnceAndTheCallWhenNobodyIsLeft() throws {
-        let call = invite(["bob", "carol", "dave"]).call
+        let call = try invite(["bob", "carol", "dave"]).call
         #expect(CallMachine.expire(call, now: at(29.999)) == nil)
         let joined = try CallMachine.accept(call, userId: "bob", sessionId: "s", now: at(10))
         let rejected = try CallMachine.reject(joined.call, userId: "dave", now: at(11))
@@ -141,7 +141,7 @@ struct CallMachineTests {
         // Past the deadline an answer is refused even before the sweep ran.
         expectError(.callNotRinging) { _ = try CallMachine.accept(call, userId: "carol", sessionId: "s", now: at(30)) }
 
-        let nobody = try #require(CallMachine.expire(invite(["bob"]).call, now: at(40)))
+        let nobody = try #require(CallMachine.expire(try invite(["bob"]).call, now: at(40)))
         #expect(kinds(nobody) == ["call_timeout", "call_ended"])
         #expect(nobody.call.endReason == .timeout)
         #expect(nobody.call.endedBy == nil)
@@ -149,7 +149,7 @@ struct CallMachineTests {
     }
 
     @Test func aMultiPartyCallGoesOnUntilFewerThanTwoAreLeft() throws {
-        var call = invite(["bob", "carol"]).call
+        var call = try invite(["bob", "carol"]).call
         let bob = try CallMachine.accept(call, userId: "bob", sessionId: "sb", now: at(1))
         #expect(kinds(bob) == ["call_accepted", "call_answered_elsewhere"])
         let carol = try CallMachine.accept(bob.call, userId: "carol", sessionId: "sc", now: at(2))
@@ -166,7 +166,7 @@ struct CallMachineTests {
     }
 
     @Test func recordsGiveEachCalleeTheirOwnOutcome() throws {
-        let call = invite(["bob", "carol", "dave", "erin"], busy: ["erin"]).call
+        let call = try invite(["bob", "carol", "dave", "erin"], busy: ["erin"]).call
         let bob = try CallMachine.accept(call, userId: "bob", sessionId: "s", now: at(4))
         let carol = try CallMachine.reject(bob.call, userId: "carol", now: at(5))
         let expired = try #require(CallMachine.expire(carol.call, now: at(30)))
@@ -179,7 +179,51 @@ struct CallMachineTests {
         #expect(Set(records.map(\.clientMsgId)).count == 4)
     }
 
-    @Test func turnCredentialsFollowCoturnsRESTFormat() {
+    func refusedInvite(_ callees: [(String, CallMachine.DirectRefusal?)]) throws -> CallMachine.Outcome {
+        try CallMachine.invite(
+            id: "call_x", appId: 1, callerId: "alice",
+            callees: callees.map { .init(userId: $0.0, busy: false, refusal: $0.1) }, mediaType: .video,
+            userData: "", timeoutSeconds: 30, now: t0)
+    }
+
+    @Test func aOneToOneInviteTheDirectVerdictRefusesIsRefusedWithTheSendsCode() throws {
+        expectError(.peerRefused) { _ = try refusedInvite([("bob", .blocked)]) }
+        expectError(.friendsOnly) { _ = try refusedInvite([("bob", .notFriends)]) }
+        #expect(APIError.peerRefused.code == 1119 && APIError.friendsOnly.code == 1120)
+    }
+
+    @Test func aRefusedCalleeOfAMultiPartyCallAnswersBusyAndTheOthersRing() throws {
+        let partly = try refusedInvite([("bob", .blocked), ("carol", nil), ("dave", .notFriends)])
+        #expect(states(partly.call) == ["alice": .accepted, "bob": .busy, "carol": .ringing, "dave": .busy])
+        #expect(kinds(partly) == ["call_invited", "call_rejected", "call_rejected"])
+        #expect(partly.events[0].recipients == ["carol"])
+        #expect(partly.events[1].recipients == ["alice"])
+        #expect(partly.events[1].data["reason"]?.stringValue == "busy")
+        let none = try refusedInvite([("bob", .blocked), ("dave", .notFriends)])
+        #expect(none.call.state == .ended)
+        #expect(none.call.endReason == .busy)
+        #expect(kinds(none) == ["call_rejected", "call_rejected", "call_ended"])
+    }
+
+    @Test func aUserIsInOneCallAtATime() throws {
+        expectError(.alreadyInCall) {
+            _ = try CallMachine.invite(
+                id: "call_x", appId: 1, callerId: "alice", callerBusy: true,
+                callees: [.init(userId: "bob", busy: false)],
+                mediaType: .audio, userData: "", timeoutSeconds: 30, now: t0)
+        }
+        let call = try invite(["bob"]).call
+        expectError(.alreadyInCall) {
+            _ = try CallMachine.accept(call, userId: "bob", sessionId: "s", inAnotherCall: true, now: at(1))
+        }
+        // An answered call stays "already answered" (1703), whatever else the user is in.
+        let accepted = try CallMachine.accept(call, userId: "bob", sessionId: "s", now: at(1))
+        expectError(.callAlreadyAnswered) {
+            _ = try CallMachine.accept(accepted.call, userId: "bob", sessionId: "t", inAnotherCall: true, now: at(2))
+        }
+    }
+
+    @Test func turnCredentialsFollowCoturnsRESTFormat() throws {
         // The expected credential: `printf '1800086400:bob' | openssl dgst -sha1 -hmac s3cret -binary | base64`.
         let issued = TurnCredentials.issue(
             secret: "s3cret", userId: "bob", ttlSeconds: 86_400, uris: ["turn:turn.example:3478"], now: t0)

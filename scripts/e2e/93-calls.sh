@@ -2,7 +2,8 @@
 # Issue 21's call signalling on two `parley serve` instances sharing one fresh database, driven at the wire level by
 # scripts/e2e/lib/calls_flow.py (the seeds' client.py): a 1:1 audio call rings both devices of the callee (one on
 # each instance), is answered on one (the other hears it was answered elsewhere), hung up, and leaves one
-# `callAudio` record; a call nobody answers times out once across the instances and leaves a `missed` record.
+# `callAudio` record; a call nobody answers times out once across the instances and leaves a `missed` record; a
+# 3-party video call where one callee times out goes on without them and leaves `completed` and `missed` records.
 #   PARLEY_E2E_VENV  virtualenv with `websockets` (default .parley/venv)
 set -euo pipefail
 # shellcheck source=scripts/lib/e2e.sh

@@ -20,12 +20,30 @@ enum CallMachine {
         var userId: String
         /// Already in another call that has not ended: answers busy by itself.
         var busy: Bool
+        /// What a 1:1 message from the caller would be refused with (`parley_direct_verdict`), if anything.
+        var refusal: DirectRefusal? = nil
     }
 
+    /// The verdicts of a 1:1 send that also refuse a call invite.
+    enum DirectRefusal: Sendable, Equatable {
+        /// The callee blocked the caller.
+        case blocked
+        /// The app lets only friends chat 1:1 and they are not friends.
+        case notFriends
+
+        var error: APIError { self == .blocked ? .peerRefused : .friendsOnly }
+    }
+
+    /// A 1:1 invite the direct verdict refuses is refused with the send's code (nothing is stored). In a multi-party
+    /// call such a callee answers busy, as if in another call: the caller learns no more than from a refused send,
+    /// and the others still ring. A caller already in another call is refused (`alreadyInCall`).
     static func invite(
-        id: String, appId: Int64, callerId: String, callees: [Callee], mediaType: CallMediaType, userData: String,
-        timeoutSeconds: Int, now: Date
-    ) -> Outcome {
+        id: String, appId: Int64, callerId: String, callerBusy: Bool = false, callees: [Callee],
+        mediaType: CallMediaType, userData: String, timeoutSeconds: Int, now: Date
+    ) throws(APIError) -> Outcome {
+        if callerBusy { throw APIError.alreadyInCall }
+        if callees.count == 1, let refusal = callees[0].refusal { throw refusal.error }
+        let callees = callees.map { Callee(userId: $0.userId, busy: $0.busy || $0.refusal != nil) }
         var participants = [CallParticipant(userId: callerId, state: .accepted, joinedAt: now)]
         for callee in callees {
             participants.append(
@@ -61,10 +79,14 @@ enum CallMachine {
     }
 
     /// The first accept starts the call (`call_accepted`); a later one joins it (`call_participant_joined`). The
-    /// accepting user's other devices stop ringing (`call_answered_elsewhere`).
-    static func accept(_ call: Call, userId: String, sessionId: String, now: Date) throws(APIError) -> Outcome {
+    /// accepting user's other devices stop ringing (`call_answered_elsewhere`). A user is in one call at a time:
+    /// `inAnotherCall` (read under the user's lock) refuses the accept.
+    static func accept(
+        _ call: Call, userId: String, sessionId: String, inAnotherCall: Bool = false, now: Date
+    ) throws(APIError) -> Outcome {
         var call = call
         let index = try ringingParticipant(call, userId: userId, now: now)
+        if inAnotherCall { throw APIError.alreadyInCall }
         call.participants[index].state = .accepted
         call.participants[index].acceptedSessionId = sessionId
         call.participants[index].joinedAt = now

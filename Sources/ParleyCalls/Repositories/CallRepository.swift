@@ -130,6 +130,43 @@ struct CallRepository: Sendable {
         return Set(try rows.map { try $0.decode("user_id", as: String.self) })
     }
 
+    /// Takes each user's call lock until the transaction ends, in id order (no deadlock between two lockers). Whoever
+    /// may put a user into a call (an invite, for its caller and callees; an accept) reads `busy` under it, so "in a
+    /// call" is exclusive per user across devices and instances. Taken before any call row.
+    func lockUsers(appId: Int64, _ userIds: [String], on connection: PostgresConnection) async throws {
+        for userId in Set(userIds).sorted() {
+            _ = try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtextextended('call:' || \(String(appId)) || ':' || \(userId), 0))")
+        }
+    }
+
+    /// Of `userIds`, those a 1:1 message from `callerId` would be refused to, and why (`parley_direct_verdict`, the
+    /// verdict every 1:1 send runs): `peer_refused` (a block) or `not_friend` (the app's friends-only policy).
+    func directVerdicts(appId: Int64, callerId: String, userIds: [String], on connection: PostgresConnection)
+        async throws -> [String: String]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT u.id, d.verdict FROM unnest(\(PostgresTextArray(userIds))::text[]) AS u(id)
+            JOIN LATERAL parley_direct_verdict(\(appId), \(callerId), u.id) d ON d.verdict IS NOT NULL
+            """)
+        var verdicts: [String: String] = [:]
+        for row in rows { verdicts[try row.decode("id")] = try row.decode("verdict") }
+        return verdicts
+    }
+
+    /// The ids of the calls that have not ended in which `userId` rings or is, in id order (the order of locking).
+    func liveCallIds(appId: Int64, userId: String, on connection: PostgresConnection) async throws -> [String] {
+        try await connection.query(
+            """
+            SELECT c.id FROM call_participants p JOIN calls c ON c.id = p.call_id
+            WHERE p.app_id = \(appId) AND p.user_id = \(userId) AND p.state IN ('ringing', 'accepted')
+              AND c.state <> 'ended'
+            ORDER BY c.id
+            """
+        ).map { try $0.decode("id") }
+    }
+
     /// Of `userIds`, those that are users of the app (not deleted).
     func existingUsers(appId: Int64, userIds: [String], on connection: PostgresConnection) async throws -> Set<String> {
         let rows = try await connection.query(

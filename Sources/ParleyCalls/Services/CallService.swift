@@ -98,11 +98,16 @@ public struct CallService: Sendable {
             if let missing = callees.first(where: { !known.contains($0) }) {
                 throw APIError.userNotFound.with(message: "no user `\(missing)` in this app")
             }
-            let busy = try await repository.busy(appId: appId, userIds: callees, on: connection)
-            let outcome = CallMachine.invite(
-                id: id, appId: appId, callerId: principal.userId,
-                callees: callees.map { .init(userId: $0, busy: busy.contains($0)) }, mediaType: mediaType,
-                userData: userData, timeoutSeconds: timeout, now: try await repository.now(on: connection))
+            try await repository.lockUsers(appId: appId, [principal.userId] + callees, on: connection)
+            let busy = try await repository.busy(appId: appId, userIds: [principal.userId] + callees, on: connection)
+            let verdicts = try await repository.directVerdicts(
+                appId: appId, callerId: principal.userId, userIds: callees, on: connection)
+            let outcome = try CallMachine.invite(
+                id: id, appId: appId, callerId: principal.userId, callerBusy: busy.contains(principal.userId),
+                callees: callees.map {
+                    .init(userId: $0, busy: busy.contains($0), refusal: Self.refusal(verdicts[$0]))
+                }, mediaType: mediaType, userData: userData, timeoutSeconds: timeout,
+                now: try await repository.now(on: connection))
             try await repository.insert(outcome.call, on: connection)
             let ringing = outcome.call.participants.filter { $0.state == .ringing }.map(\.userId)
             if !ringing.isEmpty { try await notifier.invited(outcome.call, ringing, connection) }
@@ -115,28 +120,31 @@ public struct CallService: Sendable {
 
     public func accept(_ rawId: String, by principal: Principal) async throws -> CallView {
         CallView(
-            try await transition(rawId, by: principal, answering: true) { call, now throws(APIError) in
-                try CallMachine.accept(call, userId: principal.userId, sessionId: principal.sessionId, now: now)
+            try await transition(rawId, by: principal, exclusive: true, answering: true) {
+                call, now, inAnotherCall throws(APIError) in
+                try CallMachine.accept(
+                    call, userId: principal.userId, sessionId: principal.sessionId, inAnotherCall: inAnotherCall,
+                    now: now)
             })
     }
 
     public func reject(_ rawId: String, by principal: Principal) async throws -> CallView {
         CallView(
-            try await transition(rawId, by: principal) { call, now throws(APIError) in
+            try await transition(rawId, by: principal) { call, now, _ throws(APIError) in
                 try CallMachine.reject(call, userId: principal.userId, now: now)
             })
     }
 
     public func cancel(_ rawId: String, by principal: Principal) async throws -> CallView {
         CallView(
-            try await transition(rawId, by: principal) { call, now throws(APIError) in
+            try await transition(rawId, by: principal) { call, now, _ throws(APIError) in
                 try CallMachine.cancel(call, userId: principal.userId, now: now)
             })
     }
 
     public func hangup(_ rawId: String, by principal: Principal) async throws -> CallView {
         CallView(
-            try await transition(rawId, by: principal) { call, now throws(APIError) in
+            try await transition(rawId, by: principal) { call, now, _ throws(APIError) in
                 try CallMachine.hangup(call, userId: principal.userId, now: now)
             })
     }
@@ -177,23 +185,55 @@ public struct CallService: Sendable {
         return changed
     }
 
+    /// Account deletion's part, inside its transaction: the user hangs up every call they ring in or are in (a
+    /// ringing callee rejects, the caller of an unanswered call cancels, anyone else leaves), so no call waits for a
+    /// deleted account and their peers hear of it at once. Under the user's call lock, so no accept slips in. Returns
+    /// the work after the commit.
+    func endCalls(ofDeletedUser userId: String, appId: Int64, on connection: PostgresConnection) async throws
+        -> @Sendable () async -> Void
+    {
+        try await repository.lockUsers(appId: appId, [userId], on: connection)
+        var ended: [(CallMachine.Outcome, [IMMessage])] = []
+        for id in try await repository.liveCallIds(appId: appId, userId: userId, on: connection) {
+            guard let call = try await repository.lock(id: id, appId: appId, on: connection),
+                let outcome = try? CallMachine.hangup(
+                    call, userId: userId, now: try await repository.now(on: connection))
+            else { continue }
+            try await repository.update(outcome.call, on: connection)
+            try await notifyIfEnded(outcome.call, on: connection)
+            ended.append((outcome, try await storeRecordsIfEnded(outcome.call, on: connection)))
+        }
+        return { [ended] in
+            for (outcome, stored) in ended { await finish(outcome, stored: stored, origin: nil) }
+        }
+    }
+
     public func prune(endedBeforeHours hours: Int) async throws -> Int {
         try await repository.prune(endedBeforeHours: hours)
     }
 
     // MARK: Transitions
 
-    /// `answering`: the transition is the principal's accept (the notifier stops their other devices' ringing).
+    /// `exclusive`: the transition may put the user into the call, so it first takes the user's call lock (before
+    /// the call row: the one lock order) and hands `apply` whether they are in another call. `answering`: the
+    /// transition is the principal's accept (the notifier stops their other devices' ringing).
     private func transition(
-        _ rawId: String, by principal: Principal, answering: Bool = false,
-        _ apply: @escaping @Sendable (Call, Date) throws(APIError) -> CallMachine.Outcome
+        _ rawId: String, by principal: Principal, exclusive: Bool = false, answering: Bool = false,
+        _ apply: @escaping @Sendable (Call, Date, _ inAnotherCall: Bool) throws(APIError) -> CallMachine.Outcome
     ) async throws -> Call {
         let id = try Self.callID(rawId)
         let (outcome, stored) = try await database.withTransaction { connection in
+            if exclusive { try await repository.lockUsers(appId: principal.appId, [principal.userId], on: connection) }
             guard let call = try await repository.lock(id: id, appId: principal.appId, on: connection),
                 call.participant(principal.userId) != nil
             else { throw APIError.callNotFound }
-            let outcome = try apply(call, try await repository.now(on: connection))
+            var inAnotherCall = false
+            if exclusive {
+                let busy = try await repository.busy(
+                    appId: principal.appId, userIds: [principal.userId], on: connection)
+                inAnotherCall = !busy.isEmpty
+            }
+            let outcome = try apply(call, try await repository.now(on: connection), inAnotherCall)
             try await repository.update(outcome.call, on: connection)
             if answering {
                 try await notifier.answered(outcome.call, principal.userId, principal.sessionId, connection)
@@ -253,6 +293,14 @@ public struct CallService: Sendable {
                         ("status", .string(status)), ("durationSec", .number(JSONNumber(duration))),
                     ])),
                 clientMsgId: "\(call.id):\(callee.userId)")
+        }
+    }
+
+    static func refusal(_ verdict: String?) -> CallMachine.DirectRefusal? {
+        switch verdict {
+        case "peer_refused"?: .blocked
+        case "not_friend"?: .notFriends
+        default: nil
         }
     }
 

@@ -7,6 +7,9 @@
    with the duration, and the conversation has one `callAudio` record, `completed`.
 2. A call nobody answers: it times out once across the two instances (`call_timeout`, `call_ended`, each once per
    device) and leaves one `missed` record.
+3. A 3-party video call where one callee times out: Bob answers, Carol never does; the timeout ends only Carol's
+   invitation (`call_timeout` naming her, once), the call goes on until Bob hangs up, and the records say
+   `completed` for Bob and `missed` for Carol.
 Settings: see scripts/e2e/lib/seeds/client.py (SEEDS_BASE, SEEDS_OTHER_BASE, SEEDS_APP_KEY).
 """
 import asyncio
@@ -92,9 +95,42 @@ async def main():
     statuses = [r["status"] for r in records(bob["accessToken"], conversation)]
     check(statuses == ["completed", "missed"], f"records after the timeout: {statuses}")
 
-    for device in (alice_phone, bob_phone, tablet):
+    # 3. Three parties, video: Bob answers, Carol (on the other instance) lets it ring out.
+    carol = session(register("carol"), "carol registers")
+    carol_id = carol["user"]["id"]
+    carol_phone = await Device("carol-phone", carol["imToken"], base=OTHER_BASE).connect()
+    group = await alice_phone.request("call_invite", {"participantIds": [bob_id, carol_id], "mediaType": "video",
+                                                      "timeoutSeconds": 2})
+    group_id = group["callId"]
+    invited = await carol_phone.event("call_invited", callId=group_id)
+    check(sorted(invited["participantIds"]) == sorted([bob_id, carol_id]) and invited["mediaType"] == "video",
+          f"carol's call_invited: {invited}")
+    await bob_phone.event("call_invited", callId=group_id)
+    check((await bob_phone.request("call_accept", {"callId": group_id}))["state"] == "active", "bob joins")
+    timed_out = await alice_phone.event("call_timeout", callId=group_id)
+    check(timed_out["userIds"] == [carol_id], f"only carol timed out: {timed_out}")
+    await carol_phone.event("call_timeout", callId=group_id)
+    state = http("GET", f"/api/calls/{group_id}", token=alice["accessToken"], base=BASE)
+    check(state.status == 200 and state.body["data"]["state"] == "active", f"the call goes on: {state}")
+    late = http("POST", f"/api/calls/{group_id}/accept", token=carol["accessToken"], base=OTHER_BASE)
+    check(late.status == 409 and late.body["code"] == 1702, f"a late accept: {late}")
+    await bob_phone.request("call_hangup", {"callId": group_id})
+    check((await alice_phone.event("call_ended", callId=group_id))["userId"] == bob_id, "bob's hangup ends it")
+    for device in (alice_phone, bob_phone, tablet, carol_phone):
+        await device.settle(SETTLE_SECONDS)
+    for device in (alice_phone, bob_phone, carol_phone):
+        check(count(device, "call_timeout", group_id) == 1, f"{device.name}: one call_timeout for the group call")
+    with_bob = [(r["status"], r["mediaType"]) for r in records(bob["accessToken"], conversation)
+                if r["callId"] == group_id]
+    check(with_bob == [("completed", "video")], f"bob's record of the group call: {with_bob}")
+    carol_conversation = "si:" + ":".join(sorted([alice_id, carol_id], key=str.encode))
+    with_carol = [(r["status"], r["mediaType"]) for r in records(carol["accessToken"], carol_conversation)]
+    check(with_carol == [("missed", "video")], f"carol's record: {with_carol}")
+
+    for device in (alice_phone, bob_phone, tablet, carol_phone):
         await device.close()
-    print("calls: ring on two devices across instances, answered elsewhere, hangup with a record; a timeout once")
+    print("calls: ring on two devices across instances, answered elsewhere, hangup with a record; a timeout once; "
+          "a 3-party video call with one callee timing out")
 
 
 if __name__ == "__main__":
