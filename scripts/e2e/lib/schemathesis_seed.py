@@ -103,10 +103,13 @@ def main():
     client.call("POST", "/api/push/tokens", {"token": push_token, "vendor": "apns"}, token=token)
 
     privacy = client.call("GET", "/api/privacy", token=token)
-    # Calls alice placed to bob, ringing for the operations on one call (accept, reject, cancel, hangup, get).
+    # Calls for the operations on one call (accept, reject, cancel, hangup, get): one alice placed to bob, ringing,
+    # and one carol placed to alice (alice, in her own call, answers busy: it ended at once). A user is in one call
+    # at a time, so alice cannot place two.
     call_ids = [client.call("POST", "/api/calls", {"participantIds": [bob_id], "mediaType": "audio",
-                                                    "timeoutSeconds": 120}, token=token)["callId"]
-                for _ in range(2)]
+                                                    "timeoutSeconds": 120}, token=token)["callId"],
+                client.call("POST", "/api/calls", {"participantIds": [alice_id], "mediaType": "video",
+                                                    "timeoutSeconds": 120}, token=carol["accessToken"])["callId"]]
 
     url = urllib.parse.urlsplit(uploaded["url"])
     query = dict(urllib.parse.parse_qsl(url.query))

@@ -6,7 +6,7 @@ import signal
 import time
 import uuid
 
-from fleet import Fleet, db_messages, register_users
+from fleet import Fleet, db_messages, explain_missing_syncs, register_users
 from websockets.exceptions import InvalidStatus
 
 from net import Answer, Failed, HTTPClient, open_ws, percentile
@@ -51,6 +51,7 @@ async def kill9(args):
     final = await fleet.final_sync(survivor)
     rows = db_messages(args.psql, args.database_url)
     figures, failures = fleet.verify(rows, final)
+    failures = explain_missing_syncs(failures, args.psql, args.database_url)
     await fleet.stop()
 
     # In flight at the kill and stored by that original send (the row is older than the kill): their acks were lost,
@@ -257,6 +258,7 @@ async def pgrestart(args):
     final = await fleet.final_sync(bases[0])
     rows = db_messages(args.psql, args.database_url)
     figures, failures = fleet.verify(rows, final)
+    failures = explain_missing_syncs(failures, args.psql, args.database_url)
     live, total = fleet.live_share(*live_window)
     await fleet.stop()
 

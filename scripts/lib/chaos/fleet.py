@@ -529,6 +529,24 @@ class Fleet:
         return figures, failures
 
 
+def explain_missing_syncs(failures, psql, database_url):
+    """A sync returns only rows of transactions older than the oldest one still running (in any database of the
+    cluster): when a full sync missed acknowledged messages, adds who holds a transaction open now, so that the
+    failure says which one kept them back."""
+    if not any("full sync" in failure for failure in failures):
+        return failures
+    query = ("SELECT pid, datname, application_name, state, backend_xid, backend_xmin, "
+             "round(extract(epoch FROM now() - xact_start)::numeric, 1), left(query, 100) FROM pg_stat_activity "
+             "WHERE (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL) AND pid <> pg_backend_pid()")
+    try:
+        done = subprocess.run([psql, "-X", "-q", "-At", "-F", " | ", "-d", database_url, "-c", query],
+                              capture_output=True, text=True, timeout=30)
+        output = done.stdout.strip() if done.returncode == 0 else f"(psql failed: {done.stderr.strip()})"
+    except (OSError, subprocess.SubprocessError) as error:
+        output = f"(pg_stat_activity unreadable: {error})"
+    return failures + [f"transactions open after the final sync: {output or '(none)'}"]
+
+
 def db_messages(psql, database_url):
     """Every stored message: [(from_id, client_msg_id, id, conversation_id, seq, content, created_at epoch)]."""
     query = ("SELECT from_id, client_msg_id, id, conversation_id, seq, coalesce(content, ''), "

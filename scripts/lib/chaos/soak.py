@@ -21,7 +21,7 @@ import time
 import uuid
 
 from faults import RestSender
-from fleet import Fleet, db_messages, register_users
+from fleet import Fleet, db_messages, explain_missing_syncs, register_users
 from net import HTTPClient
 
 SAMPLE_EVERY = 10.0
@@ -200,6 +200,7 @@ async def run(args):
     final = await fleet.final_sync(bases[0])
     rows = db_messages(args.psql, args.database_url)
     figures, failures = fleet.verify(rows, final)
+    failures = explain_missing_syncs(failures, args.psql, args.database_url)
     await fleet.stop()
 
     statuses = collections.Counter(f"{route} {status}" for r in readers for (_t, route, status, _c, _s) in r.answers)
