@@ -45,3 +45,43 @@ enum OAuthTokenRequest {
         url.hasPrefix("http://") ? .http1_1 : .http2TLS
     }
 }
+
+/// One push to an OAuth-protected vendor API (FCM, HMS): the JSON `body` POSTed to `url` with a bearer access token
+/// from `tokens` (fetched by `fetch` when none is cached). When `refused` says the vendor refused the token (revoked
+/// or expired before its time), it is dropped and the push sent once more with a new one; a second refusal answers
+/// `exhausted`. Anything else answers `outcome`; a failed token request or transport is retried later.
+struct OAuthPush {
+    let client: HTTPClient
+    let tokens: OAuthAccessTokens
+    let timeout: Duration
+
+    func send(
+        _ body: [UInt8], to url: String, key: OAuthAccessTokens.Key, vendor: String,
+        fetch: @escaping @Sendable () async throws -> OAuthAccessToken,
+        refused: (HTTPClientResponse) -> Bool, outcome: (HTTPClientResponse) -> PushOutcome,
+        exhausted: (HTTPClientResponse) -> PushOutcome
+    ) async -> PushOutcome {
+        for attempt in 1...2 {
+            let accessToken: String
+            do {
+                accessToken = try await tokens.token(for: key, fetch: fetch)
+            } catch {
+                return .retry(reason: "\(vendor) access token: \(error)")
+            }
+            let request = HTTPClientRequest(
+                method: "POST", url: url,
+                headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+                body: .bytes(body), timeout: timeout, httpVersion: OAuthTokenRequest.httpVersion(url))
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request)
+            } catch {
+                return .retry(reason: String(describing: error))
+            }
+            guard refused(response) else { return outcome(response) }
+            tokens.invalidate(key, token: accessToken)
+            if attempt == 2 { return exhausted(response) }
+        }
+        preconditionFailure("the loop answers on its second attempt")
+    }
+}

@@ -36,31 +36,10 @@ public final class FCMSender: Sendable {
             vendor: .fcm, appId: credentials.appId,
             client:
                 "\(credentials.account.clientEmail) \(credentials.account.privateKeyId ?? "") \(credentials.tokenURI)")
-        for attempt in 1...2 {
-            let accessToken: String
-            do {
-                accessToken = try await tokens.token(for: key) { [self] in try await fetchToken(credentials) }
-            } catch {
-                return .retry(reason: "FCM access token: \(error)")
-            }
-            let request = HTTPClientRequest(
-                method: "POST", url: url,
-                headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                body: .bytes(body), timeout: timeout, httpVersion: OAuthTokenRequest.httpVersion(url))
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request)
-            } catch {
-                return .retry(reason: String(describing: error))
-            }
-            guard response.status == 401 else {
-                return FCMMessage.outcome(status: response.status, body: response.body)
-            }
-            // Revoked or expired before its time: a new token, once.
-            tokens.invalidate(key, token: accessToken)
-            if attempt == 2 { return .retry(reason: "UNAUTHENTICATED") }
-        }
-        return .retry(reason: "UNAUTHENTICATED")
+        return await OAuthPush(client: client, tokens: tokens, timeout: timeout).send(
+            body, to: url, key: key, vendor: "FCM", fetch: { [self] in try await fetchToken(credentials) },
+            refused: { $0.status == 401 }, outcome: { FCMMessage.outcome(status: $0.status, body: $0.body) },
+            exhausted: { _ in .retry(reason: "UNAUTHENTICATED") })
     }
 
     private struct Claims: Encodable {

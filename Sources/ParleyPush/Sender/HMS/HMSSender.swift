@@ -34,29 +34,13 @@ public final class HMSSender: Sendable {
             vendor: .hms, appId: credentials.appId,
             client: "\(credentials.clientId) \(credentials.oauthEndpoint) "
                 + Hex.encode(SHA256.hash(Array(credentials.clientSecret.utf8))))
-        for attempt in 1...2 {
-            let accessToken: String
-            do {
-                accessToken = try await tokens.token(for: key) { [self] in try await fetchToken(credentials) }
-            } catch {
-                return .retry(reason: "HMS access token: \(error)")
-            }
-            let request = HTTPClientRequest(
-                method: "POST", url: url,
-                headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                body: .bytes(body), timeout: timeout, httpVersion: OAuthTokenRequest.httpVersion(url))
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request)
-            } catch {
-                return .retry(reason: String(describing: error))
-            }
-            guard attempt == 1, HMSMessage.refusesAccessToken(status: response.status, body: response.body) else {
-                return HMSMessage.outcome(status: response.status, body: response.body, token: notification.token)
-            }
-            tokens.invalidate(key, token: accessToken)
+        let outcome = { (response: HTTPClientResponse) in
+            HMSMessage.outcome(status: response.status, body: response.body, token: notification.token)
         }
-        return .retry(reason: "HMS refused a fresh access token")
+        return await OAuthPush(client: client, tokens: tokens, timeout: timeout).send(
+            body, to: url, key: key, vendor: "HMS", fetch: { [self] in try await fetchToken(credentials) },
+            refused: { HMSMessage.refusesAccessToken(status: $0.status, body: $0.body) }, outcome: outcome,
+            exhausted: outcome)
     }
 
     func fetchToken(_ credentials: HMSCredentials) async throws -> OAuthAccessToken {
