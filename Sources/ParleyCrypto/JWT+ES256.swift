@@ -24,13 +24,21 @@ extension JWT {
     public static func verifyES256(_ token: String, key: P256.VerifyingKey) throws(JWTError)
         -> (header: [UInt8], claims: [UInt8])
     {
+        try verified(token) { signature, signingInput in key.verify(signature: signature, for: signingInput) }
+    }
+
+    /// A compact JWS split and decoded, its signature checked by `check` (signature, signing input); header and
+    /// claims as JSON bytes. The one parser behind every `verify...` (tests and tools).
+    static func verified(
+        _ token: String, check: ([UInt8], String.UTF8View.SubSequence) -> Bool
+    ) throws(JWTError) -> (header: [UInt8], claims: [UInt8]) {
         guard token.utf8.count <= maxTokenLength else { throw .malformed }
         let parts = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Base64URL.decodeUnpadded(parts[0]),
             let claims = Base64URL.decodeUnpadded(parts[1]), let signature = Base64URL.decodeUnpadded(parts[2])
         else { throw .malformed }
         let signingInput = token.utf8[parts[0].startIndex..<parts[1].endIndex]
-        guard key.verify(signature: signature, for: signingInput) else { throw .badSignature }
+        guard check(signature, signingInput) else { throw .badSignature }
         return (header, claims)
     }
 }
