@@ -173,6 +173,12 @@ struct CallLiveTests {
             let withCarol = try await Self.records(fixture, carol, bob)
             #expect(withCarol.map { $0["status"] as? String } == ["busy"])
             #expect(withCarol.first?["fromId"] as? String == carol.userId)
+
+            // Ended calls are pruned after the retention; their records stay in the conversations.
+            #expect(try await fixture.live.app.calls.service.prune(endedBeforeHours: 0) == 4)
+            let pruned = try await fixture.client.get("/api/calls/\(rejectedId)", token: alice.accessToken)
+            #expect(pruned.status == 404 && pruned.code == 1700)
+            #expect(try await Self.records(fixture, alice, bob).count == 3)
         }
     }
 

@@ -180,7 +180,7 @@ struct CallRepository: Sendable {
     /// Deletes calls that ended more than `hours` ago (their records stay in the conversations).
     func prune(endedBeforeHours hours: Int) async throws -> Int {
         try await database.query(
-            "DELETE FROM calls WHERE ended_at < now() - make_interval(hours => \(hours))"
+            "DELETE FROM calls WHERE ended_at < now() - make_interval(hours => \(hours)::integer)"
         ).affectedRows
     }
 
