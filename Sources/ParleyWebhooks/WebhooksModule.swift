@@ -71,8 +71,9 @@ public final class WebhooksModule: Sendable {
         if configuration.pollInterval > .zero {
             services.append(
                 PeriodicService("webhook worker", every: configuration.pollInterval, firstAfter: .zero) {
-                    // Progress means the keys' next events may be due now: pass again at once.
-                    while !Task.isCancelled, await worker.runPass() > 0 {}
+                    // A full lease means more may be waiting: pass again at once. Otherwise wait for the next
+                    // tick, so that a busy app's events are leased many at a time, not a few per pass.
+                    while !Task.isCancelled, await worker.runPass().full {}
                 })
         }
         services.append(PeriodicService("webhook backlog", every: .seconds(15)) { await worker.measureBacklog() })
@@ -96,7 +97,7 @@ public final class WebhooksModule: Sendable {
     public func deliverDueEvents() async -> Int {
         var total = 0
         while true {
-            let progressed = await worker.runPass()
+            let progressed = await worker.runPass().left
             if progressed == 0 { return total }
             total += progressed
         }

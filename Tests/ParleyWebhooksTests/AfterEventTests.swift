@@ -2,8 +2,9 @@ import Foundation
 import ParleyAuth
 import ParleyLiveSupport
 import ParleyTestSupport
-import ParleyWebhooks
 import Testing
+
+@testable import ParleyWebhooks
 
 @Suite(.serialized) struct AfterEventTests {
     @Test func afterSendArrivesSignedWithTheAppSecretAndCarriesTheMessage() async throws {
@@ -156,6 +157,78 @@ import Testing
         }
     }
 
+    /// An app with batches gets its sends queued a group per statement (migrations/0030) and all its events in one
+    /// stream: a broadcast to 7 users is 3 groups of at most 3, a revoke queued after them waits behind them.
+    @Test func withBatchesASendStatementIsQueuedInGroupsAndTheAppsEventsGoInOrder() async throws {
+        try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "100"]) { fixture in
+            try await fixture.configure([.afterSend, .afterRevoke], batchSize: 3)
+            let users = try await fixture.messaging.users(7)
+            await fixture.receiver.stop()
+            let broadcast = try await fixture.signed(
+                "POST", "/api/admin/messages/broadcast",
+                json: ["userIds": users.map(\.userId), "msgType": "text", "content": "hello"])
+            #expect(broadcast.status == 200)
+            let messageIds = (broadcast.data["results"] as? [[String: Any]] ?? []).compactMap {
+                $0["messageId"] as? String
+            }
+            #expect(messageIds.count == 7)
+            let revoked = try await fixture.signed("POST", "/api/admin/messages/\(messageIds[0])/revoke")
+            #expect(revoked.status == 200)
+            let pending = try await fixture.deliveries(state: "pending")
+            #expect(pending.map(\.events) == [3, 3, 1, 1])
+            #expect(pending.map(\.event) == ["after_send", "after_send", "after_send", "after_revoke"])
+            #expect(pending.allSatisfy { $0.key == "*" })
+
+            try await fixture.receiver.start()
+            func delivered() -> [[String: Any]] {
+                fixture.receiver.calls.filter { (200...299).contains($0.status) }.flatMap(\.events)
+            }
+            let all = try await eventually(timeout: .seconds(60)) {
+                Set(delivered().compactMap { $0["eventId"] as? String }).count == 8
+            }
+            #expect(all != nil)
+            // Whole groups per call, never more than the batch size here.
+            let calls = fixture.receiver.calls.filter { (200...299).contains($0.status) }
+            #expect(calls.allSatisfy { (1...3).contains($0.events.count) })
+            var firstArrival: [[String: Any]] = []
+            var seen: Set<String> = []
+            for envelope in delivered() where seen.insert(envelope["eventId"] as! String).inserted {
+                firstArrival.append(envelope)
+            }
+            // Each event of a group has its own id; the sends in message order, then the revoke.
+            let groupIds = Set(pending.prefix(3).map(\.id))
+            let sendIds = firstArrival.prefix(7).map { $0["eventId"] as! String }
+            #expect(sendIds.allSatisfy { id in groupIds.contains { id.hasPrefix("evt_\($0)_") } })
+            #expect(firstArrival.prefix(7).map { $0["event"] as? String } == Array(repeating: "after_send", count: 7))
+            let sentOrder = firstArrival.prefix(7).map {
+                (($0["data"] as? [String: Any])?["message"] as? [String: Any])?["id"] as? String
+            }
+            // In id order (the broadcast answers in the order of its user list).
+            #expect(sentOrder == messageIds.sorted { Int($0)! < Int($1)! })
+            #expect(firstArrival.last?["event"] as? String == "after_revoke")
+            #expect((firstArrival.last?["data"] as? [String: Any])?["messageId"] as? String == messageIds[0])
+
+            // A group queued before the batch size went down to 1: each of its events alone, with its own id.
+            await fixture.receiver.stop()
+            let second = try await fixture.signed(
+                "POST", "/api/admin/messages/broadcast",
+                json: ["userIds": Array(users.prefix(3).map(\.userId)), "msgType": "text", "content": "again"])
+            #expect(second.status == 200)
+            let group = try #require(try await fixture.deliveries(state: "pending").first)
+            #expect(group.events == 3)
+            try await fixture.configure([.afterSend, .afterRevoke], batchSize: 1)
+            let before = fixture.receiver.calls.count
+            try await fixture.receiver.start()
+            let lone = try await eventually(timeout: .seconds(60)) {
+                Set(fixture.receiver.delivered(event: "after_send").compactMap(\.eventId)).count == 3
+            }
+            #expect(lone != nil)
+            let loneIds = fixture.receiver.calls.dropFirst(before).filter { (200...299).contains($0.status) }
+                .compactMap(\.eventId)
+            #expect(Array(loneIds.prefix(3)) == (1...3).map { "evt_\(group.id)_\($0)" })
+        }
+    }
+
     @Test func anEventGoesDeadAfterMaxAttemptsAndTheAdminRouteRetriesIt() async throws {
         try await WebhookFixture.run(environment: ["PARLEY_WEBHOOK_MAX_ATTEMPTS": "2"]) { fixture in
             try await fixture.configure([.afterSend])
@@ -210,6 +283,14 @@ import Testing
             #expect(settings.data["url"] as? String == fixture.receiver.url)
             #expect(settings.data["events"] as? [String] == ["after_send"])
             #expect(settings.data["timeoutMs"] as? Int == 2000)
+
+            // Finished events (the delivered one and the one still dead) go after the retention; a pending one stays.
+            fixture.receiver.setMode(.fail(status: 503))
+            _ = try await fixture.messaging.sendOK(users[0], to: users[1].userId, content: "third")
+            #expect(try await fixture.webhooks.jobs.prune(olderThanHours: 1) == 0)
+            let pruned = try await fixture.webhooks.jobs.prune(olderThanHours: 0)
+            #expect(pruned == 2)
+            #expect(try await fixture.deliveries(state: "dead").isEmpty)
         }
     }
 

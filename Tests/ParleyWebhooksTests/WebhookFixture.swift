@@ -60,6 +60,7 @@ struct DeliveryRow: Sendable, Equatable {
     var id: String
     var event: String
     var key: String
+    var events: Int
     var attempts: Int
     var lastStatus: Int?
     var lastError: String?
@@ -74,7 +75,8 @@ extension WebhookFixture {
         return (response.data["deliveries"] as? [[String: Any]] ?? []).map { row in
             DeliveryRow(
                 id: row["id"] as? String ?? "", event: row["event"] as? String ?? "", key: row["key"] as? String ?? "",
-                attempts: row["attempts"] as? Int ?? -1, lastStatus: row["lastStatus"] as? Int,
+                events: row["events"] as? Int ?? -1, attempts: row["attempts"] as? Int ?? -1,
+                lastStatus: row["lastStatus"] as? Int,
                 lastError: row["lastError"] as? String)
         }
     }

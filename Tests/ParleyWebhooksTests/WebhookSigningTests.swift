@@ -53,13 +53,42 @@ import Testing
     @Test func envelopeCarriesTheEventIdAndThePayloadAsGiven() throws {
         let body = WebhookCaller.envelope(
             eventId: "evt_7", event: "after_send", appKey: "ak_x", createdAt: Date(timeIntervalSince1970: 1.5),
-            attempt: 3, data: #"{"message":{"content":{"b":1.50}}}"#)
+            attempt: 3, data: Array(#"{"message":{"content":{"b":1.50}}}"#.utf8))
         let text = String(decoding: body, as: UTF8.self)
         #expect(
             text
                 == #"{"eventId":"evt_7","event":"after_send","appKey":"ak_x","createdAt":1500,"attempt":3,"data":{"message":{"content":{"b":1.50}}}}"#
         )
         _ = try JSONValue.parse(body)
+    }
+
+    /// The message events' data, written by the worker from the columns the trigger copied (migrations/0030).
+    @Test func aMessageEventsDataIsTheMessageWithItsContentAsStored() throws {
+        var message = WebhookMessage(
+            id: 42, conversationId: "si:a:b\"c", seq: 7, fromId: "a", toId: "b\"c", chatType: "single",
+            msgType: "custom",
+            content: #"{"type":"account_conflict","n":1.50,"text":"你好\n"}"#, extra: nil, clientMsgId: "c-1",
+            createdAt: 1_700_000_000_123, editedAt: nil)
+        let text = String(decoding: message.eventData, as: UTF8.self)
+        #expect(
+            text
+                == #"{"message":{"id":"42","conversationId":"si:a:b\"c","seq":7,"fromId":"a","toId":"b\"c","chatType":"single","msgType":"custom","content":{"type":"account_conflict","n":1.50,"text":"你好\n"},"extra":null,"clientMsgId":"c-1","system":false,"createdAt":1700000000123,"editedAt":null}}"#
+        )
+        _ = try JSONValue.parse(message.eventData)
+        // A revoked one has no content; a system notice is `system`; an edit has its time.
+        message.content = nil
+        message.msgType = "notify"
+        message.extra = #"{"k":[1,2]}"#
+        message.editedAt = 1_700_000_000_999
+        let parsed = try JSONValue.parse(message.eventData)
+        guard case .object(let root) = parsed, case .object(let fields)? = root["message"] else {
+            Issue.record("not an object: \(parsed)")
+            return
+        }
+        #expect(fields["content"] == .null)
+        #expect(fields["system"] == .bool(true))
+        #expect(fields["extra"]?.serializedString == #"{"k":[1,2]}"#)
+        #expect(fields["editedAt"]?.serializedString == "1700000000999")
     }
 
     @Test func eventListsAreParsedAndUnknownNamesRefused() throws {

@@ -7,6 +7,7 @@
 #                                 On exit the tracked processes are stopped (newest first), the cluster in PG_DIR
 #                                 is stopped and TMP removed (BENCH_KEEP=1 keeps it).
 #   bench_track PID SIGNAL        stop PID with SIGNAL on exit (TERM for parley, QUIT for nginx)
+#   bench_track_cluster DIR       stop the PostgreSQL cluster in DIR on exit too (a second one, beside PG_DIR)
 #   bench_untrack PID             not any more (it ended and was waited for)
 #   bench_stop_pid PID SIGNAL     signal, wait up to 15 s, then SIGKILL (and no longer tracked)
 #   bench_binaries VAR=PRODUCT... the release binaries: when every VAR is set, those are benchmarked (no build);
@@ -41,6 +42,7 @@ fi
 _PARLEY_BENCH_SOURCED=1
 
 _BENCH_TRACKED=()
+_BENCH_CLUSTERS=()
 
 bench_untrack() {
     local entry kept=()
@@ -65,16 +67,20 @@ bench_track() {
     _BENCH_TRACKED+=("$1:$2")
 }
 
+bench_track_cluster() {
+    _BENCH_CLUSTERS+=("$1")
+}
+
 # shellcheck disable=SC2317  # a trap handler
 _bench_cleanup() {
-    local status=$? i entry tracked=("${_BENCH_TRACKED[@]}")
+    local status=$? i entry dir tracked=("${_BENCH_TRACKED[@]}")
     for ((i = ${#tracked[@]} - 1; i >= 0; i--)); do
         entry=${tracked[i]}
         bench_stop_pid "${entry%%:*}" "${entry#*:}"
     done
-    if [[ -n ${PG_DIR:-} ]]; then
-        pg_cluster_stop "$PG_DIR" 2>/dev/null || pg_cluster_kill "$PG_DIR" 2>/dev/null || true
-    fi
+    for dir in ${PG_DIR:-} "${_BENCH_CLUSTERS[@]}"; do
+        pg_cluster_stop "$dir" 2>/dev/null || pg_cluster_kill "$dir" 2>/dev/null || true
+    done
     if [[ -n ${TMP:-} ]]; then
         if [[ ${BENCH_KEEP:-0} == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
     fi

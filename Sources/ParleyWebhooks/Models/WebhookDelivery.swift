@@ -1,6 +1,7 @@
 import Foundation
 
-/// One queued event as the admin API lists it (`GET /api/admin/webhooks/deliveries`).
+/// One queued event, or one group of events queued and delivered together, as the admin API lists it
+/// (`GET /api/admin/webhooks/deliveries`).
 public struct WebhookDelivery: Sendable, Equatable, Encodable {
     public enum State: String, Sendable, Equatable, Codable, CaseIterable {
         case pending, delivered, dead
@@ -8,8 +9,11 @@ public struct WebhookDelivery: Sendable, Equatable, Encodable {
 
     public var id: String
     public var event: String
-    /// The conversation id (message and group events) or the user id (user events).
+    /// The conversation id (message and group events) or the user id (user events); `*` for the events of an app
+    /// with a batch size above 1, which go as one ordered stream.
     public var key: String
+    /// How many events: 1, or the size of a group (an app with batches queues its sends a group per statement).
+    public var events: Int
     public var state: State
     public var attempts: Int
     public var lastStatus: Int?

@@ -28,9 +28,9 @@ struct WebhookCaller: Sendable {
     }
 
     /// The envelope every call carries: `{"eventId", "event", "appKey", "createdAt", "attempt", "data"}`; `data` is
-    /// JSON text written as given.
+    /// JSON written as given.
     static func envelope(
-        eventId: String, event: String, appKey: String, createdAt: Date, attempt: Int, data: String
+        eventId: String, event: String, appKey: String, createdAt: Date, attempt: Int, data: [UInt8]
     ) -> [UInt8] {
         let milliseconds = Int64((createdAt.timeIntervalSince1970 * 1000).rounded(.down))
         var out = Array(#"{"eventId":"#.utf8)
@@ -38,7 +38,7 @@ struct WebhookCaller: Sendable {
         out += Array(#","event":"#.utf8) + JSONValue.string(event).serialized()
         out += Array(#","appKey":"#.utf8) + JSONValue.string(appKey).serialized()
         out += Array(#","createdAt":\#(milliseconds),"attempt":\#(attempt),"data":"#.utf8)
-        out += Array(data.utf8)
+        out += data
         out.append(UInt8(ascii: "}"))
         return out
     }

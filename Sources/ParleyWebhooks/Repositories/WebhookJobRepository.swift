@@ -8,16 +8,25 @@ public struct WebhookJobRepository: Sendable {
 
     public init(database: PostgresClient) { self.database = database }
 
+    /// One outbox row: one event, or a group of events of the same kind queued together (`grouped_events`,
+    /// migrations/0030), delivered and retried together.
     struct Job: Sendable, Equatable {
         var id: Int64
         var appId: Int64
         var event: String
         var key: String
-        /// The trigger's JSON, as text.
-        var payload: String
+        /// Each event's `data` (JSON), in order.
+        var payloads: [[UInt8]]
+        /// Whether the row holds a group of events (then each has its own id, `evt_<id>_<n>`), even of one.
+        var grouped: Bool
         /// Attempts made before this lease.
         var attempts: Int
         var createdAt: Date
+
+        /// The id of each event, stable across attempts: the idempotency key its backend deduplicates by.
+        var eventIds: [String] {
+            grouped ? payloads.indices.map { "evt_\(id)_\($0 + 1)" } : ["evt_\(id)"]
+        }
     }
 
     /// Leases the events due of up to `keys` (app, key) pairs, for `leaseSeconds`: each pair's oldest pending event
@@ -27,7 +36,7 @@ public struct WebhookJobRepository: Sendable {
     /// they take nothing of that key: the events after the head need no row lock of their own (one write less per
     /// event). Attempts are counted when their outcome is recorded.
     func lease(keys: Int, perKey: Int, leaseSeconds: Int) async throws -> [Job] {
-        try await database.query(
+        let rows = try await database.query(
             """
             WITH heads AS (
                 SELECT j.app_id, j.ordering_key FROM webhook_jobs j
@@ -41,17 +50,59 @@ public struct WebhookJobRepository: Sendable {
                 SELECT run.id FROM heads h CROSS JOIN LATERAL (
                     SELECT o.id FROM webhook_jobs o
                     WHERE o.state = 'pending' AND o.app_id = h.app_id AND o.ordering_key = h.ordering_key
-                    ORDER BY o.id LIMIT \(perKey)) run)
-            UPDATE webhook_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds))
-            WHERE id IN (SELECT id FROM runs)
-            RETURNING id, app_id, event, ordering_key, payload::text AS payload, attempts, created_at
+                    ORDER BY o.id LIMIT \(perKey)) run),
+            leased AS (
+                UPDATE webhook_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds))
+                WHERE id IN (SELECT id FROM runs)
+                RETURNING id, app_id, event, ordering_key, payload, messages, grouped_events, attempts, created_at)
+            SELECT l.id, l.app_id, l.event, l.ordering_key, l.grouped_events IS NOT NULL AS grouped, l.attempts,
+                   l.created_at, l.payload::text AS payload, m.message_id, m.conversation_id, m.seq, m.from_id, m.to_id,
+                   m.chat_type, m.msg_type, m.content, m.extra, m.client_msg_id,
+                   floor(extract(epoch FROM m.created_at) * 1000)::bigint AS message_created_at,
+                   floor(extract(epoch FROM m.edited_at) * 1000)::bigint AS edited_at
+            FROM leased l
+            LEFT JOIN LATERAL unnest(l.messages) WITH ORDINALITY
+                AS m(message_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, extra,
+                     client_msg_id, created_at, edited_at, ordinal) ON true
+            ORDER BY l.id, m.ordinal
             """
-        ).map { row in
-            Job(
-                id: try row.decode("id"), appId: try row.decode("app_id"), event: try row.decode("event"),
-                key: try row.decode("ordering_key"), payload: try row.decode("payload"),
-                attempts: try row.decode("attempts"), createdAt: try row.decode("created_at"))
-        }.sorted { $0.id < $1.id }
+        )
+        // One result row per event, a job's in order: folded back into one job per outbox row. An event's data is
+        // the row's JSON payload, or its message's JSON. Columns by position (a name is a search per column).
+        var jobs: [Job] = []
+        for row in rows {
+            func column<T: PostgresDecodable>(_ column: LeaseColumn, as type: T.Type = T.self) throws -> T {
+                try row.decode(column.rawValue, as: type)
+            }
+            let id: Int64 = try column(.id)
+            let payload: [UInt8] =
+                row.isNull(LeaseColumn.payload.rawValue)
+                ? WebhookMessage(
+                    id: try column(.messageId), conversationId: try column(.conversationId), seq: try column(.seq),
+                    fromId: try column(.fromId), toId: try column(.toId), chatType: try column(.chatType),
+                    msgType: try column(.msgType), content: try column(.content), extra: try column(.extra),
+                    clientMsgId: try column(.clientMsgId), createdAt: try column(.messageCreatedAt),
+                    editedAt: try column(.editedAt)
+                ).eventData
+                : Array(try column(.payload, as: String.self).utf8)
+            if jobs.last?.id == id {
+                jobs[jobs.count - 1].payloads.append(payload)
+                continue
+            }
+            jobs.append(
+                Job(
+                    id: id, appId: try column(.appId), event: try column(.event), key: try column(.orderingKey),
+                    payloads: [payload], grouped: try column(.grouped), attempts: try column(.attempts),
+                    createdAt: try column(.createdAt)))
+        }
+        return jobs
+    }
+
+    /// The columns of the lease query, in its order (the query and this list change together).
+    private enum LeaseColumn: Int {
+        case id, appId, event, orderingKey, grouped, attempts, createdAt, payload
+        case messageId, conversationId, seq, fromId, toId, chatType, msgType, content, extra, clientMsgId
+        case messageCreatedAt, editedAt
     }
 
     /// Gives back leased events that were not attempted (a run stopped at a failure): due again at once.
@@ -108,7 +159,8 @@ public struct WebhookJobRepository: Sendable {
         -> [WebhookDelivery]
     {
         let columns = """
-            id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at, finished_at
+            id, event, ordering_key, coalesce(grouped_events, 1) AS events, state, attempts, last_status, last_error,
+            next_attempt_at, created_at, finished_at
             """
         // Two statements rather than an ORDER BY chosen at run time, so that each walks its index in order.
         let rows =
@@ -133,7 +185,8 @@ public struct WebhookJobRepository: Sendable {
         let state = WebhookDelivery.State(rawValue: try row.decode("state")) ?? .pending
         return WebhookDelivery(
             id: String(try row.decode("id", as: Int64.self)), event: try row.decode("event"),
-            key: try row.decode("ordering_key"), state: state, attempts: try row.decode("attempts"),
+            key: try row.decode("ordering_key"), events: try row.decode("events"), state: state,
+            attempts: try row.decode("attempts"),
             lastStatus: try row.decode("last_status"), lastError: try row.decode("last_error"),
             nextAttemptAt: state == .pending ? try row.decode("next_attempt_at") : nil,
             createdAt: try row.decode("created_at"), finishedAt: try row.decode("finished_at"))
@@ -154,8 +207,8 @@ public struct WebhookJobRepository: Sendable {
             UPDATE webhook_jobs SET state = 'pending', attempts = 0, next_attempt_at = now(), leased_until = NULL,
                                     finished_at = NULL
             WHERE app_id = \(appId) AND id = \(id) AND state = 'dead'
-            RETURNING id, event, ordering_key, state, attempts, last_status, last_error, next_attempt_at, created_at,
-                      finished_at
+            RETURNING id, event, ordering_key, coalesce(grouped_events, 1) AS events, state, attempts, last_status,
+                      last_error, next_attempt_at, created_at, finished_at
             """)
         if let row = rows.first { return .retried(try Self.decodeDelivery(row)) }
         let exists = try await database.query(
@@ -168,17 +221,17 @@ public struct WebhookJobRepository: Sendable {
         try await database.query(
             """
             DELETE FROM webhook_jobs
-            WHERE state <> 'pending' AND finished_at < now() - make_interval(hours => \(hours))
+            WHERE state <> 'pending' AND finished_at < now() - make_interval(hours => \(hours)::integer)
             RETURNING id
             """
         ).count
     }
 
-    /// Pending events and the age of the oldest, in seconds (the queue gauges).
+    /// Pending events (a grouped row counts each) and the age of the oldest, in seconds (the queue gauges).
     func backlog() async throws -> (pending: Int, oldestSeconds: Double) {
         let row = try await database.query(
             """
-            SELECT count(*) AS pending,
+            SELECT coalesce(sum(coalesce(grouped_events, 1)), 0)::bigint AS pending,
                    coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
             FROM webhook_jobs WHERE state = 'pending'
             """)[0]

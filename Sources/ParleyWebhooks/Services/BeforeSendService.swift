@@ -25,7 +25,7 @@ public struct BeforeSendService: Sendable {
         else { return .allow }
         let started = ContinuousClock.now
         let eventId = "bs_" + WebhookSigner.newNonce()
-        let data = JSONValue.object(JSONObject([("message", Self.json(message))])).serializedString
+        let data = JSONValue.object(JSONObject([("message", Self.json(message))])).serialized()
         let body = WebhookCaller.envelope(
             eventId: eventId, event: WebhookEvent.beforeSend.rawValue, appKey: appKey, createdAt: Date(), attempt: 1,
             data: data)

@@ -27,12 +27,18 @@ final class WebhookWorker: Sendable {
         self.logger = logger
     }
 
-    /// One lease and its deliveries; returns how many events left the queue (delivered, dead or dropped): progress,
-    /// so the caller passes again at once. An app with a batch size of 1 gets a call per event, one key's events
-    /// after another and up to `concurrentDeliveries` keys at once; an app with a larger one gets its leased events
-    /// in calls of up to that many, one call after another (so each key's events still arrive in order).
+    /// What a pass did: how many outbox rows left the queue (delivered, dead or dropped), and whether its lease was
+    /// full (as many keys, or as many rows of a key, as a lease takes), so that more may be waiting.
+    struct Pass {
+        var left: Int
+        var full: Bool
+    }
+
+    /// One lease and its deliveries. An app with a batch size of 1 gets a call per event, one key's events after
+    /// another and up to `concurrentDeliveries` keys at once; an app with a larger one gets its leased events in
+    /// calls of up to that many, one call after another (so each key's events still arrive in order).
     @discardableResult
-    func runPass() async -> Int {
+    func runPass() async -> Pass {
         let leased: [WebhookJobRepository.Job]
         do {
             leased = try await jobs.lease(
@@ -40,9 +46,13 @@ final class WebhookWorker: Sendable {
                 leaseSeconds: configuration.leaseSeconds)
         } catch {
             logger.warning("leasing webhook events failed", ["error": .string(String(describing: error))])
-            return 0
+            return Pass(left: 0, full: false)
         }
-        guard !leased.isEmpty else { return 0 }
+        guard !leased.isEmpty else { return Pass(left: 0, full: false) }
+        let rowsPerKey = Dictionary(grouping: leased) { "\($0.appId):\($0.key)" }.mapValues(\.count)
+        let full =
+            rowsPerKey.count >= configuration.keysPerLease
+            || rowsPerKey.values.contains { $0 >= configuration.eventsPerKey }
         var runs: [String: [WebhookJobRepository.Job]] = [:]
         var order: [String] = []
         var batched: [Int64: [WebhookJobRepository.Job]] = [:]
@@ -57,7 +67,7 @@ final class WebhookWorker: Sendable {
             if runs[key] == nil { order.append(key) }
             runs[key, default: []].append(job)
         }
-        return await withTaskGroup(of: Int.self) { group in
+        let left = await withTaskGroup(of: Int.self) { group in
             var running = 0
             var progressed = 0
             func add(_ work: @escaping @Sendable () async -> Int) async {
@@ -79,6 +89,7 @@ final class WebhookWorker: Sendable {
             for await done in group { progressed += done }
             return progressed
         }
+        return Pass(left: left, full: full)
     }
 
     /// Delivers one key's leased events in order, stopping at the first that is not done (it waits for its retry,
@@ -115,17 +126,26 @@ final class WebhookWorker: Sendable {
 
     /// Delivers an app's leased events (in id order, so each key's in order) in calls of up to its batch size, one
     /// after another; a failed call stops the pass for the app (its events wait for their retry, the rest are given
-    /// back, so no key's later event overtakes them). Returns how many left the queue.
+    /// back, so no later event overtakes them). A call carries whole rows: a group queued before the batch size
+    /// was lowered may exceed it. Returns how many rows left the queue.
     func processBatched(_ leased: [WebhookJobRepository.Job], appId: Int64) async -> Int {
         var done = 0
         let deadline = runDeadline()
         var remaining = leased[...]
+        // Delivered rows are recorded together at the end of the run (one write, not one per call): a crash before
+        // that delivers them again when their lease ends, with the same event ids.
+        var delivered = DeliveredRows()
         do {
             while !remaining.isEmpty {
                 if done > 0 && ContinuousClock.now > deadline { break }
                 let size = settings.settings(appId: appId)?.batchSize ?? 1
-                let batch = Array(remaining.prefix(size))
-                remaining = remaining.dropFirst(batch.count)
+                var batch: [WebhookJobRepository.Job] = []
+                var events = 0
+                while let next = remaining.first, batch.isEmpty || events + next.payloads.count <= size {
+                    batch.append(next)
+                    events += next.payloads.count
+                    remaining = remaining.dropFirst()
+                }
                 guard let (current, appKey) = try await callable(batch) else {
                     done += batch.count
                     continue
@@ -136,10 +156,11 @@ final class WebhookWorker: Sendable {
                     done += batch.count - wanted.count
                 }
                 guard !wanted.isEmpty else { continue }
-                let outcome = try await attempt(wanted, settings: current, appKey: appKey)
+                let outcome = try await attempt(wanted, settings: current, appKey: appKey, delivered: &delivered)
                 done += outcome.left
                 if !outcome.delivered { break }
             }
+            try await record(&delivered)
             try await jobs.release(jobIds: remaining.map(\.id))
         } catch {
             logger.warning(
@@ -149,14 +170,29 @@ final class WebhookWorker: Sendable {
         return done
     }
 
+    /// Rows delivered but not yet recorded, by the status their call was answered with.
+    struct DeliveredRows {
+        var byStatus: [Int: [WebhookJobRepository.Job]] = [:]
+    }
+
+    /// Records `delivered` rows (a statement per answer status, nearly always one) and counts their events.
+    private func record(_ delivered: inout DeliveredRows) async throws {
+        for (status, rows) in delivered.byStatus.sorted(by: { $0.key < $1.key }) {
+            try await jobs.delivered(jobIds: rows.map(\.id), status: status)
+            for row in rows { metrics.delivered.labels(row.event).increment(by: row.payloads.count) }
+        }
+        delivered.byStatus = [:]
+    }
+
     /// A call takes at most the app's timeout (10 s at most): starting none past half the lease ends a run well
     /// inside it, so no other worker can take a key while one of its events is still in flight here.
     private func runDeadline() -> ContinuousClock.Instant {
         ContinuousClock.now + .seconds(configuration.leaseSeconds) / 2
     }
 
-    /// The app's settings and key when a call for `jobs` (all of one app) can be made; nil when its webhook was
-    /// removed, disabled or no longer wants a lone event after it was queued: then the events are dropped unsent.
+    /// The app's settings and key when a call for `events` (rows, all of one app) can be made; nil when its webhook
+    /// was removed, disabled or no longer wants a lone row's event after it was queued: then the rows are dropped
+    /// unsent.
     private func callable(_ events: [WebhookJobRepository.Job]) async throws -> (WebhookSettings, String)? {
         guard let first = events.first else { return nil }
         if let current = settings.settings(appId: first.appId), current.enabled,
@@ -169,65 +205,93 @@ final class WebhookWorker: Sendable {
         return nil
     }
 
-    /// How one call ended: `delivered` (2xx), and how many of its events left the queue (all when delivered; those
-    /// that went dead otherwise).
+    /// How the calls of some rows ended: `delivered` (every call 2xx), and how many rows left the queue (all when
+    /// delivered; those that went dead otherwise).
     struct Outcome {
         var delivered: Bool
         var left: Int
     }
 
-    /// One call carrying `events` (one alone in its envelope with a batch size of 1, else `{"events": [...]}`), its
-    /// outcome recorded.
+    /// The calls carrying `rows`' events, their outcome recorded for the rows together. With a batch size of 1 each
+    /// event goes alone in its envelope, one call after another (more than one only for a group queued before the
+    /// batch size was lowered); otherwise all in one call, `{"events": [...]}`. The first call that fails fails
+    /// them all: the retry sends each again, with its same event id.
     private func attempt(
-        _ events: [WebhookJobRepository.Job], settings current: WebhookSettings, appKey: String
+        _ rows: [WebhookJobRepository.Job], settings current: WebhookSettings, appKey: String
     ) async throws -> Outcome {
-        let envelopes = events.map { job in
-            WebhookCaller.envelope(
-                eventId: "evt_\(job.id)", event: job.event, appKey: appKey, createdAt: job.createdAt,
-                attempt: job.attempts + 1, data: job.payload)
+        var delivered = DeliveredRows()
+        let outcome = try await attempt(rows, settings: current, appKey: appKey, delivered: &delivered)
+        try await record(&delivered)
+        return outcome
+    }
+
+    /// `attempt`, leaving delivered rows in `delivered` for the caller to record.
+    private func attempt(
+        _ rows: [WebhookJobRepository.Job], settings current: WebhookSettings, appKey: String,
+        delivered: inout DeliveredRows
+    ) async throws -> Outcome {
+        var envelopes: [(event: String, id: String, body: [UInt8])] = []
+        for row in rows {
+            for (eventId, payload) in zip(row.eventIds, row.payloads) {
+                envelopes.append(
+                    (
+                        row.event, eventId,
+                        WebhookCaller.envelope(
+                            eventId: eventId, event: row.event, appKey: appKey, createdAt: row.createdAt,
+                            attempt: row.attempts + 1, data: payload)
+                    ))
+            }
         }
-        let head = events[0]
         // The app's batch size decides the shape (not how many are ready), so its backend always gets the same one.
-        let (event, callId, body) =
+        let calls =
             current.batchSize == 1
-            ? (head.event, "evt_\(head.id)", envelopes[0])
-            : ("batch", "batch_\(head.id)_\(events[events.count - 1].id)", WebhookCaller.batch(envelopes))
-        let status: Int?
-        let reason: String
-        switch await caller.call(current, event: event, eventId: callId, body: body) {
-        case .success(let response) where (200...299).contains(response.status):
-            try await jobs.delivered(jobIds: events.map(\.id), status: response.status)
-            for job in events { metrics.delivered.labels(job.event).increment() }
-            return Outcome(delivered: true, left: events.count)
-        case .success(let response):
-            status = response.status
-            reason = "HTTP \(response.status)"
-        case .failure(let failure):
-            status = nil
-            reason = failure.description
+            ? envelopes
+            : [
+                (
+                    "batch", "batch_\(envelopes[0].id.dropFirst(4))_\(envelopes[envelopes.count - 1].id.dropFirst(4))",
+                    WebhookCaller.batch(envelopes.map(\.body))
+                )
+            ]
+        var failure: (status: Int?, reason: String)?
+        var lastStatus = 200
+        for call in calls {
+            switch await caller.call(current, event: call.event, eventId: call.id, body: call.body) {
+            case .success(let response) where (200...299).contains(response.status):
+                lastStatus = response.status
+                continue
+            case .success(let response):
+                failure = (response.status, "HTTP \(response.status)")
+            case .failure(let error):
+                failure = (nil, error.description)
+            }
+            break
+        }
+        let head = rows[0]
+        guard let (status, reason) = failure else {
+            delivered.byStatus[lastStatus, default: []] += rows
+            return Outcome(delivered: true, left: rows.count)
         }
         let attempt = head.attempts + 1
         let delay = configuration.backoff(afterAttempts: attempt)
         let dead = try await jobs.failed(
-            jobIds: events.map(\.id), status: status, error: reason, retryAfter: delay,
+            jobIds: rows.map(\.id), status: status, error: reason, retryAfter: delay,
             maxAttempts: configuration.maxAttempts)
-        for job in dead {
-            metrics.dead.labels(job.event).increment()
+        for row in rows {
+            let died = dead.contains { $0.id == row.id }
+            (died ? metrics.dead : metrics.failed).labels(row.event).increment(by: row.payloads.count)
+            guard died else { continue }
             logger.warning(
                 "webhook event dead",
                 [
-                    "app_id": .int(Int(head.appId)), "job_id": .int(Int(job.id)), "event": .string(job.event),
-                    "reason": .string(reason),
+                    "app_id": .int(Int(head.appId)), "job_id": .int(Int(row.id)), "event": .string(row.event),
+                    "events": .int(row.payloads.count), "reason": .string(reason),
                 ])
         }
-        for job in events where !dead.contains(where: { $0.id == job.id }) {
-            metrics.failed.labels(job.event).increment()
-        }
-        if dead.count < events.count {
+        if dead.count < rows.count {
             logger.info(
                 "webhook call will retry",
                 [
-                    "job_id": .int(Int(head.id)), "events": .int(events.count), "attempts": .int(attempt),
+                    "job_id": .int(Int(head.id)), "events": .int(envelopes.count), "attempts": .int(attempt),
                     "delay_ms": .int(Int(delay.components.seconds * 1000)), "reason": .string(reason),
                 ])
         }
