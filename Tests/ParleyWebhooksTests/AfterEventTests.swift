@@ -322,6 +322,8 @@ import Testing
             #expect(login.data["userId"] as? String == more[0].userId)
             let edited = try #require(fixture.receiver.delivered(event: "after_edit").first)
             #expect(edited.message["content"] as? String == "edited")
+            #expect(edited.message["id"] as? String == id)
+            #expect((edited.message["editedAt"] as? Int ?? 0) >= (edited.message["createdAt"] as? Int ?? .max))
             let revoked = try #require(fixture.receiver.delivered(event: "after_revoke").first)
             #expect(revoked.data["messageId"] as? String == id)
             #expect(revoked.data["operatorId"] as? String == users[0].userId)
