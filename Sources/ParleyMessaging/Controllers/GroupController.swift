@@ -2,7 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyHTTP
 
-/// `/api/im/groups...`: create, read, update, dissolve, members, leave, transfer, mutes.
+/// `/api/im/groups...`: create, list, read, update, dissolve, members, leave, transfer, mutes.
 struct GroupController: Sendable {
     let authenticator: Authenticator
     let service: GroupService
@@ -21,6 +21,17 @@ struct GroupController: Sendable {
                         by: principal), status: 201)
             })
         router.get(
+            "/api/im/groups",
+            authenticator.protect { request, _, principal in
+                let query = request.query
+                return .ok(
+                    try await service.myGroups(
+                        after: try query.value(for: "cursor").map { raw throws(APIError) in
+                            try MessagingInput.groupID(String(raw), field: "cursor")
+                        },
+                        limit: try query.limit(defaultLimit: 100, max: 500), for: principal))
+            })
+        router.get(
             "/api/im/groups/{id}",
             authenticator.protect { _, context, principal in
                 .ok(try await service.info(try MessagingInput.groupID(try context.parameter("id")), for: principal))
@@ -28,11 +39,8 @@ struct GroupController: Sendable {
         router.patch(
             "/api/im/groups/{id}", options: Self.bodyLimit,
             authenticator.protect { request, context, principal in
-                let body = try request.decodeJSON(UpdateGroupRequest.self)
-                return .ok(
-                    try await service.update(
-                        try context.parameter("id"), name: body.name, avatarKey: body.avatarKey,
-                        by: principal))
+                let change = try GroupProfileChange(fields: try request.jsonObject())
+                return .ok(try await service.update(try context.parameter("id"), change, by: principal))
             })
         router.delete(
             "/api/im/groups/{id}",

@@ -12,20 +12,6 @@ struct CreateGroupRequest: Decodable {
     var memberIds: [String]
 }
 
-struct UpdateGroupRequest: Decodable {
-    var name: String?
-    /// nil: absent; .some(nil): remove the avatar.
-    var avatarKey: String??
-
-    enum CodingKeys: String, CodingKey { case name, avatarKey }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decodeIfPresent(String.self, forKey: .name)
-        avatarKey = try container.decodeNullable(String.self, forKey: .avatarKey)
-    }
-}
-
 struct MemberIDsRequest: Decodable {
     var userIds: [String]
 }
@@ -62,6 +48,22 @@ struct ConversationPage: Encodable {
 struct MessagePage: Encodable {
     var messages: [IMMessage]
     var hasMore: Bool
+}
+
+/// The caller's groups in id order; `cursor` (the last group's id) asks for the next page, null at the end.
+struct GroupPage: Encodable {
+    var groups: [GroupInfo]
+    var cursor: String?
+    var hasMore: Bool
+
+    enum CodingKeys: String, CodingKey { case groups, cursor, hasMore }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(groups, forKey: .groups)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+        try container.encode(hasMore, forKey: .hasMore)
+    }
 }
 
 struct MemberPage: Encodable {

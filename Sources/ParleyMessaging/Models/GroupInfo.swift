@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 public struct GroupInfo: Sendable, Hashable, Encodable {
     public var groupId: String
@@ -11,6 +12,12 @@ public struct GroupInfo: Sendable, Hashable, Encodable {
     public var createdAt: Date
     /// Only the owner and admins may post (mute all).
     public var mutedAll: Bool
+    /// "" when unset.
+    public var announcement: String
+    /// "" when unset.
+    public var introduction: String
+    /// The app's own data (a JSON object), nil when unset.
+    public var ex: JSONValue?
 }
 
 public struct GroupMember: Sendable, Hashable, Encodable {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 import ParleyPostgres
 
 /// Groups and their members. Writes run on the caller's transaction connection so that the change and its
@@ -6,7 +7,13 @@ import ParleyPostgres
 struct GroupRepository: Sendable {
     let database: PostgresClient
 
-    static let columns = "id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all"
+    static let columns = """
+        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement, introduction, ex
+        """
+
+    /// `columns` of the table as `g`.
+    static let qualifiedColumns = columns.split(separator: ",")
+        .map { "g." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
 
     static func decode(_ row: PostgresRow) throws -> GroupInfo {
         let id = try row.decode("id", as: String.self)
@@ -14,7 +21,9 @@ struct GroupRepository: Sendable {
             groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
             avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
             memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
-            createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"))
+            createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"),
+            announcement: try row.decode("announcement"), introduction: try row.decode("introduction"),
+            ex: try row.decode("ex", as: String?.self).map { try JSONValue.parse($0) })
     }
 
     func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
@@ -29,6 +38,28 @@ struct GroupRepository: Sendable {
             "SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)"
         )
         .first.map { try Self.decode($0) }
+    }
+
+    /// The groups `userId` is a member of (dissolved ones and those whose conversation they deleted included), in
+    /// conversation id order after `cursor`'s group: the primary key's order, so a page reads only its own rows.
+    func groups(of userId: String, appId: Int64, after cursor: String?, limit: Int) async throws -> (
+        groups: [GroupInfo], hasMore: Bool
+    ) {
+        let after = cursor.map(ConversationID.group) ?? "sg:"
+        var groups = try await database.query(
+            """
+            SELECT \(unescaped: Self.qualifiedColumns)
+            FROM conversation_members cm
+            JOIN groups g ON g.app_id = cm.app_id AND cm.conversation_id = 'sg:' || g.id
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id LIKE 'sg:%'
+              AND cm.conversation_id > \(after)
+            ORDER BY cm.conversation_id
+            LIMIT \(limit + 1)
+            """
+        ).map { try Self.decode($0) }
+        let hasMore = groups.count > limit
+        if hasMore { groups.removeLast() }
+        return (groups, hasMore)
     }
 
     /// Mutes a member until `until` (nil: unmutes).
@@ -163,15 +194,21 @@ struct GroupRepository: Sendable {
             """)
     }
 
+    /// Sets the fields `change` names (the avatar key already checked); the others stay.
     func updateProfile(
-        on connection: PostgresConnection, appId: Int64, groupId: String, name: String?,
+        on connection: PostgresConnection, appId: Int64, groupId: String, change: GroupProfileChange,
         avatarKey: String??
     ) async throws {
         let setAvatar = avatarKey != nil
+        let setEx = change.ex != nil
+        let ex = (change.ex ?? nil).map(\.serializedString)
         _ = try await connection.query(
             """
-            UPDATE groups SET name = coalesce(\(name)::text, name),
+            UPDATE groups SET name = coalesce(\(change.name)::text, name),
                               avatar_key = CASE WHEN \(setAvatar) THEN \(avatarKey ?? nil)::text ELSE avatar_key END,
+                              announcement = coalesce(\(change.announcement)::text, announcement),
+                              introduction = coalesce(\(change.introduction)::text, introduction),
+                              ex = CASE WHEN \(setEx) THEN \(ex)::text ELSE ex END,
                               updated_at = now()
             WHERE app_id = \(appId) AND id = \(groupId)
             """)

@@ -85,6 +85,13 @@ public struct GroupService: Sendable {
         return group
     }
 
+    /// The caller's groups, a page at a time (see `GroupRepository.groups(of:)`).
+    func myGroups(after cursor: String?, limit: Int, for principal: Principal) async throws -> GroupPage {
+        let page = try await groups.groups(of: principal.userId, appId: principal.appId, after: cursor, limit: limit)
+        return GroupPage(
+            groups: page.groups, cursor: page.hasMore ? page.groups.last?.groupId : nil, hasMore: page.hasMore)
+    }
+
     public func members(_ groupId: String, offset: Int, limit: Int, for principal: Principal) async throws
         -> (members: [GroupMember], hasMore: Bool)
     {
@@ -92,24 +99,24 @@ public struct GroupService: Sendable {
         return try await groups.members(appId: principal.appId, groupId: groupId, offset: offset, limit: limit)
     }
 
-    public func update(_ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal)
-        async throws -> GroupInfo
-    {
-        try await update(groupId, name: rawName, avatarKey: rawAvatar, by: principal, requiring: .manager)
+    /// Owners and admins change the group's profile (name, avatar, announcement, introduction, `ex`).
+    func update(_ groupId: String, _ change: GroupProfileChange, by principal: Principal) async throws -> GroupInfo {
+        try await update(groupId, change, by: principal, requiring: .manager)
     }
 
-    /// `requiring` `.app`: the admin API (the avatar is checked as the owner's).
+    /// `requiring` `.app`: the admin API (the avatar is checked as the owner's). Members see a `group_updated`
+    /// notify message with the fields that changed (`ex` too: the app's clients read it from there).
     func update(
-        _ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal,
-        requiring requirement: Requirement
-    ) async throws -> GroupInfo {
-        let name = try rawName.map { raw throws(APIError) in try MessagingInput.name(raw, field: "name") }
-        if case .some(.some(let raw)) = rawAvatar { _ = try MessagingInput.objectKey(raw, field: "avatarKey") }
-        guard name != nil || rawAvatar != nil else {
-            throw APIError.validationFailed.with(message: "give at least one of `name`, `avatarKey`")
+        _ groupId: String, _ change: GroupProfileChange, by principal: Principal, requiring requirement: Requirement
+    )
+        async throws -> GroupInfo
+    {
+        guard !change.isEmpty else {
+            throw APIError.validationFailed.with(
+                message: "give at least one of `name`, `avatarKey`, `announcement`, `introduction`, `ex`")
         }
         var avatarKey: String?? = nil
-        switch rawAvatar {
+        switch change.avatarKey {
         case .none: break
         case .some(.none): avatarKey = .some(nil)
         case .some(.some(let raw)):
@@ -126,13 +133,15 @@ public struct GroupService: Sendable {
             }
             avatarKey = try await self.avatarKey(raw, groupId: groupId, by: setter)
         }
-        return try await change(groupId, by: principal, requiring: requirement) { connection, _, _ in
+        return try await self.change(groupId, by: principal, requiring: requirement) { connection, _, _ in
             try await groups.updateProfile(
-                on: connection, appId: principal.appId, groupId: groupId, name: name,
-                avatarKey: avatarKey)
+                on: connection, appId: principal.appId, groupId: groupId, change: change, avatarKey: avatarKey)
             var fields: [(String, JSONValue)] = []
-            if let name { fields.append(("name", .string(name))) }
+            if let name = change.name { fields.append(("name", .string(name))) }
             if let avatarKey { fields.append(("avatarKey", avatarKey.map(JSONValue.string) ?? .null)) }
+            if let announcement = change.announcement { fields.append(("announcement", .string(announcement))) }
+            if let introduction = change.introduction { fields.append(("introduction", .string(introduction))) }
+            if let ex = change.ex { fields.append(("ex", ex ?? .null)) }
             return [
                 try await notify(
                     on: connection, principal: principal, groupId: groupId, event: "group_updated",
