@@ -152,4 +152,72 @@ struct GroupProfileTests {
             #expect(largest.string("announcement")?.count == 4000)
         }
     }
+
+    /// Issue 20's mutes through the user routes: the same service and send verdict as the admin API.
+    @Test func ownersAndAdminsMuteMembersForATimeAndTheWholeGroup() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(4)
+            let (owner, admin, member, other) = (users[0], users[1], users[2], users[3])
+            let group = try await fx.createGroup(owner, members: [admin, member, other])
+            let path = "/api/im/groups/\(group.groupId)"
+            #expect(
+                try await fx.client.patch(
+                    "\(path)/members/\(admin.userId)", json: ["role": "admin"], token: owner.accessToken
+                ).status == 200)
+            let future = Int64((Date().timeIntervalSince1970 + 3600) * 1000)
+
+            // A timed mute: refused with 1130 until it ends; others still speak.
+            let muted = try await fx.client.post(
+                "\(path)/members/\(member.userId)/mute", json: ["until": future], token: admin.accessToken)
+            #expect(muted.status == 200)
+            let members = try await fx.client.get("\(path)/members", token: member.accessToken)
+            let row = (members.data["members"] as? [[String: Any]])?.first { $0["userId"] as? String == member.userId }
+            #expect(row?["mutedUntil"] != nil)
+            let refused = try await fx.send(member, to: group.groupId, chatType: "group", content: "hi")
+            #expect(refused.status == 403 && refused.code == 1130)
+            try await fx.sendOK(other, to: group.groupId, chatType: "group", content: "still here")
+            // Plain members mute nobody; admins do not mute admins or the owner.
+            #expect(
+                try await fx.client.post(
+                    "\(path)/members/\(other.userId)/mute", json: ["until": future], token: member.accessToken
+                ).code == 1112)
+            #expect(
+                try await fx.client.post(
+                    "\(path)/members/\(owner.userId)/mute", json: ["until": future], token: admin.accessToken
+                ).code == 1112)
+            for bad in [["until": -1], ["until": "soon"], ["until": 253_402_300_800_000]] as [[String: Any]] {
+                let response = try await fx.client.post(
+                    "\(path)/members/\(member.userId)/mute", json: bad, token: owner.accessToken)
+                #expect(response.status == 400 && response.code == 1002, "\(bad)")
+            }
+            // A past time lifts it: allowed again.
+            let past = Int64((Date().timeIntervalSince1970 - 60) * 1000)
+            #expect(
+                try await fx.client.post(
+                    "\(path)/members/\(member.userId)/mute", json: ["until": past], token: owner.accessToken
+                ).status == 200)
+            try await fx.sendOK(member, to: group.groupId, chatType: "group", content: "back")
+
+            // Mute all: members refused with 1131, owner and admins speak; lifted, members speak again.
+            let all = try await fx.client.post("\(path)/mute-all", json: ["muted": true], token: admin.accessToken)
+            #expect(all.status == 200 && all.data["mutedAll"] as? Bool == true)
+            let silenced = try await fx.send(other, to: group.groupId, chatType: "group", content: "hi")
+            #expect(silenced.status == 403 && silenced.code == 1131)
+            try await fx.sendOK(admin, to: group.groupId, chatType: "group", content: "admins speak")
+            try await fx.sendOK(owner, to: group.groupId, chatType: "group", content: "owners speak")
+            #expect(
+                try await fx.client.post("\(path)/mute-all", json: ["muted": false], token: owner.accessToken)
+                    .status == 200)
+            try await fx.sendOK(other, to: group.groupId, chatType: "group", content: "free again")
+
+            let history = try await fx.history(owner, group.conversationId, query: "?limit=100")
+            let events = (history.data["messages"] as? [[String: Any]] ?? []).compactMap {
+                MessagingFixture.contentObject($0)?["event"] as? String
+            }
+            #expect(
+                events == [
+                    "group_created", "role_changed", "member_muted", "member_muted", "group_muted", "group_unmuted",
+                ])
+        }
+    }
 }
