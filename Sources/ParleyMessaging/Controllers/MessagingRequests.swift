@@ -21,6 +21,10 @@ struct UpdateMemberRequest: Decodable {
     var blocked: Bool?
 }
 
+struct JoinRequestBody: Decodable {
+    var message: String?
+}
+
 struct TransferRequest: Decodable {
     var userId: String
 }

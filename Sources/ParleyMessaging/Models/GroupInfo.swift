@@ -18,6 +18,7 @@ public struct GroupInfo: Sendable, Hashable, Encodable {
     public var introduction: String
     /// The app's own data (a JSON object), nil when unset.
     public var ex: JSONValue?
+    public var joinPolicy: GroupJoinPolicy
 }
 
 public struct GroupMember: Sendable, Hashable, Encodable {

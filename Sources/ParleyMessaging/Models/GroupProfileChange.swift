@@ -2,7 +2,7 @@ import ParleyHTTP
 import ParleyJSON
 
 /// `PATCH /api/im/groups/{id}` (and the admin API's), validated: an absent field stays, and so does a null `name`;
-/// a null `avatarKey` or `ex` clears it, a null or empty `announcement` or `introduction` clears it. Read with
+/// a null `avatarKey` or `ex` clears it (a null `joinPolicy` stays too), a null or empty `announcement` or `introduction` clears it. Read with
 /// ParleyJSON so that `ex` is kept as the app sent it (member order, numbers' text), as a user's `ex` is.
 struct GroupProfileChange: Sendable, Hashable {
     static let maxAnnouncementCharacters = 4000
@@ -16,6 +16,7 @@ struct GroupProfileChange: Sendable, Hashable {
     var introduction: String?
     /// nil: absent; .some(nil): clear; .some(object): set.
     var ex: JSONValue??
+    var joinPolicy: GroupJoinPolicy?
 
     init(name: String? = nil, avatarKey: String?? = nil) {
         self.name = name
@@ -47,14 +48,19 @@ struct GroupProfileChange: Sendable, Hashable {
             ex = .some(.object(object))
         default: throw APIError.validationFailed.with(message: "`ex` must be a JSON object or null")
         }
-        guard !isEmpty else {
-            throw APIError.validationFailed.with(
-                message: "give at least one of `name`, `avatarKey`, `announcement`, `introduction`, `ex`")
+        switch body["joinPolicy"] {
+        case nil, .null?: break
+        case .string(let raw)? where GroupJoinPolicy(rawValue: raw) != nil: joinPolicy = GroupJoinPolicy(rawValue: raw)
+        default: throw APIError.validationFailed.with(message: "`joinPolicy` must be open, approval or invite_only")
         }
+        guard !isEmpty else { throw Self.nothingGiven }
     }
 
+    static let nothingGiven = APIError.validationFailed.with(
+        message: "give at least one of `name`, `avatarKey`, `announcement`, `introduction`, `ex`, `joinPolicy`")
+
     var isEmpty: Bool {
-        name == nil && avatarKey == nil && announcement == nil && introduction == nil && ex == nil
+        name == nil && avatarKey == nil && announcement == nil && introduction == nil && ex == nil && joinPolicy == nil
     }
 
     /// A text that may be cleared: null or "" (after trimming) is "".

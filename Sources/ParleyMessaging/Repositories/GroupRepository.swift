@@ -8,7 +8,8 @@ struct GroupRepository: Sendable {
     let database: PostgresClient
 
     static let columns = """
-        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement, introduction, ex
+        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement, introduction, ex,
+        join_policy
         """
 
     /// `columns` of the table as `g`.
@@ -23,7 +24,8 @@ struct GroupRepository: Sendable {
             memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
             createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"),
             announcement: try row.decode("announcement"), introduction: try row.decode("introduction"),
-            ex: try row.decode("ex", as: String?.self).map { try JSONValue.parse($0) })
+            ex: try row.decode("ex", as: String?.self).map { try JSONValue.parse($0) },
+            joinPolicy: GroupJoinPolicy(rawValue: try row.decode("join_policy", as: String.self)) ?? .inviteOnly)
     }
 
     func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
@@ -209,6 +211,7 @@ struct GroupRepository: Sendable {
                               announcement = coalesce(\(change.announcement)::text, announcement),
                               introduction = coalesce(\(change.introduction)::text, introduction),
                               ex = CASE WHEN \(setEx) THEN \(ex)::text ELSE ex END,
+                              join_policy = coalesce(\(change.joinPolicy?.rawValue)::text, join_policy),
                               updated_at = now()
             WHERE app_id = \(appId) AND id = \(groupId)
             """)

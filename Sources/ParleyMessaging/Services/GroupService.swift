@@ -15,6 +15,8 @@ public struct GroupService: Sendable {
     let avatars: AvatarAuthorizer?
 
     public static let maxMembersPerRequest = 500
+    /// Path segments of the group routes that a group id would collide with.
+    static let reservedGroupIDs: Set<String> = ["search"]
 
     /// The key to store as the group's avatar: shape-checked, then through the file service's avatar check (the
     /// setter must be able to read it, and it must be an image), which answers the avatar record's own key.
@@ -44,6 +46,9 @@ public struct GroupService: Sendable {
         let groupId =
             try chosenID.map { raw throws(APIError) in try MessagingInput.groupID(raw) }
             ?? "g_" + SecureRandom.token(bytes: 12)
+        guard !Self.reservedGroupIDs.contains(groupId) else {
+            throw APIError.validationFailed.with(message: "`groupId` `\(groupId)` is reserved")
+        }
         var avatarKey: String?
         if let rawAvatar { avatarKey = try await self.avatarKey(rawAvatar, groupId: groupId, by: principal) }
         var published: [MessagingEvent] = []
@@ -99,7 +104,7 @@ public struct GroupService: Sendable {
         return try await groups.members(appId: principal.appId, groupId: groupId, offset: offset, limit: limit)
     }
 
-    /// Owners and admins change the group's profile (name, avatar, announcement, introduction, `ex`).
+    /// Owners and admins change the group's profile (name, avatar, announcement, introduction, `ex`, join policy).
     func update(_ groupId: String, _ change: GroupProfileChange, by principal: Principal) async throws -> GroupInfo {
         try await update(groupId, change, by: principal, requiring: .manager)
     }
@@ -111,10 +116,7 @@ public struct GroupService: Sendable {
     )
         async throws -> GroupInfo
     {
-        guard !change.isEmpty else {
-            throw APIError.validationFailed.with(
-                message: "give at least one of `name`, `avatarKey`, `announcement`, `introduction`, `ex`")
-        }
+        guard !change.isEmpty else { throw GroupProfileChange.nothingGiven }
         var avatarKey: String?? = nil
         switch change.avatarKey {
         case .none: break
@@ -142,6 +144,7 @@ public struct GroupService: Sendable {
             if let announcement = change.announcement { fields.append(("announcement", .string(announcement))) }
             if let introduction = change.introduction { fields.append(("introduction", .string(introduction))) }
             if let ex = change.ex { fields.append(("ex", ex ?? .null)) }
+            if let policy = change.joinPolicy { fields.append(("joinPolicy", .string(policy.rawValue))) }
             return [
                 try await notify(
                     on: connection, principal: principal, groupId: groupId, event: "group_updated",
@@ -323,6 +326,7 @@ public struct GroupService: Sendable {
         // No session of the deleted account acts here: nothing to skip when publishing.
         let principal = Principal(appId: appId, userId: userId, sessionId: "")
         var published: [MessagingEvent] = []
+        try await groups.deleteJoinRequests(on: connection, appId: appId, userId: userId)
         for groupId in try await groups.activeGroups(on: connection, appId: appId, userId: userId) {
             guard let group = try await groups.lock(on: connection, appId: appId, groupId: groupId), !group.dissolved,
                 let membership = try await groups.member(
