@@ -44,3 +44,10 @@ ALTER TABLE changes ADD CONSTRAINT changes_kind_check CHECK (kind IN (
     'friend_request', 'friend_request_rejected', 'friend_request_withdrawn', 'friend_added', 'friend_removed',
     'friend_updated', 'block', 'unblock', 'profile', 'group_join_request', 'group_join_request_handled')) NOT VALID;
 ALTER TABLE changes VALIDATE CONSTRAINT changes_kind_check;
+
+-- A group's member list in its order (owner, admins, members; by joining time), so that a page reads only its own
+-- rows from a cursor instead of sorting every member of a group at the member limit. Groups only (their rows have no
+-- peer), so 1:1 conversations pay nothing for it. The expression is `GroupRepository.memberRank`.
+CREATE INDEX conversation_members_group_order ON conversation_members
+    (app_id, conversation_id, (CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END), joined_at, user_id)
+    WHERE peer_id IS NULL;

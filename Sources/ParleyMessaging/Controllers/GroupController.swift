@@ -62,10 +62,18 @@ struct GroupController: Sendable {
             "/api/im/groups/{id}/members",
             authenticator.protect { request, context, principal in
                 let paging = try Paging(request, defaultLimit: 200, maxLimit: 500)
-                let page = try await service.members(
-                    try MessagingInput.groupID(try context.parameter("id")),
-                    offset: paging.offset, limit: paging.limit, for: principal)
-                return .ok(MemberPage(members: page.members, hasMore: page.hasMore))
+                var cursor: MemberCursor?
+                if let raw = try request.query.value(for: "cursor") {
+                    guard let parsed = MemberCursor(raw), paging.offset == 0 else {
+                        throw APIError.validationFailed.with(
+                            message: "`cursor` is not a cursor of this list (or came with an `offset`)")
+                    }
+                    cursor = parsed
+                }
+                return .ok(
+                    try await service.members(
+                        try MessagingInput.groupID(try context.parameter("id")), after: cursor,
+                        offset: paging.offset, limit: paging.limit, for: principal))
             })
         router.post(
             "/api/im/groups/{id}/members", options: Self.bodyLimit,

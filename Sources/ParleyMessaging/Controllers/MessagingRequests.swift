@@ -70,9 +70,20 @@ struct GroupPage: Encodable {
     }
 }
 
+/// A page of a group's members; `cursor` (null on the last page) asks for the next one.
 struct MemberPage: Encodable {
     var members: [GroupMember]
     var hasMore: Bool
+    var cursor: String?
+
+    enum CodingKeys: String, CodingKey { case members, hasMore, cursor }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(members, forKey: .members)
+        try container.encode(hasMore, forKey: .hasMore)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+    }
 }
 
 struct ClearResult: Encodable {

@@ -31,3 +31,31 @@ public struct GroupMember: Sendable, Hashable, Encodable {
     /// Muted in the group until then (nil: not muted; a time past means no longer muted).
     public var mutedUntil: Date?
 }
+
+/// Where a page of a group's member list ends: the last member's place in the list's order (role rank, joining
+/// time in microseconds, user id), as `<rank>.<microseconds>.<userId>` (a user id may hold `.`, so it comes last and
+/// takes the rest).
+struct MemberCursor: Sendable, Hashable, CustomStringConvertible {
+    var rank: Int
+    var joinedMicroseconds: Int64
+    var userId: String
+
+    var description: String { "\(rank).\(joinedMicroseconds).\(userId)" }
+
+    init(rank: Int, joinedMicroseconds: Int64, userId: String) {
+        self.rank = rank
+        self.joinedMicroseconds = joinedMicroseconds
+        self.userId = userId
+    }
+
+    /// nil for anything `description` never writes.
+    init?(_ text: Substring) {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 1, let rank = Int(parts[0]), (0...2).contains(rank),
+            MessagingInput.isDecimal(parts[1])
+                || (parts[1].first == "-" && MessagingInput.isDecimal(parts[1].dropFirst())),
+            let micros = Int64(parts[1]), MessagingInput.isIdentifier(parts[2])
+        else { return nil }
+        self.init(rank: rank, joinedMicroseconds: micros, userId: String(parts[2]))
+    }
+}

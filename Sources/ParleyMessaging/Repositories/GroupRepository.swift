@@ -264,27 +264,48 @@ struct GroupRepository: Sendable {
             """)
     }
 
-    func members(appId: Int64, groupId: String, offset: Int, limit: Int) async throws -> (
-        members: [GroupMember], hasMore: Bool
-    ) {
+    /// The member order's first key; the same expression as `conversation_members_group_order`'s.
+    static let memberRank = "(CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END)"
+
+    /// A page of members in the list's order, after `cursor` or from `offset`: the page's rows are read from
+    /// `conversation_members_group_order` in order (a cursor skips straight to them), and only they are joined with
+    /// their users.
+    func members(appId: Int64, groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int) async throws
+        -> (members: [GroupMember], next: MemberCursor?)
+    {
+        let conversationId = ConversationID.group(groupId)
+        // Without a cursor the row comparison is `false OR ...` with bound constants: the planner drops it.
         let rows = try await database.query(
             """
-            SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, cm.muted_until, u.nickname, u.avatar
-            FROM conversation_members cm LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.user_id
-            WHERE cm.app_id = \(appId) AND cm.conversation_id = \(ConversationID.group(groupId))
-            ORDER BY CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, cm.joined_at, cm.user_id
-            OFFSET \(offset) LIMIT \(limit + 1)
+            SELECT p.*, u.nickname, u.avatar
+            FROM (SELECT cm.app_id, cm.user_id, cm.role, cm.blocked, cm.joined_at, cm.muted_until,
+                         \(unescaped: Self.memberRank) AS rank,
+                         (extract(epoch FROM cm.joined_at) * 1000000)::bigint AS joined_us
+                  FROM conversation_members cm
+                  WHERE cm.app_id = \(appId) AND cm.conversation_id = \(conversationId) AND cm.peer_id IS NULL
+                    AND (\(cursor == nil) OR (\(unescaped: Self.memberRank), cm.joined_at, cm.user_id) > (
+                        \(cursor?.rank ?? 0)::int,
+                        'epoch'::timestamptz + \(cursor?.joinedMicroseconds ?? 0)::bigint * interval '1 microsecond',
+                        \(cursor?.userId ?? "")::text))
+                  ORDER BY \(unescaped: Self.memberRank), cm.joined_at, cm.user_id
+                  OFFSET \(offset) LIMIT \(limit + 1)) p
+            LEFT JOIN users u ON u.app_id = p.app_id AND u.id = p.user_id
+            ORDER BY p.rank, p.joined_at, p.user_id
             """)
-        var members = try rows.map { row in
-            GroupMember(
-                userId: try row.decode("user_id"),
-                role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
-                blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
-                faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"),
-                mutedUntil: try row.decode("muted_until"))
+        var members: [GroupMember] = []
+        var last: MemberCursor?
+        for row in rows.prefix(limit) {
+            members.append(
+                GroupMember(
+                    userId: try row.decode("user_id"),
+                    role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
+                    blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
+                    faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"),
+                    mutedUntil: try row.decode("muted_until")))
+            last = MemberCursor(
+                rank: try row.decode("rank"), joinedMicroseconds: try row.decode("joined_us"),
+                userId: try row.decode("user_id"))
         }
-        let hasMore = members.count > limit
-        if hasMore { members.removeLast() }
-        return (members, hasMore)
+        return (members, rows.count > limit ? last : nil)
     }
 }

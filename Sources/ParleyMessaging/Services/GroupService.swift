@@ -97,11 +97,13 @@ public struct GroupService: Sendable {
             groups: page.groups, cursor: page.hasMore ? page.groups.last?.groupId : nil, hasMore: page.hasMore)
     }
 
-    public func members(_ groupId: String, offset: Int, limit: Int, for principal: Principal) async throws
-        -> (members: [GroupMember], hasMore: Bool)
+    func members(_ groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int, for principal: Principal)
+        async throws -> MemberPage
     {
         _ = try await info(groupId, for: principal)
-        return try await groups.members(appId: principal.appId, groupId: groupId, offset: offset, limit: limit)
+        let page = try await groups.members(
+            appId: principal.appId, groupId: groupId, after: cursor, offset: offset, limit: limit)
+        return MemberPage(members: page.members, hasMore: page.next != nil, cursor: page.next?.description)
     }
 
     /// Owners and admins change the group's profile (name, avatar, announcement, introduction, `ex`, join policy).
