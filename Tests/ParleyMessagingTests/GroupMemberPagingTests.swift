@@ -59,7 +59,16 @@ struct GroupMemberPagingTests {
             let third = try await fx.client.get("\(path)?offset=1000&limit=500", token: owner.accessToken)
             #expect(userIds(third) == Array(seen[1000..<1500]))
 
-            for query in ["cursor=nope", "cursor=3.1.m0001", "cursor=1.x.m0001", "cursor=1.5.", "cursor=1.5.a%20b"] {
+            // A time beyond any timestamp is clamped, not a database error: nobody joined after it.
+            for extreme in ["2.999999999999999999.m0001", "0.-999999999999999999.a"] {
+                let page = try await fx.client.get("\(path)?limit=5&cursor=\(extreme)", token: owner.accessToken)
+                #expect(page.status == 200, "\(extreme)")
+                #expect(userIds(page) == (extreme.hasPrefix("2") ? [] : Array(seen.prefix(5))), "\(extreme)")
+            }
+            for query in [
+                "cursor=nope", "cursor=3.1.m0001", "cursor=1.x.m0001", "cursor=1.5.", "cursor=1.5.a%20b",
+                "cursor=1.1234567890123456789.m0001", "cursor=1.-.m0001",
+            ] {
                 let bad = try await fx.client.get("\(path)?\(query)", token: owner.accessToken)
                 #expect(bad.status == 400 && bad.code == 1002, "\(query)")
             }

@@ -48,14 +48,20 @@ struct MemberCursor: Sendable, Hashable, CustomStringConvertible {
         self.userId = userId
     }
 
+    /// PostgreSQL's timestamps of years 1 through 9999, in microseconds since 1970: a time outside them is
+    /// clamped (no member joined then, so the page is the same) rather than overflowing the timestamp.
+    static let microsecondRange: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
+
     /// nil for anything `description` never writes.
     init?(_ text: Substring) {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 1, let rank = Int(parts[0]), (0...2).contains(rank),
-            MessagingInput.isDecimal(parts[1])
-                || (parts[1].first == "-" && MessagingInput.isDecimal(parts[1].dropFirst())),
-            let micros = Int64(parts[1]), MessagingInput.isIdentifier(parts[2])
+        guard parts.count == 3 else { return nil }
+        let digits = parts[1].first == "-" ? parts[1].dropFirst() : parts[1]
+        guard parts[0].count == 1, let rank = Int(parts[0]), (0...2).contains(rank),
+            digits.count <= 18, MessagingInput.isDecimal(digits), let micros = Int64(parts[1]),
+            MessagingInput.isIdentifier(parts[2])
         else { return nil }
-        self.init(rank: rank, joinedMicroseconds: micros, userId: String(parts[2]))
+        let clamped = min(max(micros, Self.microsecondRange.lowerBound), Self.microsecondRange.upperBound)
+        self.init(rank: rank, joinedMicroseconds: clamped, userId: String(parts[2]))
     }
 }
