@@ -214,4 +214,23 @@ struct GroupJoiningTests {
                 ])
         }
     }
+
+    @Test func aDeletedAccountsRequestsGo() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(3)
+            let (owner, leaving, staying) = (users[0], users[1], users[2])
+            let group = try await fx.createGroup(owner, name: "Approval", members: [])
+            let path = "/api/im/groups/\(group.groupId)"
+            _ = try await fx.client.patch(path, json: ["joinPolicy": "approval"], token: owner.accessToken)
+            for user in [leaving, staying] {
+                #expect(try await fx.client.post("\(path)/join", token: user.accessToken).status == 200)
+            }
+            #expect(try await fx.admin("DELETE", "/api/admin/users/\(leaving.userId)").status == 200)
+            let waiting = try await fx.client.get("\(path)/join-requests", token: owner.accessToken)
+            #expect(
+                (waiting.data["requests"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String } == [
+                    staying.userId
+                ])
+        }
+    }
 }

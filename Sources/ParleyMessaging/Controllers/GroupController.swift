@@ -64,9 +64,8 @@ struct GroupController: Sendable {
                 let paging = try Paging(request, defaultLimit: 200, maxLimit: 500)
                 var cursor: MemberCursor?
                 if let raw = try request.query.value(for: "cursor") {
-                    guard let parsed = MemberCursor(raw), paging.offset == 0 else {
-                        throw APIError.validationFailed.with(
-                            message: "`cursor` is not a cursor of this list (or came with an `offset`)")
+                    guard let parsed = MemberCursor(raw) else {
+                        throw APIError.validationFailed.with(message: "`cursor` is not a cursor of this list")
                     }
                     cursor = parsed
                 }

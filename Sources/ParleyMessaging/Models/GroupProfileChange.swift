@@ -1,9 +1,9 @@
 import ParleyHTTP
 import ParleyJSON
 
-/// `PATCH /api/im/groups/{id}` (and the admin API's), validated: an absent field stays, and so does a null `name`;
-/// a null `avatarKey` or `ex` clears it (a null `joinPolicy` stays too), a null or empty `announcement` or `introduction` clears it. Read with
-/// ParleyJSON so that `ex` is kept as the app sent it (member order, numbers' text), as a user's `ex` is.
+/// `PATCH /api/im/groups/{id}` (and the admin API's), validated: an absent field stays, and so does a null `name` or
+/// `joinPolicy`; a null `avatarKey` or `ex` clears it, and a null or empty `announcement` or `introduction` clears it.
+/// Read with ParleyJSON so that `ex` is kept as the app sent it (member order, numbers' text), as a user's `ex` is.
 struct GroupProfileChange: Sendable, Hashable {
     static let maxAnnouncementCharacters = 4000
     static let maxIntroductionCharacters = 1000

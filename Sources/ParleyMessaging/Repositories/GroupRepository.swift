@@ -8,8 +8,8 @@ struct GroupRepository: Sendable {
     let database: PostgresClient
 
     static let columns = """
-        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement, introduction, ex,
-        join_policy
+        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement,
+        introduction, ex, join_policy
         """
 
     /// `columns` of the table as `g`.
@@ -267,9 +267,9 @@ struct GroupRepository: Sendable {
     /// The member order's first key; the same expression as `conversation_members_group_order`'s.
     static let memberRank = "(CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END)"
 
-    /// A page of members in the list's order, after `cursor` or from `offset`: the page's rows are read from
-    /// `conversation_members_group_order` in order (a cursor skips straight to them), and only they are joined with
-    /// their users.
+    /// A page of members in the list's order, `offset` rows after `cursor` (or the start): the page's rows are read
+    /// from `conversation_members_group_order` in order (a cursor skips straight to them), and only they are joined
+    /// with their users.
     func members(appId: Int64, groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int) async throws
         -> (members: [GroupMember], next: MemberCursor?)
     {
