@@ -95,7 +95,9 @@ extension GroupService {
             return published
                 + UserEvents.messagingEvents([event], appId: appId, originSessionId: principal.sessionId)
         }
-        return handled!
+        // `change` returns only after its body ran and committed.
+        guard let handled else { throw PostgresError(kind: .decoding, message: "join request not handled") }
+        return handled
     }
 
     /// Anyone of the app: the open and approval groups whose id is `q` or whose name starts with it.
