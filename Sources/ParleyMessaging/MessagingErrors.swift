@@ -63,4 +63,12 @@ extension APIError {
     public static let onlineOnlyTooLarge = APIError(
         code: 1132, status: 413, message: "an online-only message must be smaller: it is relayed inline")
     public static let broadcastJobNotFound = APIError(code: 1133, status: 404, message: "no such broadcast job")
+    /// The group's join policy is `invite_only`: only its owner and admins add members.
+    public static let groupInviteOnly = APIError(
+        code: 1137, status: 403, message: "this group takes members by invitation only")
+    public static let alreadyGroupMember = APIError(code: 1138, status: 409, message: "already a member of this group")
+    public static let joinRequestNotFound = APIError(
+        code: 1139, status: 404, message: "no such join request of this group")
+    public static let joinRequestHandled = APIError(
+        code: 1140, status: 409, message: "the join request was already accepted or rejected")
 }

@@ -37,11 +37,8 @@ struct AdminGroupController: Sendable {
         }
         router.patch("/api/admin/groups/{id}", options: Self.bodyLimit) { request, context in
             let principal = try await operator_(request)
-            let body = try request.decodeJSON(UpdateGroupRequest.self)
-            return .ok(
-                try await service.update(
-                    try context.parameter("id"), name: body.name, avatarKey: body.avatarKey, by: principal,
-                    requiring: .app))
+            let change = try GroupProfileChange(fields: try request.jsonObject())
+            return .ok(try await service.update(try context.parameter("id"), change, by: principal, requiring: .app))
         }
         router.post("/api/admin/groups/{id}/members", options: Self.bodyLimit) { request, context in
             let principal = try await operator_(request)

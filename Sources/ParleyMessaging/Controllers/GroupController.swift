@@ -2,7 +2,7 @@ import Foundation
 import ParleyAuth
 import ParleyHTTP
 
-/// `/api/im/groups...`: create, read, update, dissolve, members, leave, transfer, mutes.
+/// `/api/im/groups...`: create, list, search, read, update, dissolve, members, leave, transfer, mutes, joining.
 struct GroupController: Sendable {
     let authenticator: Authenticator
     let service: GroupService
@@ -21,6 +21,27 @@ struct GroupController: Sendable {
                         by: principal), status: 201)
             })
         router.get(
+            "/api/im/groups",
+            authenticator.protect { request, _, principal in
+                let query = request.query
+                return .ok(
+                    try await service.myGroups(
+                        after: try query.value(for: "cursor").map { raw throws(APIError) in
+                            try MessagingInput.groupID(String(raw), field: "cursor")
+                        },
+                        limit: try query.limit(defaultLimit: 100, max: 500), for: principal))
+            })
+        // A literal segment wins over `{id}`: a group cannot be called `search` (`GroupService.reservedGroupIDs`).
+        router.get(
+            "/api/im/groups/search",
+            authenticator.protect { request, _, principal in
+                let paging = try Paging(request, defaultLimit: 20, maxLimit: 50)
+                return .ok(
+                    try await service.searchGroups(
+                        try request.query.value(for: "q").map(String.init), offset: paging.offset,
+                        limit: paging.limit, for: principal))
+            })
+        router.get(
             "/api/im/groups/{id}",
             authenticator.protect { _, context, principal in
                 .ok(try await service.info(try MessagingInput.groupID(try context.parameter("id")), for: principal))
@@ -28,11 +49,8 @@ struct GroupController: Sendable {
         router.patch(
             "/api/im/groups/{id}", options: Self.bodyLimit,
             authenticator.protect { request, context, principal in
-                let body = try request.decodeJSON(UpdateGroupRequest.self)
-                return .ok(
-                    try await service.update(
-                        try context.parameter("id"), name: body.name, avatarKey: body.avatarKey,
-                        by: principal))
+                let change = try GroupProfileChange(fields: try request.jsonObject())
+                return .ok(try await service.update(try context.parameter("id"), change, by: principal))
             })
         router.delete(
             "/api/im/groups/{id}",
@@ -44,10 +62,17 @@ struct GroupController: Sendable {
             "/api/im/groups/{id}/members",
             authenticator.protect { request, context, principal in
                 let paging = try Paging(request, defaultLimit: 200, maxLimit: 500)
-                let page = try await service.members(
-                    try MessagingInput.groupID(try context.parameter("id")),
-                    offset: paging.offset, limit: paging.limit, for: principal)
-                return .ok(MemberPage(members: page.members, hasMore: page.hasMore))
+                var cursor: MemberCursor?
+                if let raw = try request.query.value(for: "cursor") {
+                    guard let parsed = MemberCursor(raw) else {
+                        throw APIError.validationFailed.with(message: "`cursor` is not a cursor of this list")
+                    }
+                    cursor = parsed
+                }
+                return .ok(
+                    try await service.members(
+                        try MessagingInput.groupID(try context.parameter("id")), after: cursor,
+                        offset: paging.offset, limit: paging.limit, for: principal))
             })
         router.post(
             "/api/im/groups/{id}/members", options: Self.bodyLimit,
@@ -85,6 +110,7 @@ struct GroupController: Sendable {
                 let body = try request.decodeJSON(TransferRequest.self)
                 return .ok(try await service.transfer(try context.parameter("id"), to: body.userId, by: principal))
             })
+        registerJoining(on: &router)
         // Mutes (owners and admins over members they outrank): `until` epoch milliseconds, absent or null unmutes.
         router.post(
             "/api/im/groups/{id}/members/{userId}/mute", options: Self.bodyLimit,
@@ -102,5 +128,36 @@ struct GroupController: Sendable {
                 let body = try request.decodeJSON(AdminMuteAllRequest.self)
                 return .ok(try await service.muteAll(try context.parameter("id"), muted: body.muted, by: principal))
             })
+    }
+}
+
+extension GroupController {
+    /// Joining by oneself and the join requests owners and admins handle.
+    func registerJoining(on router: inout Router) {
+        let service = service
+        router.post(
+            "/api/im/groups/{id}/join", options: Self.bodyLimit,
+            authenticator.protect { request, context, principal in
+                let body = request.bodyBytes.isEmpty ? JoinRequestBody() : try request.decodeJSON(JoinRequestBody.self)
+                return .ok(try await service.join(try context.parameter("id"), message: body.message, by: principal))
+            })
+        router.get(
+            "/api/im/groups/{id}/join-requests",
+            authenticator.protect { request, context, principal in
+                let paging = try Paging(request, defaultLimit: 50, maxLimit: 200)
+                return .ok(
+                    try await service.joinRequests(
+                        try context.parameter("id"), offset: paging.offset, limit: paging.limit, for: principal))
+            })
+        for (action, accept) in [("accept", true), ("reject", false)] {
+            router.post(
+                "/api/im/groups/{id}/join-requests/{userId}/\(action)",
+                authenticator.protect { _, context, principal in
+                    .ok(
+                        try await service.handleJoinRequest(
+                            try context.parameter("id"), userId: try context.parameter("userId"), accept: accept,
+                            by: principal))
+                })
+        }
     }
 }

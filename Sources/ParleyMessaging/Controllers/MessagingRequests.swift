@@ -12,20 +12,6 @@ struct CreateGroupRequest: Decodable {
     var memberIds: [String]
 }
 
-struct UpdateGroupRequest: Decodable {
-    var name: String?
-    /// nil: absent; .some(nil): remove the avatar.
-    var avatarKey: String??
-
-    enum CodingKeys: String, CodingKey { case name, avatarKey }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decodeIfPresent(String.self, forKey: .name)
-        avatarKey = try container.decodeNullable(String.self, forKey: .avatarKey)
-    }
-}
-
 struct MemberIDsRequest: Decodable {
     var userIds: [String]
 }
@@ -33,6 +19,10 @@ struct MemberIDsRequest: Decodable {
 struct UpdateMemberRequest: Decodable {
     var role: String?
     var blocked: Bool?
+}
+
+struct JoinRequestBody: Decodable {
+    var message: String?
 }
 
 struct TransferRequest: Decodable {
@@ -64,9 +54,36 @@ struct MessagePage: Encodable {
     var hasMore: Bool
 }
 
+/// The caller's groups in id order; `cursor` (the last group's id) asks for the next page, null at the end.
+struct GroupPage: Encodable {
+    var groups: [GroupInfo]
+    var cursor: String?
+    var hasMore: Bool
+
+    enum CodingKeys: String, CodingKey { case groups, cursor, hasMore }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(groups, forKey: .groups)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+        try container.encode(hasMore, forKey: .hasMore)
+    }
+}
+
+/// A page of a group's members; `cursor` (null on the last page) asks for the next one.
 struct MemberPage: Encodable {
     var members: [GroupMember]
     var hasMore: Bool
+    var cursor: String?
+
+    enum CodingKeys: String, CodingKey { case members, hasMore, cursor }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(members, forKey: .members)
+        try container.encode(hasMore, forKey: .hasMore)
+        try container.encode(cursor, forKey: .cursor) // explicit null at the end
+    }
 }
 
 struct ClearResult: Encodable {

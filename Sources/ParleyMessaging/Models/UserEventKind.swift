@@ -16,6 +16,11 @@ public enum UserEventKind: String, Sendable, CaseIterable {
     case unblock
     /// A user's public profile changed (to their friends and 1:1 peers, and their own other devices).
     case profile
+    /// A join request to a group with the `approval` policy (to its owner and admins, and the requester's other
+    /// devices).
+    case groupJoinRequest = "group_join_request"
+    /// An owner or admin accepted or rejected a join request (to the requester, and to the owner and admins).
+    case groupJoinRequestHandled = "group_join_request_handled"
     /// Call signalling (ParleyCalls): never recorded in `changes`.
     case callInvited = "call_invited"
     case callAccepted = "call_accepted"

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 import ParleyPostgres
 
 /// Groups and their members. Writes run on the caller's transaction connection so that the change and its
@@ -6,7 +7,14 @@ import ParleyPostgres
 struct GroupRepository: Sendable {
     let database: PostgresClient
 
-    static let columns = "id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all"
+    static let columns = """
+        id, name, avatar_key, owner_id, member_count, dissolved_at, created_at, muted_all, announcement,
+        introduction, ex, join_policy
+        """
+
+    /// `columns` of the table as `g`.
+    static let qualifiedColumns = columns.split(separator: ",")
+        .map { "g." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
 
     static func decode(_ row: PostgresRow) throws -> GroupInfo {
         let id = try row.decode("id", as: String.self)
@@ -14,7 +22,10 @@ struct GroupRepository: Sendable {
             groupId: id, conversationId: ConversationID.group(id), name: try row.decode("name"),
             avatarKey: try row.decode("avatar_key"), ownerId: try row.decode("owner_id"),
             memberCount: try row.decode("member_count"), dissolved: !row.isNull("dissolved_at"),
-            createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"))
+            createdAt: try row.decode("created_at"), mutedAll: try row.decode("muted_all"),
+            announcement: try row.decode("announcement"), introduction: try row.decode("introduction"),
+            ex: try row.decode("ex", as: String?.self).map { try JSONValue.parse($0) },
+            joinPolicy: GroupJoinPolicy(rawValue: try row.decode("join_policy", as: String.self)) ?? .inviteOnly)
     }
 
     func find(appId: Int64, groupId: String) async throws -> GroupInfo? {
@@ -29,6 +40,28 @@ struct GroupRepository: Sendable {
             "SELECT \(unescaped: Self.columns) FROM groups WHERE app_id = \(appId) AND id = \(groupId)"
         )
         .first.map { try Self.decode($0) }
+    }
+
+    /// The groups `userId` is a member of (dissolved ones and those whose conversation they deleted included), in
+    /// conversation id order after `cursor`'s group: the primary key's order, so a page reads only its own rows.
+    func groups(of userId: String, appId: Int64, after cursor: String?, limit: Int) async throws -> (
+        groups: [GroupInfo], hasMore: Bool
+    ) {
+        let after = cursor.map(ConversationID.group) ?? "sg:"
+        var groups = try await database.query(
+            """
+            SELECT \(unescaped: Self.qualifiedColumns)
+            FROM conversation_members cm
+            JOIN groups g ON g.app_id = cm.app_id AND cm.conversation_id = 'sg:' || g.id
+            WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id LIKE 'sg:%'
+              AND cm.conversation_id > \(after)
+            ORDER BY cm.conversation_id
+            LIMIT \(limit + 1)
+            """
+        ).map { try Self.decode($0) }
+        let hasMore = groups.count > limit
+        if hasMore { groups.removeLast() }
+        return (groups, hasMore)
     }
 
     /// Mutes a member until `until` (nil: unmutes).
@@ -163,15 +196,22 @@ struct GroupRepository: Sendable {
             """)
     }
 
+    /// Sets the fields `change` names (the avatar key already checked); the others stay.
     func updateProfile(
-        on connection: PostgresConnection, appId: Int64, groupId: String, name: String?,
+        on connection: PostgresConnection, appId: Int64, groupId: String, change: GroupProfileChange,
         avatarKey: String??
     ) async throws {
         let setAvatar = avatarKey != nil
+        let setEx = change.ex != nil
+        let ex = (change.ex ?? nil).map(\.serializedString)
         _ = try await connection.query(
             """
-            UPDATE groups SET name = coalesce(\(name)::text, name),
+            UPDATE groups SET name = coalesce(\(change.name)::text, name),
                               avatar_key = CASE WHEN \(setAvatar) THEN \(avatarKey ?? nil)::text ELSE avatar_key END,
+                              announcement = coalesce(\(change.announcement)::text, announcement),
+                              introduction = coalesce(\(change.introduction)::text, introduction),
+                              ex = CASE WHEN \(setEx) THEN \(ex)::text ELSE ex END,
+                              join_policy = coalesce(\(change.joinPolicy?.rawValue)::text, join_policy),
                               updated_at = now()
             WHERE app_id = \(appId) AND id = \(groupId)
             """)
@@ -224,27 +264,48 @@ struct GroupRepository: Sendable {
             """)
     }
 
-    func members(appId: Int64, groupId: String, offset: Int, limit: Int) async throws -> (
-        members: [GroupMember], hasMore: Bool
-    ) {
+    /// The member order's first key; the same expression as `conversation_members_group_order`'s.
+    static let memberRank = "(CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END)"
+
+    /// A page of members in the list's order, `offset` rows after `cursor` (or the start): the page's rows are read
+    /// from `conversation_members_group_order` in order (a cursor skips straight to them), and only they are joined
+    /// with their users.
+    func members(appId: Int64, groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int) async throws
+        -> (members: [GroupMember], next: MemberCursor?)
+    {
+        let conversationId = ConversationID.group(groupId)
+        // Without a cursor the row comparison is `false OR ...` with bound constants: the planner drops it.
         let rows = try await database.query(
             """
-            SELECT cm.user_id, cm.role, cm.blocked, cm.joined_at, cm.muted_until, u.nickname, u.avatar
-            FROM conversation_members cm LEFT JOIN users u ON u.app_id = cm.app_id AND u.id = cm.user_id
-            WHERE cm.app_id = \(appId) AND cm.conversation_id = \(ConversationID.group(groupId))
-            ORDER BY CASE cm.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, cm.joined_at, cm.user_id
-            OFFSET \(offset) LIMIT \(limit + 1)
+            SELECT p.*, u.nickname, u.avatar
+            FROM (SELECT cm.app_id, cm.user_id, cm.role, cm.blocked, cm.joined_at, cm.muted_until,
+                         \(unescaped: Self.memberRank) AS rank,
+                         (extract(epoch FROM cm.joined_at) * 1000000)::bigint AS joined_us
+                  FROM conversation_members cm
+                  WHERE cm.app_id = \(appId) AND cm.conversation_id = \(conversationId) AND cm.peer_id IS NULL
+                    AND (\(cursor == nil) OR (\(unescaped: Self.memberRank), cm.joined_at, cm.user_id) > (
+                        \(cursor?.rank ?? 0)::int,
+                        'epoch'::timestamptz + \(cursor?.joinedMicroseconds ?? 0)::bigint * interval '1 microsecond',
+                        \(cursor?.userId ?? "")::text))
+                  ORDER BY \(unescaped: Self.memberRank), cm.joined_at, cm.user_id
+                  OFFSET \(offset) LIMIT \(limit + 1)) p
+            LEFT JOIN users u ON u.app_id = p.app_id AND u.id = p.user_id
+            ORDER BY p.rank, p.joined_at, p.user_id
             """)
-        var members = try rows.map { row in
-            GroupMember(
-                userId: try row.decode("user_id"),
-                role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
-                blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
-                faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"),
-                mutedUntil: try row.decode("muted_until"))
+        var members: [GroupMember] = []
+        var last: MemberCursor?
+        for row in rows.prefix(limit) {
+            members.append(
+                GroupMember(
+                    userId: try row.decode("user_id"),
+                    role: GroupRole(rawValue: try row.decode("role", as: String.self)) ?? .member,
+                    blocked: try row.decode("blocked"), nickname: try row.decode("nickname", as: String?.self) ?? "",
+                    faceURL: try row.decode("avatar"), joinedAt: try row.decode("joined_at"),
+                    mutedUntil: try row.decode("muted_until")))
+            last = MemberCursor(
+                rank: try row.decode("rank"), joinedMicroseconds: try row.decode("joined_us"),
+                userId: try row.decode("user_id"))
         }
-        let hasMore = members.count > limit
-        if hasMore { members.removeLast() }
-        return (members, hasMore)
+        return (members, rows.count > limit ? last : nil)
     }
 }

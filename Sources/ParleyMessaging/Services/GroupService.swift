@@ -15,6 +15,8 @@ public struct GroupService: Sendable {
     let avatars: AvatarAuthorizer?
 
     public static let maxMembersPerRequest = 500
+    /// Path segments of the group routes that a group id would collide with.
+    static let reservedGroupIDs: Set<String> = ["search"]
 
     /// The key to store as the group's avatar: shape-checked, then through the file service's avatar check (the
     /// setter must be able to read it, and it must be an image), which answers the avatar record's own key.
@@ -44,6 +46,9 @@ public struct GroupService: Sendable {
         let groupId =
             try chosenID.map { raw throws(APIError) in try MessagingInput.groupID(raw) }
             ?? "g_" + SecureRandom.token(bytes: 12)
+        guard !Self.reservedGroupIDs.contains(groupId) else {
+            throw APIError.validationFailed.with(message: "`groupId` `\(groupId)` is reserved")
+        }
         var avatarKey: String?
         if let rawAvatar { avatarKey = try await self.avatarKey(rawAvatar, groupId: groupId, by: principal) }
         var published: [MessagingEvent] = []
@@ -85,31 +90,37 @@ public struct GroupService: Sendable {
         return group
     }
 
-    public func members(_ groupId: String, offset: Int, limit: Int, for principal: Principal) async throws
-        -> (members: [GroupMember], hasMore: Bool)
+    /// The caller's groups, a page at a time (see `GroupRepository.groups(of:)`).
+    func myGroups(after cursor: String?, limit: Int, for principal: Principal) async throws -> GroupPage {
+        let page = try await groups.groups(of: principal.userId, appId: principal.appId, after: cursor, limit: limit)
+        return GroupPage(
+            groups: page.groups, cursor: page.hasMore ? page.groups.last?.groupId : nil, hasMore: page.hasMore)
+    }
+
+    func members(_ groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int, for principal: Principal)
+        async throws -> MemberPage
     {
         _ = try await info(groupId, for: principal)
-        return try await groups.members(appId: principal.appId, groupId: groupId, offset: offset, limit: limit)
+        let page = try await groups.members(
+            appId: principal.appId, groupId: groupId, after: cursor, offset: offset, limit: limit)
+        return MemberPage(members: page.members, hasMore: page.next != nil, cursor: page.next?.description)
     }
 
-    public func update(_ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal)
+    /// Owners and admins change the group's profile (name, avatar, announcement, introduction, `ex`, join policy).
+    func update(_ groupId: String, _ change: GroupProfileChange, by principal: Principal) async throws -> GroupInfo {
+        try await update(groupId, change, by: principal, requiring: .manager)
+    }
+
+    /// `requiring` `.app`: the admin API (the avatar is checked as the owner's). Members see a `group_updated`
+    /// notify message with the fields that changed (`ex` too: the app's clients read it from there).
+    func update(
+        _ groupId: String, _ change: GroupProfileChange, by principal: Principal, requiring requirement: Requirement
+    )
         async throws -> GroupInfo
     {
-        try await update(groupId, name: rawName, avatarKey: rawAvatar, by: principal, requiring: .manager)
-    }
-
-    /// `requiring` `.app`: the admin API (the avatar is checked as the owner's).
-    func update(
-        _ groupId: String, name rawName: String?, avatarKey rawAvatar: String??, by principal: Principal,
-        requiring requirement: Requirement
-    ) async throws -> GroupInfo {
-        let name = try rawName.map { raw throws(APIError) in try MessagingInput.name(raw, field: "name") }
-        if case .some(.some(let raw)) = rawAvatar { _ = try MessagingInput.objectKey(raw, field: "avatarKey") }
-        guard name != nil || rawAvatar != nil else {
-            throw APIError.validationFailed.with(message: "give at least one of `name`, `avatarKey`")
-        }
+        guard !change.isEmpty else { throw GroupProfileChange.nothingGiven }
         var avatarKey: String?? = nil
-        switch rawAvatar {
+        switch change.avatarKey {
         case .none: break
         case .some(.none): avatarKey = .some(nil)
         case .some(.some(let raw)):
@@ -126,13 +137,16 @@ public struct GroupService: Sendable {
             }
             avatarKey = try await self.avatarKey(raw, groupId: groupId, by: setter)
         }
-        return try await change(groupId, by: principal, requiring: requirement) { connection, _, _ in
+        return try await self.change(groupId, by: principal, requiring: requirement) { connection, _, _ in
             try await groups.updateProfile(
-                on: connection, appId: principal.appId, groupId: groupId, name: name,
-                avatarKey: avatarKey)
+                on: connection, appId: principal.appId, groupId: groupId, change: change, avatarKey: avatarKey)
             var fields: [(String, JSONValue)] = []
-            if let name { fields.append(("name", .string(name))) }
+            if let name = change.name { fields.append(("name", .string(name))) }
             if let avatarKey { fields.append(("avatarKey", avatarKey.map(JSONValue.string) ?? .null)) }
+            if let announcement = change.announcement { fields.append(("announcement", .string(announcement))) }
+            if let introduction = change.introduction { fields.append(("introduction", .string(introduction))) }
+            if let ex = change.ex { fields.append(("ex", ex ?? .null)) }
+            if let policy = change.joinPolicy { fields.append(("joinPolicy", .string(policy.rawValue))) }
             return [
                 try await notify(
                     on: connection, principal: principal, groupId: groupId, event: "group_updated",
@@ -314,6 +328,7 @@ public struct GroupService: Sendable {
         // No session of the deleted account acts here: nothing to skip when publishing.
         let principal = Principal(appId: appId, userId: userId, sessionId: "")
         var published: [MessagingEvent] = []
+        try await groups.deleteJoinRequests(on: connection, appId: appId, userId: userId)
         for groupId in try await groups.activeGroups(on: connection, appId: appId, userId: userId) {
             guard let group = try await groups.lock(on: connection, appId: appId, groupId: groupId), !group.dissolved,
                 let membership = try await groups.member(

@@ -45,14 +45,21 @@ public struct UserEvents: Sendable {
 
     /// After the commit: to every device of the recipients but the one whose request caused it (it has the answer).
     public func publish(_ userEvents: [UserEvent], appId: Int64, originSessionId: String?) {
-        for event in userEvents where !event.recipients.isEmpty {
+        Self.messagingEvents(userEvents, appId: appId, originSessionId: originSessionId).forEach(events.publish)
+    }
+
+    /// The events `publish` sends, for a flow that publishes its events together after its commit.
+    static func messagingEvents(_ userEvents: [UserEvent], appId: Int64, originSessionId: String?)
+        -> [MessagingEvent]
+    {
+        userEvents.compactMap { event in
+            guard !event.recipients.isEmpty else { return nil }
             var unique: [String] = []
             var seen = Set<String>()
             for user in event.recipients where seen.insert(user).inserted { unique.append(user) }
-            events.publish(
-                MessagingEvent(
-                    appId: appId, conversationId: "", audience: .users(unique), originSessionId: originSessionId,
-                    payload: .userEvent(event.kind, event.data)))
+            return MessagingEvent(
+                appId: appId, conversationId: "", audience: .users(unique), originSessionId: originSessionId,
+                payload: .userEvent(event.kind, event.data))
         }
     }
 }
