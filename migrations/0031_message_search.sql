@@ -1,0 +1,108 @@
+-- Message search (issue 22, `GET /api/im/search`).
+--
+-- What is searchable: the words a person wrote. That is a `text` message's content (a JSON string) and a `richText`
+-- message's `text` (the plain-text form its validator requires). Media, file, location, call, custom, forward and
+-- notify messages are not indexed: their contents are object keys, numbers, app-defined JSON or server text.
+--
+-- Why a tokenizer of our own: clusters are created with --locale=C, where PostgreSQL's parser sees a run of Chinese
+-- or Japanese characters as one word (to_tsvector('simple', '你好世界') is the single lexeme '你好世界', so 世界 never
+-- matches) and pg_trgm drops every non-ASCII character (show_trgm('你好') is empty). So `parley_search_terms` turns
+-- a text into terms itself:
+--   * words: runs of Latin, Greek, Cyrillic and other spaced scripts' letters and digits, lower-cased with ICU (the
+--     C locale's lower() folds ASCII only), cut to 64 characters so a long URL cannot exceed a lexeme's size;
+--   * CJK runs (Han, kana, Hangul): every overlapping pair of characters plus the run's last character alone, so a
+--     phrase of two or more characters is the AND of its pairs and a single character is a prefix query (each of
+--     its occurrences starts a pair or ends a run).
+-- No stemming: a word matches the same word, case aside (search for what was written, in any language).
+--
+-- Pairs can match where the phrase does not occur (世界 and 界和 both in 世界和平 and in 界和...世界), and a query
+-- word may be cut; the search therefore rechecks every piece of `q` (lower-cased) as a substring of the text, on the
+-- few rows the index returns.
+--
+-- Scoping: the index also holds one lexeme per message naming its conversation ('#' and the id, which no term can
+-- look like: '#' and ':' separate words). A search is (terms) AND (one of the caller's conversations), which GIN
+-- answers by intersecting the posting lists of the rare side: a common word among few readable messages costs the
+-- reader's messages, a rare word the word's, and never every message that holds a common word.
+--
+-- Revoked messages have their content wiped (NULL) and `revoked_at` set: the partial index leaves them out, and an
+-- edit updates the row, so the index follows it. Cleared history (seq <= clear_seq) is left to the query.
+
+-- The searchable text of a message, NULL for kinds that have none (or a revoked message).
+CREATE FUNCTION parley_message_search_text(msg_type text, content text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE msg_type
+        WHEN 'text' THEN content::jsonb #>> '{}'
+        WHEN 'richText' THEN content::jsonb ->> 'text'
+    END
+$$;
+
+-- The pieces of a text: each word and each CJK run, lower-cased, in order.
+CREATE FUNCTION parley_search_pieces(body text) RETURNS TABLE (word text, cjk text)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT m[2], m[1]
+    FROM regexp_matches(
+        lower(body COLLATE "und-x-icu"),
+        '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002ffff]+)'
+        '|([0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+)',
+        'g') AS m
+$$;
+
+-- The terms a text is indexed under (see the top of this file).
+CREATE FUNCTION parley_search_terms(body text) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(DISTINCT term), '{}')
+    FROM parley_search_pieces(body) AS p,
+        LATERAL (
+            SELECT left(p.word, 64) WHERE p.word IS NOT NULL
+            UNION ALL
+            SELECT substr(p.cjk, i, 2) FROM generate_series(1, char_length(p.cjk)) AS i WHERE p.cjk IS NOT NULL
+        ) AS t (term)
+$$;
+
+-- What the index holds for a message: its terms and its conversation's lexeme.
+CREATE FUNCTION parley_message_search_vector(conversation_id text, msg_type text, content text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT array_to_tsvector(
+        coalesce(parley_search_terms(parley_message_search_text(msg_type, content)), '{}') || ('#' || conversation_id))
+$$;
+
+-- The query for `q`: every word, and every pair of each CJK run (a lone CJK character as a prefix), all required;
+-- NULL when `q` has nothing to search for. Terms hold no quote or backslash (both separate words), so quoting them
+-- is enough to make them lexemes.
+CREATE FUNCTION parley_search_query(q text) RETURNS tsquery
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT string_agg(term, ' & ')::tsquery
+    FROM parley_search_pieces(q) AS p,
+        LATERAL (
+            SELECT '''' || left(p.word, 64) || '''' WHERE p.word IS NOT NULL
+            UNION ALL
+            SELECT '''' || substr(p.cjk, i, 2) || ''''
+            FROM generate_series(1, char_length(p.cjk) - 1) AS i WHERE char_length(p.cjk) > 1
+            UNION ALL
+            SELECT '''' || p.cjk || ''':*' WHERE char_length(p.cjk) = 1
+        ) AS t (term)
+$$;
+
+-- True when every piece of `q` occurs in `body` (both lower-cased): the recheck that drops what the pairs and the
+-- cut words let through.
+CREATE FUNCTION parley_search_recheck(body text, q text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT NOT EXISTS (
+        SELECT 1 FROM parley_search_pieces(q) AS p
+        WHERE strpos(lower(body COLLATE "und-x-icu"), coalesce(p.word, p.cjk)) = 0)
+$$;
+
+-- True when the index alone decides `q`: every word fits a lexeme and no CJK run is longer than a pair. Then the
+-- recheck, the costly part of a search for a common word, is skipped.
+CREATE FUNCTION parley_search_exact(q text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT NOT EXISTS (
+        SELECT 1 FROM parley_search_pieces(q) AS p
+        WHERE char_length(p.word) > 64 OR char_length(p.cjk) > 2)
+$$;
+
+-- fastupdate (the default) queues new entries in a pending list merged in bulk, which keeps the cost a send adds
+-- small; the list is bounded by gin_pending_list_limit.
+CREATE INDEX messages_search ON messages
+    USING gin (parley_message_search_vector(conversation_id, msg_type, content))
+    WHERE msg_type IN ('text', 'richText') AND revoked_at IS NULL;
