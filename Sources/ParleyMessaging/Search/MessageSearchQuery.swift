@@ -29,19 +29,23 @@ struct MessageSearchQuery: Sendable, Hashable {
         guard let raw = try query.value(for: "q") else {
             throw APIError.validationFailed.with(message: "missing query parameter `q`")
         }
+        // User search's rule (openapi.yaml's pattern says the same); `q` with no word or CJK character in it finds
+        // nothing rather than being refused.
         let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        // A letter or digit: punctuation alone has no term to look up (the index holds words and CJK characters).
-        guard raw.unicodeScalars.count <= Self.maxCharacters,
-            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
-            trimmed.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil })
+        guard !trimmed.isEmpty, raw.unicodeScalars.count <= Self.maxCharacters,
+            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
             throw APIError.validationFailed.with(
-                message:
-                    "`q` must be 1-\(Self.maxCharacters) characters without control characters, with a letter or digit")
+                message: "`q` must be 1-\(Self.maxCharacters) characters without control characters, not only spaces")
         }
         var conversationId: String?
         if let raw = try query.value(for: "conversationId"), !raw.isEmpty {
             guard ConversationID.parse(String(raw)) != nil else {
+                // A 1:1 id with its pair the wrong way round names no conversation anyone belongs to.
+                let parts = raw.split(separator: ":", omittingEmptySubsequences: false)
+                if parts.count == 3, parts[0] == "si", ConversationID.parse("si:\(parts[2]):\(parts[1])") != nil {
+                    throw APIError.conversationNotFound
+                }
                 throw APIError.validationFailed.with(
                     message: "`conversationId` is not a conversation id (si:USER:USER or sg:GROUP)")
             }
@@ -70,13 +74,16 @@ struct MessageSearchCursor: Sendable, Hashable, CustomStringConvertible {
         self.id = id
     }
 
+    /// The last instant timestamps are written for (the end of year 9999); later positions are the same as it.
+    static let maxMicroseconds: Int64 = 253_402_300_799_999_999
+
     init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        // Digits only (Int64's parser would take a sign); timestamps end with year 9999.
+        // Digits only (Int64's parser would take a sign).
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 18 && $0.allSatisfy(\.isASCIIDigit) }),
-            let micros = Int64(parts[0]), let id = Int64(parts[1]), micros <= 253_402_300_799_999_999
+            let micros = Int64(parts[0]), let id = Int64(parts[1])
         else { return nil }
-        self.init(createdAtMicroseconds: micros, id: id)
+        self.init(createdAtMicroseconds: min(micros, Self.maxMicroseconds), id: id)
     }
 
     var description: String { "\(createdAtMicroseconds)-\(id)" }
