@@ -19,11 +19,12 @@
 -- word may be cut; the search therefore rechecks every piece of `q` (lower-cased) as a substring of the text, on the
 -- few rows the index returns.
 --
--- Scoping: the index also holds one lexeme per message naming its conversation ('#' and the id, which no term can
--- look like: '#' and ':' separate words). A search is (terms) AND (one of the caller's conversations), which GIN
--- answers by intersecting the posting lists of the rare side: a common word among few readable messages costs the
--- reader's messages, a rare word the word's, and never every message that holds a common word.
---
+-- Scoping: every lexeme is the message's conversation id, a space and the term ('sg:team 会议'; ids hold no space).
+-- A search asks for (all terms in conversation 1) OR (all terms in conversation 2) ... over the caller's
+-- conversations: each lexeme's posting list holds only one conversation's messages, so GIN reads no more than the
+-- matches the caller may see, whether the word is rare or in half of all messages. (A separate conversation lexeme
+-- ANDed with bare terms costs a pass over every readable message per search, and a bare common term's list is huge.)
+
 -- Revoked messages have their content wiped (NULL) and `revoked_at` set: the partial index leaves them out, and an
 -- edit updates the row, so the index follows it. Cleared history (seq <= clear_seq) is left to the query.
 
@@ -59,28 +60,38 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
         ) AS t (term)
 $$;
 
--- What the index holds for a message: its terms and its conversation's lexeme.
+-- What the index holds for a message: its terms, each after its conversation's id.
 CREATE FUNCTION parley_message_search_vector(conversation_id text, msg_type text, content text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT array_to_tsvector(
-        coalesce(parley_search_terms(parley_message_search_text(msg_type, content)), '{}') || ('#' || conversation_id))
+    SELECT array_to_tsvector(array(
+        SELECT conversation_id || ' ' || term
+        FROM unnest(parley_search_terms(parley_message_search_text(msg_type, content))) AS term))
 $$;
 
--- The query for `q`: every word, and every pair of each CJK run (a lone CJK character as a prefix), all required;
--- NULL when `q` has nothing to search for. Terms hold no quote or backslash (both separate words), so quoting them
--- is enough to make them lexemes.
-CREATE FUNCTION parley_search_query(q text) RETURNS tsquery
+-- The terms of a search for `q`: every word, and every pair of each CJK run (a lone CJK character as a prefix).
+CREATE FUNCTION parley_search_query_terms(q text) RETURNS TABLE (term text, prefix boolean)
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT string_agg(term, ' & ')::tsquery
+    SELECT t.term, t.prefix
     FROM parley_search_pieces(q) AS p,
         LATERAL (
-            SELECT '''' || left(p.word, 64) || '''' WHERE p.word IS NOT NULL
+            SELECT left(p.word, 64), false WHERE p.word IS NOT NULL
             UNION ALL
-            SELECT '''' || substr(p.cjk, i, 2) || ''''
+            SELECT substr(p.cjk, i, 2), false
             FROM generate_series(1, char_length(p.cjk) - 1) AS i WHERE char_length(p.cjk) > 1
             UNION ALL
-            SELECT '''' || p.cjk || ''':*' WHERE char_length(p.cjk) = 1
-        ) AS t (term)
+            SELECT p.cjk, true WHERE char_length(p.cjk) = 1
+        ) AS t (term, prefix)
+$$;
+
+-- The query for `q` in `conversations`: in one of them, every term; NULL when `q` has no term or the list is empty.
+-- Terms hold no quote or backslash (both separate words), nor do conversation ids, so quoting makes them lexemes.
+CREATE FUNCTION parley_search_query(q text, conversations text[]) RETURNS tsquery
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT string_agg('(' || terms || ')', ' | ')::tsquery
+    FROM (SELECT string_agg('''' || c || ' ' || t.term || '''' || CASE WHEN t.prefix THEN ':*' ELSE '' END, ' & ')
+                 AS terms
+          FROM unnest(conversations) AS c, parley_search_query_terms(q) AS t
+          GROUP BY c) AS per_conversation
 $$;
 
 -- True when every piece of `q` occurs in `body` (both lower-cased): the recheck that drops what the pairs and the

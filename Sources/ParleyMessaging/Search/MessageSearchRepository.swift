@@ -36,8 +36,8 @@ struct MessageSearchRepository: Sendable {
 
     /// Up to `limit + 1` messages (one more tells whether there is another page). The index scan is fenced off
     /// (MATERIALIZED) so that the planner never trades it for walking the caller's conversations and tokenizing every
-    /// message; the scan's query is `q`'s terms AND one of the caller's conversations, so it returns only messages the
-    /// caller may be shown (cleared history aside, filtered next).
+    /// message; its query names the caller's conversations in every lexeme, so it returns only messages the caller
+    /// may be shown (cleared history aside, filtered next).
     static func statement(_ query: MessageSearchQuery, appId: Int64, userId: String) -> PostgresQuery {
         let q = query.text
         let before = query.before
@@ -50,8 +50,7 @@ struct MessageSearchRepository: Sendable {
                 SELECT \(unescaped: MessageRepository.qualifiedColumns) FROM messages m
                 WHERE m.app_id = \(appId) AND m.msg_type IN ('text', 'richText') AND m.revoked_at IS NULL
                   AND parley_message_search_vector(m.conversation_id, m.msg_type, m.content)
-                      @@ (parley_search_query(\(q))
-                          && (SELECT string_agg('''#' || conversation_id || '''', ' | ')::tsquery FROM readable)))
+                      @@ parley_search_query(\(q), (SELECT array_agg(conversation_id) FROM readable)))
             SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
             FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
             WHERE f.seq > r.clear_seq
