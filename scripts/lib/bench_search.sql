@@ -1,7 +1,7 @@
 -- scripts/bench-search's corpus: :messages messages in :conversations group conversations (sg:bs_N), the user
--- :'user_id' a member of every :stride-th one. Texts mix English words of a Zipf-like vocabulary (a few very common,
--- most rare), rare tokens (`tokN`) and Chinese phrases; every 7th message is rich text, every 11th an image, every
--- 47th revoked. Psql variables: app_id, user_id, messages, conversations, stride.
+-- :'user_id' a member of every :stride-th one. Texts mix English words, rare tokens and Chinese words (below);
+-- every 7th message is rich text, every 11th an image, every 47th revoked. Psql variables: app_id, user_id, messages,
+-- conversations, stride.
 \set ON_ERROR_STOP 1
 CREATE TEMPORARY TABLE bench_words AS
 SELECT array['hello','meeting','tomorrow','project','coffee','weekend','thanks','photo','dinner','office',
@@ -18,8 +18,9 @@ FROM generate_series(1, :conversations) c;
 INSERT INTO conversation_members (app_id, user_id, conversation_id, role)
 SELECT :app_id, :'user_id', 'sg:bs_' || c, 'member' FROM generate_series(1, :conversations) c WHERE c % :stride = 0;
 
--- Word i of a vocabulary is picked with falling weight: floor(30^(r^2)) for r uniform in [0, 1) hashed from n (the
--- first word is in almost half the messages, the last in one of 200).
+-- A text: a word of the vocabulary picked with falling weight, floor(30^r) for r uniform in [0, 1) hashed from n (the
+-- first word in one message of five, the last in one of 800), a word picked evenly, a rare token (tokN: about 15 of
+-- each among all messages), then two Chinese words, the first weighted like the English one.
 INSERT INTO messages (app_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, client_msg_id,
                       counted_prefix, created_at, revoked_at)
 SELECT :app_id, 'sg:bs_' || (1 + n % :conversations), 1 + n / :conversations, 'bs_u' || (n % 997), 'bs_' ||
@@ -33,9 +34,9 @@ SELECT :app_id, 'sg:bs_' || (1 + n % :conversations), 1 + n / :conversations, 'b
        now() - make_interval(secs => (:messages - n)), CASE WHEN n % 47 = 0 THEN now() END
 FROM (
     SELECT n,
-           w.en[floor(power(30, ((hashint8extended(n, 1) & 1023) / 1024.0) ^ 2))::int] || ' '
-           || w.en[floor(power(30, ((hashint8extended(n, 2) & 1023) / 1024.0) ^ 2))::int] || ' tok' || (hashint8extended(n, 4) & 65535)
-           || ' ' || w.zh[floor(power(30, ((hashint8extended(n, 3) & 1023) / 1024.0) ^ 2))::int]
+           w.en[floor(power(30, (hashint8extended(n, 1) & 1023) / 1024.0))::int] || ' '
+           || w.en[1 + (hashint8extended(n, 2) & 1023) % 30] || ' tok' || (hashint8extended(n, 4) & 65535)
+           || ' ' || w.zh[floor(power(30, (hashint8extended(n, 3) & 1023) / 1024.0))::int]
            || w.zh[1 + (hashint8extended(n, 5) & 1023) % 30] || '。' AS body
     FROM generate_series(1::bigint, :messages) n, bench_words w
 ) generated;
