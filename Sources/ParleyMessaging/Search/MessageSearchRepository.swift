@@ -50,7 +50,7 @@ struct MessageSearchRepository: Sendable {
                 SELECT \(unescaped: MessageRepository.qualifiedColumns) FROM messages m
                 WHERE m.app_id = \(appId) AND m.msg_type IN ('text', 'richText') AND m.revoked_at IS NULL
                   AND parley_message_search_vector(m.conversation_id, m.msg_type, m.content)
-                      @@ parley_search_query(\(q), (SELECT array_agg(conversation_id) FROM readable)))
+                      @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable))))
             SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
             FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
             WHERE f.seq > r.clear_seq
