@@ -29,6 +29,7 @@ public final class MessagingModule: Sendable {
     let friendRepository: FriendRepository
     let blockRepository: BlockRepository
     let userSearch: UserSearchRepository
+    let messageSearch: MessageSearchRepository
     let authenticator: Authenticator
     let syncRepository: SyncRepository
     let logger: Logger
@@ -87,6 +88,7 @@ public final class MessagingModule: Sendable {
             database: database, friends: friendRepository, blocks: blockRepository, friendService: friends,
             userEvents: userEvents, maxBlocks: configuration.maxBlocks)
         userSearch = UserSearchRepository(database: database)
+        messageSearch = MessageSearchRepository(database: database)
         self.events = events
         admin = AdminMessageService(
             database: database, messages: messageRepository, service: messages, events: events)
@@ -105,6 +107,8 @@ public final class MessagingModule: Sendable {
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
         SocialController(authenticator: authenticator, friends: friends, blocks: blocks).register(on: &router)
         UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
+        MessageSearchController(authenticator: authenticator, repository: messageSearch, conversations: conversations)
+            .register(on: &router)
     }
 
     /// The signed server-to-server routes of the app's backend (`/api/admin/messages`, `/api/admin/groups`,
