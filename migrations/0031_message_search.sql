@@ -6,8 +6,8 @@
 --
 -- Why a tokenizer of our own: clusters are created with --locale=C, where PostgreSQL's parser sees a run of Chinese
 -- or Japanese characters as one word (to_tsvector('simple', '你好世界') is the single lexeme '你好世界', so 世界 never
--- matches) and pg_trgm drops every non-ASCII character (show_trgm('你好') is empty). So `parley_search_terms` turns
--- a text into terms itself:
+-- matches) and pg_trgm drops every non-ASCII character (show_trgm('你好') is empty). So
+-- `parley_message_search_vector` turns a text into terms itself:
 --   * words: runs of Latin, Greek, Cyrillic and other spaced scripts' letters and digits, lower-cased with ICU (the
 --     C locale's lower() folds ASCII only), cut to 64 characters so a long URL cannot exceed a lexeme's size;
 --   * CJK runs (Han, kana, Hangul): every overlapping pair of characters plus the run's last character alone, so a
@@ -48,48 +48,51 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
         'g') AS m
 $$;
 
--- The terms a text is indexed under (see the top of this file), separated by spaces, in one expression of nested
--- regexp_replace calls so that PostgreSQL inlines it into the index expression: a send pays for a few regular
--- expression passes, not for a set-returning query per message. From the inside out: anything but word and CJK
+-- What the index holds for a message: its terms (see the top of this file), each after its conversation's id and
+-- a space. The terms come from one expression of nested regexp_replace calls, so that PostgreSQL inlines it into the
+-- index expression: a send pays for a few regular expression passes, not for a set-returning query per message. From the inside out: anything but word and CJK
 -- characters becomes a space; CJK runs are set apart from words; words are cut to 64 characters; every CJK character
 -- after the first of its run is doubled (ABC -> ABBCC) so that cutting into pairs gives every overlapping pair and
 -- the run's last character alone (AB BC C).
-CREATE FUNCTION parley_search_terms(body text) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT regexp_replace(
-        regexp_replace(
-            regexp_replace(
-                regexp_replace(
-                    regexp_replace(
-                        lower(body COLLATE "und-x-icu"),
-                        '[^0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a'
-                        '\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-                        '\U00020000-\U0002ffff]+',
-                        ' ', 'g'),
-                    '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-                    '\U00020000-\U0002ffff]+)',
-                    ' \1 ', 'g'),
-                '([0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]{64})'
-                '[0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+',
-                '\1', 'g'),
-            '(?<=[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-            '\U00020000-\U0002ffff])'
-            '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-            '\U00020000-\U0002ffff])',
-            '\1\1', 'g'),
-        '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-        '\U00020000-\U0002ffff]'
-        '[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
-        '\U00020000-\U0002ffff])',
-        '\1 ', 'g')
-$$;
-
--- What the index holds for a message: its terms, each after its conversation's id and a space (each argument used
--- once, so this too is inlined; ids hold no backslash, which a replacement string would read).
+--
+-- The index may call nothing but built-ins: ANALYZE in autovacuum and pg_restore evaluate index expressions with an
+-- empty search_path, where a call to another of our functions is not found (automatic analyze of `messages` failed
+-- with "function parley_message_search_text(text, text) does not exist"). Hence the searchable text is taken here
+-- as parley_message_search_text takes it (the repository's recheck uses that one), and the expression is written out.
+-- Each argument is used once, so this is inlined; ids hold no backslash, which a replacement string would read.
 CREATE FUNCTION parley_message_search_vector(conversation_id text, msg_type text, content text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT array_to_tsvector(array_remove(string_to_array(
-        regexp_replace(btrim(coalesce(parley_search_terms(parley_message_search_text(msg_type, content)), '')),
+        regexp_replace(btrim(coalesce(
+            regexp_replace(
+            regexp_replace(
+                regexp_replace(
+                    regexp_replace(
+                        regexp_replace(
+                            lower((CASE msg_type
+                                WHEN 'text' THEN content::jsonb #>> '{}'
+                                WHEN 'richText' THEN content::jsonb ->> 'text'
+                            END) COLLATE "und-x-icu"),
+                            '[^0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a'
+                            '\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+                            '\U00020000-\U0002ffff]+',
+                            ' ', 'g'),
+                        '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+                        '\U00020000-\U0002ffff]+)',
+                        ' \1 ', 'g'),
+                    '([0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]{64})'
+                    '[0-9a-z\u00c0-\u024f\u0370-\u1fff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+',
+                    '\1', 'g'),
+                '(?<=[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+                '\U00020000-\U0002ffff])'
+                '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+                '\U00020000-\U0002ffff])',
+                '\1\1', 'g'),
+            '([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+            '\U00020000-\U0002ffff]'
+            '[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f'
+            '\U00020000-\U0002ffff])',
+            '\1 ', 'g'), '')),
             '(\S+)\s*', conversation_id || ' \1' || E'\n', 'g'),
         E'\n'), ''))
 $$;

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLiveSupport
+import ParleyPostgres
 import Testing
 
 @testable import ParleyMessaging
@@ -66,6 +67,29 @@ struct MessageSearchTests {
             #expect(message["content"] as? String == "Let's meet for Coffee at 9")
             #expect(message["msgType"] as? String == "text" && message["fromId"] as? String == alice.userId)
             #expect(response.data["nextCursor"] is NSNull && response.data["hasMore"] as? Bool == false)
+        }
+    }
+
+    /// ANALYZE in autovacuum and pg_restore evaluate the index's expression with an empty search_path: it must call
+    /// nothing but built-ins (the first version called our own functions, and every automatic analyze failed).
+    @Test func theIndexExpressionEvaluatesWithAnEmptySearchPath() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(2)
+            _ = try await fx.sendOK(users[0], to: users[1].userId, content: "hello 世界")
+            try await fx.database.withConnection { connection in
+                _ = try await connection.query("SET search_path = ''")
+                let analyzed: Result<PostgresRows, any Error>
+                do {
+                    // The expression as a fresh backend plans it (this one has the index's inlined in its cache).
+                    _ = try await connection.query(
+                        "SELECT public.parley_message_search_vector('sg:g', 'text', '\"hello 世界\"') AS vector")
+                    analyzed = .success(try await connection.query("ANALYZE public.messages"))
+                } catch {
+                    analyzed = .failure(error)
+                }
+                _ = try await connection.query("RESET search_path")
+                _ = try analyzed.get()
+            }
         }
     }
 
