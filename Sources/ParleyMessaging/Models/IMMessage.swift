@@ -70,12 +70,14 @@ public struct IMMessage: Sendable, Hashable, Encodable {
     }
 
     /// The whole milliseconds of `date`. A time given in milliseconds (a mute's `until`) comes back as given: its
-    /// double may sit a fraction of a microsecond below the millisecond (.245 as .2449999...), so half a microsecond
-    /// is added before rounding down; stored times have whole microseconds, so none crosses a millisecond by it.
+    /// double may sit just below the millisecond (.245 as .2449999...), so half a microsecond (or two units of the
+    /// double's precision, for far-off years where that is coarser) is added before rounding down; stored times have
+    /// whole microseconds, so none crosses a millisecond by it.
     static func epochMilliseconds(_ date: Date) -> Int64 {
         let interval = date.timeIntervalSince1970
         let seconds = floor(interval)
-        return Int64(seconds) * 1000 + Int64(((interval - seconds) * 1000 + 0.0005).rounded(.down))
+        let guardBand = max(0.0005, interval.ulp * 2000)
+        return Int64(seconds) * 1000 + Int64(((interval - seconds) * 1000 + guardBand).rounded(.down))
     }
 
     enum CodingKeys: String, CodingKey {
