@@ -26,18 +26,8 @@ struct MessageSearchQuery: Sendable, Hashable {
     }
 
     init(_ query: HTTPQuery) throws(APIError) {
-        guard let raw = try query.value(for: "q") else {
-            throw APIError.validationFailed.with(message: "missing query parameter `q`")
-        }
-        // User search's rule (openapi.yaml's pattern says the same); `q` with no word or CJK character in it finds
-        // nothing rather than being refused.
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, raw.unicodeScalars.count <= Self.maxCharacters,
-            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw APIError.validationFailed.with(
-                message: "`q` must be 1-\(Self.maxCharacters) characters without control characters, not only spaces")
-        }
+        // `q` with no word or CJK character in it finds nothing rather than being refused.
+        let trimmed = try query.searchText(maxCharacters: Self.maxCharacters)
         var conversationId: String?
         if let raw = try query.value(for: "conversationId"), !raw.isEmpty {
             guard ConversationID.parse(String(raw)) != nil else {
@@ -52,13 +42,7 @@ struct MessageSearchQuery: Sendable, Hashable {
             conversationId = String(raw)
         }
         let limit = try query.limit(defaultLimit: Self.defaultLimit, max: Self.maxLimit)
-        var before: MessageSearchCursor?
-        if let cursor = try query.value(for: "cursor"), !cursor.isEmpty {
-            guard let parsed = MessageSearchCursor(String(cursor)) else {
-                throw APIError.invalidCursor.with(message: "invalid search cursor: search again without one")
-            }
-            before = parsed
-        }
+        let before = try query.searchCursor { MessageSearchCursor($0) }
         self.init(text: trimmed, conversationId: conversationId, limit: limit, before: before)
     }
 }

@@ -21,25 +21,10 @@ struct UserSearchQuery: Sendable, Hashable {
     }
 
     init(_ query: HTTPQuery) throws(APIError) {
-        guard let raw = try query.value(for: "q") else {
-            throw APIError.validationFailed.with(message: "missing query parameter `q`")
-        }
         // The nickname rule (openapi.yaml's Nickname): what is searched for could be a nickname.
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, raw.unicodeScalars.count <= Self.maxCharacters,
-            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw APIError.validationFailed.with(
-                message: "`q` must be 1-64 characters without control characters, not only spaces")
-        }
+        let trimmed = try query.searchText(maxCharacters: Self.maxCharacters)
         let limit = try query.limit(defaultLimit: Self.defaultLimit, max: Self.maxLimit)
-        var after: UserSearchCursor?
-        if let cursor = try query.value(for: "cursor"), !cursor.isEmpty {
-            guard let parsed = UserSearchCursor(String(cursor)) else {
-                throw APIError.invalidCursor.with(message: "invalid search cursor: search again without one")
-            }
-            after = parsed
-        }
+        let after = try query.searchCursor { UserSearchCursor($0) }
         self.init(text: trimmed, limit: limit, after: after)
     }
 }
