@@ -88,16 +88,7 @@ public struct PushJobRepository: Sendable {
                     AND i.last_seen > now() - make_interval(secs => \(staleSeconds)))
             ORDER BY t.user_id, t.vendor, t.token
             """)
-        return try rows.compactMap { row in
-            guard let vendor = PushVendor(rawValue: try row.decode("vendor")),
-                let environment = PushEnvironment(rawValue: try row.decode("environment"))
-            else { return nil }
-            let target = PushTarget(
-                userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
-                environment: environment, bundleId: try row.decode("bundle_id"),
-                language: PreviewLanguage(stored: try row.decode("language")))
-            return (target, try row.decode("delivered", as: Bool.self))
-        }
+        return try rows.compactMap(Self.decodeTarget)
     }
 
     /// The tokens of a call push's users, each with whether this job already pushed it: through sessions still active
@@ -121,16 +112,20 @@ public struct PushJobRepository: Sendable {
                     AND i.last_seen > now() - make_interval(secs => \(staleSeconds)))
             ORDER BY t.user_id, t.vendor, t.token
             """)
-        return try rows.compactMap { row in
-            guard let vendor = PushVendor(rawValue: try row.decode("vendor")),
-                let environment = PushEnvironment(rawValue: try row.decode("environment"))
-            else { return nil }
-            let target = PushTarget(
-                userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
-                environment: environment, bundleId: try row.decode("bundle_id"),
-                language: PreviewLanguage(stored: try row.decode("language")))
-            return (target, try row.decode("delivered", as: Bool.self))
-        }
+        return try rows.compactMap(Self.decodeTarget)
+    }
+
+    /// A target row of either query (`user_id, vendor, token, environment, bundle_id, language, delivered`); nil for a
+    /// vendor or environment this build does not know.
+    private static func decodeTarget(_ row: PostgresRow) throws -> (PushTarget, delivered: Bool)? {
+        guard let vendor = PushVendor(rawValue: try row.decode("vendor")),
+            let environment = PushEnvironment(rawValue: try row.decode("environment"))
+        else { return nil }
+        let target = PushTarget(
+            userId: try row.decode("user_id"), vendor: vendor, token: try row.decode("token"),
+            environment: environment, bundleId: try row.decode("bundle_id"),
+            language: PreviewLanguage(stored: try row.decode("language")))
+        return (target, try row.decode("delivered", as: Bool.self))
     }
 
     /// What a call's pushes name the caller: their nickname, or their id when they have none.
