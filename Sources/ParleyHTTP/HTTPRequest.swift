@@ -28,6 +28,11 @@ public final class HTTPRequest: Sendable {
         return []
     }
 
+    /// The body decoded as `T`, or `empty` when there is no body (routes whose fields are all optional).
+    public func decodeJSON<T: Decodable>(_ type: T.Type, ifEmpty empty: @autoclosure () -> T) throws(APIError) -> T {
+        bodyBytes.isEmpty ? empty() : try decodeJSON(type)
+    }
+
     /// Decodes the JSON body, answering `invalidJSON` / `validationFailed` with the decoder's reason.
     public func decodeJSON<T: Decodable>(_ type: T.Type) throws(APIError) -> T {
         let bytes = bodyBytes

@@ -72,7 +72,7 @@ struct AdminGroupController: Sendable {
         }
         router.post("/api/admin/groups/{id}/members/{userId}/mute", options: Self.bodyLimit) { request, context in
             let principal = try await operator_(request)
-            let body = request.bodyBytes.isEmpty ? AdminMuteRequest() : try request.decodeJSON(AdminMuteRequest.self)
+            let body = try request.decodeJSON(AdminMuteRequest.self, ifEmpty: AdminMuteRequest())
             return .ok(
                 try await service.muteMember(
                     try context.parameter("id"), userId: try context.parameter("userId"),

@@ -42,7 +42,7 @@ struct AdminMessageController: Sendable {
             let app = try await auth.verifySignedRequest(request)
             let id = try MessagingInput.messageID(try context.parameter("id"))
             let body =
-                request.bodyBytes.isEmpty ? AdminRevokeRequest() : try request.decodeJSON(AdminRevokeRequest.self)
+                try request.decodeJSON(AdminRevokeRequest.self, ifEmpty: AdminRevokeRequest())
             return .ok(
                 json: try await service.revoke(messageId: id, operatorId: body.operatorId, appId: app.id).jsonBytes())
         }

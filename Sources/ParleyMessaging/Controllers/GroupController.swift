@@ -116,7 +116,7 @@ struct GroupController: Sendable {
             "/api/im/groups/{id}/members/{userId}/mute", options: Self.bodyLimit,
             authenticator.protect { request, context, principal in
                 let body =
-                    request.bodyBytes.isEmpty ? AdminMuteRequest() : try request.decodeJSON(AdminMuteRequest.self)
+                    try request.decodeJSON(AdminMuteRequest.self, ifEmpty: AdminMuteRequest())
                 return .ok(
                     try await service.muteMember(
                         try context.parameter("id"), userId: try context.parameter("userId"),
@@ -138,7 +138,7 @@ extension GroupController {
         router.post(
             "/api/im/groups/{id}/join", options: Self.bodyLimit,
             authenticator.protect { request, context, principal in
-                let body = request.bodyBytes.isEmpty ? JoinRequestBody() : try request.decodeJSON(JoinRequestBody.self)
+                let body = try request.decodeJSON(JoinRequestBody.self, ifEmpty: JoinRequestBody())
                 return .ok(try await service.join(try context.parameter("id"), message: body.message, by: principal))
             })
         router.get(

@@ -50,7 +50,7 @@ struct SocialController: Sendable {
         router.post(
             "/api/im/friends/requests/{id}/accept", options: Self.bodyLimit,
             authenticator.protect { request, context, principal in
-                let body = request.bodyBytes.isEmpty ? AcceptBody() : try request.decodeJSON(AcceptBody.self)
+                let body = try request.decodeJSON(AcceptBody.self, ifEmpty: AcceptBody())
                 return .ok(try await friends.accept(try context.parameter("id"), remark: body.remark, by: principal))
             })
         router.post(
