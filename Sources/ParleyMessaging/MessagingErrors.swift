@@ -71,4 +71,11 @@ extension APIError {
         code: 1139, status: 404, message: "no such join request of this group")
     public static let joinRequestHandled = APIError(
         code: 1140, status: 409, message: "the join request was already accepted or rejected")
+    /// A message holds at most `MessageInteractions.maxEmojisPerMessage` different reactions, and a user puts at most
+    /// `maxReactionsPerUser` on one message.
+    public static let reactionLimitReached = APIError(
+        code: 1141, status: 409, message: "this message has reached its reaction limit")
+    /// A conversation holds at most `MessageInteractions.maxPins` pinned messages.
+    public static let pinLimitReached = APIError(
+        code: 1142, status: 409, message: "this conversation has reached its limit of pinned messages")
 }

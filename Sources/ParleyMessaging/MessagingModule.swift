@@ -14,6 +14,8 @@ public final class MessagingModule: Sendable {
     public let events: MessagingEvents
     public let messages: MessageService
     public let conversations: ConversationService
+    /// Reactions, pins, delete for me.
+    public let interactions: InteractionService
     public let groups: GroupService
     public let sync: SyncService
     public let reports: ReportService
@@ -51,9 +53,10 @@ public final class MessagingModule: Sendable {
         self.authenticator = authenticator
         let events = MessagingEvents()
         let messageRepository = MessageRepository(database: database)
+        let interactionRepository = InteractionRepository(database: database)
         let defaultWindow = configuration.revokeWindowSeconds
         messages = MessageService(
-            configuration: configuration, messages: messageRepository,
+            configuration: configuration, messages: messageRepository, interactions: interactionRepository,
             batcher: SendBatcher(repository: messageRepository),
             validator: MessageContentValidator(configuration: configuration), events: events,
             revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
@@ -64,7 +67,7 @@ public final class MessagingModule: Sendable {
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),
-            messages: messageRepository, events: events)
+            messages: messageRepository, interactions: interactionRepository, events: events)
         groups = GroupService(
             configuration: configuration, database: database,
             groups: GroupRepository(database: database), messages: messageRepository, events: events,
@@ -76,6 +79,9 @@ public final class MessagingModule: Sendable {
         sync = SyncService(repository: syncRepository)
         let userEvents = UserEvents(events: events)
         self.userEvents = userEvents
+        interactions = InteractionService(
+            database: database, repository: interactionRepository,
+            conversationEvents: ConversationEvents(events: events), userEvents: userEvents)
         let friendRepository = FriendRepository(database: database)
         let blockRepository = BlockRepository(database: database)
         self.friendRepository = friendRepository
@@ -102,6 +108,8 @@ public final class MessagingModule: Sendable {
     public func register(on router: inout Router) {
         MessageController(authenticator: authenticator, service: messages).register(on: &router)
         ConversationController(authenticator: authenticator, service: conversations).register(on: &router)
+        InteractionController(authenticator: authenticator, service: interactions, conversations: conversations)
+            .register(on: &router)
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)

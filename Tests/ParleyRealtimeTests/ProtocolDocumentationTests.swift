@@ -13,7 +13,7 @@ struct ProtocolDocumentationTests {
         for type in [
             "hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
             "conversation", "account_conflict", "session_ended", "token_expired",
-        ] + UserEventKind.allCases.map(\.rawValue) {
+        ] + UserEventKind.allCases.map(\.rawValue) + ConversationEventKind.allCases.map(\.rawValue) {
             #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
         }
         let codes: [WebSocketCloseCode] = [

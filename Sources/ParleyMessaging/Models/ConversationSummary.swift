@@ -17,6 +17,8 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
     public var isPinned: Bool
     public var draftText: String
     public var muted: Bool
+    /// The user marked the conversation unread; their next read mark clears it.
+    public var markedUnread: Bool
     public var unreadCount: Int64
     public var readSeq: Int64
     /// single: the peer's read point, so that a client marks each of its own messages read (seq <= peerReadSeq).
@@ -30,7 +32,8 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case conversationId, chatType, peerUserId, groupId, showName, faceURL, memberCount, groupDissolved, isPinned,
-            draftText, muted, unreadCount, readSeq, peerReadSeq, lastSeq, lastMessagePreview, lastMessageTime,
+            draftText, muted, markedUnread, unreadCount, readSeq, peerReadSeq, lastSeq, lastMessagePreview,
+            lastMessageTime,
             lastMessageSenderId, latestMessage
     }
 
@@ -48,6 +51,7 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
         try c.encode(isPinned, forKey: .isPinned)
         try c.encode(draftText, forKey: .draftText)
         try c.encode(muted, forKey: .muted)
+        try c.encode(markedUnread, forKey: .markedUnread)
         try c.encode(unreadCount, forKey: .unreadCount)
         try c.encode(readSeq, forKey: .readSeq)
         try c.encodeIfPresent(peerReadSeq, forKey: .peerReadSeq)

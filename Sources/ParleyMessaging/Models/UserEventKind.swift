@@ -21,6 +21,8 @@ public enum UserEventKind: String, Sendable, CaseIterable {
     case groupJoinRequest = "group_join_request"
     /// An owner or admin accepted or rejected a join request (to the requester, and to the owner and admins).
     case groupJoinRequestHandled = "group_join_request_handled"
+    /// The user deleted a message for themselves (to their other devices).
+    case messageDeleted = "message_deleted"
     /// Call signalling (ParleyCalls): never recorded in `changes`.
     case callInvited = "call_invited"
     case callAccepted = "call_accepted"

@@ -295,8 +295,9 @@ struct MessageRepository: Sendable {
     /// A page of history (`query`), never at or below `visibleAfter`, in the query's order; plus whether more exist
     /// beyond the page in the direction read. Every bound becomes a seq bound of one range scan on messages_seq
     /// (time bounds through parley_first_seq_at, migrations/0013), so no page scans the conversation.
-    func history(appId: Int64, conversationId: String, query: HistoryQuery, visibleAfter: Int64) async throws
-        -> (messages: [IMMessage], hasMore: Bool)
+    /// Messages `viewer` deleted for themselves are left out.
+    func history(appId: Int64, conversationId: String, query: HistoryQuery, visibleAfter: Int64, viewer: String)
+        async throws -> (messages: [IMMessage], hasMore: Bool)
     {
         let fetch = query.limit + 1
         // `end` is inclusive to the millisecond: the window ends where the next millisecond starts.
@@ -313,6 +314,8 @@ struct MessageRepository: Sendable {
                               parley_first_seq_at(\(appId), \(conversationId),
                                   timestamptz 'epoch' + \(endExclusive)::bigint * interval '1 millisecond'),
                               9223372036854775807)
+              AND NOT EXISTS (SELECT 1 FROM message_hidden h
+                              WHERE h.app_id = \(appId) AND h.user_id = \(viewer) AND h.message_id = messages.id)
             ORDER BY seq \(unescaped: direction) LIMIT \(fetch)
             """)
         var messages = try rows.map { try Self.decode($0) }

@@ -37,7 +37,7 @@ struct MessageSearchRepository: Sendable {
     /// Up to `limit + 1` messages (one more tells whether there is another page). The index scan is fenced off
     /// (MATERIALIZED) so that the planner never trades it for walking the caller's conversations and tokenizing every
     /// message; its query names the caller's conversations in every lexeme, so it returns only messages the caller
-    /// may be shown (cleared history aside, filtered next).
+    /// may be shown (cleared history and messages deleted for the caller aside, filtered next).
     static func statement(_ query: MessageSearchQuery, appId: Int64, userId: String) -> PostgresQuery {
         let q = query.text
         let before = query.before
@@ -54,6 +54,8 @@ struct MessageSearchRepository: Sendable {
             SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
             FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
             WHERE f.seq > r.clear_seq
+              AND NOT EXISTS (SELECT 1 FROM message_hidden h
+                              WHERE h.app_id = \(appId) AND h.user_id = \(userId) AND h.message_id = f.id)
               AND (\(before?.createdAtMicroseconds)::bigint IS NULL
                    OR (f.created_at, f.id) < (timestamptz 'epoch' + \(before?.createdAtMicroseconds)::bigint
                                                   * interval '1 microsecond', \(before?.id)::bigint))

@@ -8,6 +8,8 @@ import ParleyMessageModel
 public struct MessageService: Sendable {
     let configuration: MessagingConfiguration
     let messages: MessageRepository
+    /// Reactions and deletions for oneself, for reading one message as its reader sees it.
+    let interactions: InteractionRepository
     let batcher: SendBatcher
     let validator: MessageContentValidator
     let events: MessagingEvents
@@ -141,15 +143,19 @@ public struct MessageService: Sendable {
         try await messages.find(ids: ids)
     }
 
-    /// A message as its conversation's members see it. Anyone else, and a member who cleared it from their history,
-    /// gets 1102 as for a message that does not exist (nothing tells them apart).
+    /// A message as its conversation's members see it, with the reader's view of its reactions. Anyone else, and a
+    /// member who cleared it from their history or deleted it for themselves, gets 1102 as for a message that does not
+    /// exist (nothing tells them apart).
     public func message(_ messageId: Int64, for principal: Principal) async throws -> IMMessage {
         guard
             let access = try await messages.findWithAccess(
                 appId: principal.appId, messageId: messageId, userId: principal.userId),
-            let membership = access.membership, access.message.seq > membership.visibleAfter
+            let membership = access.membership, access.message.seq > membership.visibleAfter,
+            !(try await interactions.isHidden(appId: principal.appId, userId: principal.userId, messageId: messageId))
         else { throw APIError.messageNotFound }
-        return access.message
+        var one = [access.message]
+        try await interactions.attachReactions(&one, viewer: principal.userId)
+        return one[0]
     }
 
     /// Revokes the message `target` names, with the rules of `revoke(messageId:by:)`. A `clientMsgId` matches only
