@@ -78,4 +78,13 @@ extension APIError {
     /// A conversation holds at most `MessageInteractions.maxPins` pinned messages.
     public static let pinLimitReached = APIError(
         code: 1142, status: 409, message: "this conversation has reached its limit of pinned messages")
+    /// Only a group's owner and admins mention everybody (`mentions.all`).
+    public static let mentionAllNotAllowed = APIError(
+        code: 1143, status: 403, message: "only the group's owner and admins may mention everybody")
+    /// `replyTo` names no message of this conversation that the sender can see.
+    public static let replyTargetNotFound = APIError(
+        code: 1144, status: 404, message: "`replyTo` names no message of this conversation that you can see")
+    /// Read receipts are counted for groups of at most `ReadReceiptRepository.maxGroupMembers` members.
+    public static let readReceiptsGroupTooLarge = APIError(
+        code: 1145, status: 409, message: "read receipts are kept for groups of at most 200 members")
 }

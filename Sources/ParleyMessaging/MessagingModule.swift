@@ -16,6 +16,8 @@ public final class MessagingModule: Sendable {
     public let conversations: ConversationService
     /// Reactions, pins, delete for me.
     public let interactions: InteractionService
+    /// Group read receipts: readers of a message, read counts to senders.
+    public let readReceipts: ReadReceipts
     public let groups: GroupService
     public let sync: SyncService
     public let reports: ReportService
@@ -64,10 +66,15 @@ public final class MessagingModule: Sendable {
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
             refusals: QuotaRefusals(metrics: metrics), storedCounts: storedCounts)
+        let readReceipts = ReadReceipts(
+            repository: ReadReceiptRepository(database: database), messages: messages, events: events,
+            logger: self.logger)
+        self.readReceipts = readReceipts
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),
-            messages: messageRepository, interactions: interactionRepository, events: events)
+            messages: messageRepository, interactions: interactionRepository, events: events,
+            readMoved: { readReceipts.readMoved(appId: $0, conversationId: $1, from: $2, to: $3) })
         groups = GroupService(
             configuration: configuration, database: database,
             groups: GroupRepository(database: database), messages: messageRepository, events: events,
@@ -110,6 +117,7 @@ public final class MessagingModule: Sendable {
         ConversationController(authenticator: authenticator, service: conversations).register(on: &router)
         InteractionController(authenticator: authenticator, service: interactions, conversations: conversations)
             .register(on: &router)
+        ReadReceiptController(authenticator: authenticator, receipts: readReceipts).register(on: &router)
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
@@ -138,6 +146,7 @@ public final class MessagingModule: Sendable {
         let jobs = broadcastJobs
         return [
             ResourceService("messaging events", stop: { events.finish() }),
+            readReceipts.service,
             PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)

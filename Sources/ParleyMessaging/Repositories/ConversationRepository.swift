@@ -44,6 +44,8 @@ struct ConversationRepository: Sendable {
     static let summarySelect = """
         SELECT cm.user_id AS member_id, cm.conversation_id, cm.peer_id, cm.is_pinned, cm.draft_text, cm.muted,
                cm.marked_unread,
+               CASE WHEN cm.mention_seq > greatest(cm.read_seq, cm.clear_seq) THEN cm.mention_message_id END
+                   AS mention_message_id,
                cm.read_seq, cm.clear_seq, c.chat_type, c.group_id, c.last_seq, c.last_message_at,
                \(latestMessageColumns),
                u.nickname AS peer_nickname, u.avatar AS peer_avatar,
@@ -164,7 +166,9 @@ struct ConversationRepository: Sendable {
             groupDissolved: chatType == .group ? try row.decode("group_dissolved") : nil,
             isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"),
             muted: try row.decode("muted"), markedUnread: try row.decode("marked_unread"),
-            unreadCount: try row.decode("unread_count"), readSeq: try row.decode("read_seq"),
+            unreadCount: try row.decode("unread_count"),
+            mentionMsgId: try row.decode("mention_message_id", as: Int64?.self).map(String.init),
+            readSeq: try row.decode("read_seq"),
             peerReadSeq: chatType == .single ? try row.decode("peer_read_seq") : nil,
             lastSeq: try row.decode("last_seq"), lastMessagePreview: preview,
             lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: latest?.fromId,
@@ -206,7 +210,7 @@ struct ConversationRepository: Sendable {
     /// read point after the call and whether it moved or the mark was cleared; nil when not a member. 1:1 read marks are visible to both sides (receipts),
     /// group read marks only to the reader's devices.
     func markRead(appId: Int64, userId: String, conversationId: String, seq: Int64) async throws
-        -> (readSeq: Int64, moved: Bool)?
+        -> (readSeq: Int64, moved: Bool, previousSeq: Int64)?
     {
         let rows = try await database.query(
             """
@@ -229,8 +233,9 @@ struct ConversationRepository: Sendable {
             SELECT target.old_seq, (SELECT read_seq FROM updated) AS moved_to FROM target
             """)
         guard let row = rows.first else { return nil }
-        if let moved = try row.decode("moved_to", as: Int64?.self) { return (moved, true) }
-        return (try row.decode("old_seq"), false)
+        let previous = try row.decode("old_seq", as: Int64.self)
+        if let moved = try row.decode("moved_to", as: Int64?.self) { return (moved, true, previous) }
+        return (previous, false, previous)
     }
 
     /// Marks the conversation unread for this user and records `change` for their other devices; false when not a

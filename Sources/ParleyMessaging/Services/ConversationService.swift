@@ -9,6 +9,8 @@ public struct ConversationService: Sendable {
     let messages: MessageRepository
     let interactions: InteractionRepository
     let events: MessagingEvents
+    /// Told when a member's read point moves (group read receipts): app, conversation, from, to.
+    var readMoved: (@Sendable (Int64, String, Int64, Int64) -> Void)? = nil
 
     public static let maxPageSize = 100
 
@@ -115,6 +117,7 @@ public struct ConversationService: Sendable {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
+        readMoved?(principal.appId, conversationId, result.previousSeq, result.readSeq)
         if result.moved {
             let isSingle = conversationId.hasPrefix("si:")
             events.publish(

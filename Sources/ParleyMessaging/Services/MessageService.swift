@@ -45,6 +45,10 @@ public struct MessageService: Sendable {
         public var push: MessagePushOptions?
         /// The message does not count toward unread (`custom` messages only: commands, not conversation).
         public var noUnread: Bool
+        /// The id of the message this one answers (of the same conversation).
+        public var replyTo: String? = nil
+        /// Group members mentioned (nil: nobody).
+        public var mentions: MessageMentions? = nil
 
         public init(
             toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
@@ -80,6 +84,16 @@ public struct MessageService: Sendable {
                     + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
         }
         let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
+        let replyTo = try request.replyTo.map { id throws(APIError) in
+            do throws(APIError) {
+                return try MessagingInput.messageID(id)
+            } catch {
+                throw APIError.validationFailed.with(message: "`replyTo` must be a message id")
+            }
+        }
+        if request.mentions != nil && chatType != .group {
+            throw APIError.validationFailed.with(message: "`mentions` are for group messages only")
+        }
         if request.noUnread && msgType != .custom {
             throw APIError.validationFailed.with(message: "`noUnread` is for custom messages only")
         }
@@ -105,6 +119,11 @@ public struct MessageService: Sendable {
             contentValue: contentValue, extraValue: extraValue)
         message.pushOptions = request.push?.stored
         message.uncounted = request.noUnread
+        message.mentions = request.mentions
+        if let replyTo {
+            message.replyTo = replyTo
+            message.reply = try await replyQuote(replyTo, in: conversationId, by: principal)
+        }
         let outcome = try await batcher.send(message)
         switch outcome {
         case .stored(let message):
@@ -122,6 +141,21 @@ public struct MessageService: Sendable {
         }
     }
 
+    /// The quote of the message a reply answers: one the sender sees in the same conversation (after their clear
+    /// point, not deleted for them), else 1143. A revoked one is quoted as revoked.
+    private func replyQuote(_ messageId: Int64, in conversationId: String, by principal: Principal) async throws
+        -> MessageReply
+    {
+        guard
+            let access = try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId, userId: principal.userId),
+            access.message.conversationId == conversationId, let membership = access.membership,
+            access.message.seq > membership.visibleAfter,
+            !(try await interactions.isHidden(appId: principal.appId, userId: principal.userId, messageId: messageId))
+        else { throw APIError.replyTargetNotFound }
+        return MessageReply(quoting: access.message)
+    }
+
     /// Why a send was refused, as the client sees it (`outcome` is a refusal).
     static func refusal(_ outcome: SendOutcome, chatType: ChatType, toId: String) -> APIError {
         switch outcome {
@@ -134,6 +168,7 @@ public struct MessageService: Sendable {
         case .dissolved: APIError.groupDissolved
         case .muted(let until): APIError.mutedInGroup(until: until)
         case .mutedAll: APIError.groupMutedAll
+        case .mentionAllDenied: APIError.mentionAllNotAllowed
         }
     }
 
@@ -250,15 +285,15 @@ public struct MessageService: Sendable {
         guard now().timeIntervalSince(message.createdAt) <= TimeInterval(configuration.editWindowSeconds) else {
             throw APIError.editWindowPassed
         }
-        let content = try validator.validate(
-            message.msgType, try MessageContentInput.value(message.msgType, request.content))
+        let contentValue = try MessageContentInput.value(message.msgType, request.content)
+        let content = try validator.validate(message.msgType, contentValue)
         // Absent: keep the extra; null: remove it; a value: replace it.
         var extra: [UInt8]?? = nil
         if let requested = request.extra { extra = .some(try validator.validateExtra(requested)) }
         guard
             let edited = try await messages.edit(
-                appId: principal.appId, messageId: messageId, content: content,
-                extra: extra)
+                appId: principal.appId, messageId: messageId, content: content, extra: extra,
+                quoteText: MessagePreview.text(type: message.msgType, content: contentValue, revoked: false))
         else { throw APIError.messageRevoked }
         events.publish(
             MessagingEvent(
