@@ -18,6 +18,8 @@ public final class MessagingModule: Sendable {
     public let interactions: InteractionService
     /// Group read receipts: readers of a message, read counts to senders.
     public let readReceipts: ReadReceipts
+    /// Keeps message search's index, off the send path.
+    public let searchIndexer: MessageSearchIndexer
     public let groups: GroupService
     public let sync: SyncService
     public let reports: ReportService
@@ -102,6 +104,7 @@ public final class MessagingModule: Sendable {
             userEvents: userEvents, maxBlocks: configuration.maxBlocks)
         userSearch = UserSearchRepository(database: database)
         messageSearch = MessageSearchRepository(database: database)
+        searchIndexer = MessageSearchIndexer(database: database, logger: self.logger)
         self.events = events
         admin = AdminMessageService(
             database: database, messages: messageRepository, service: messages, events: events)
@@ -147,6 +150,7 @@ public final class MessagingModule: Sendable {
         return [
             ResourceService("messaging events", stop: { events.finish() }),
             readReceipts.service,
+            searchIndexer.service,
             PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)

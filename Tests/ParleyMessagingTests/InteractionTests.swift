@@ -192,6 +192,7 @@ struct InteractionTests {
             #expect((mine.data["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [kept])
             #expect(try await fx.client.get("/api/im/messages/\(gone)", token: alice.accessToken).code == 1102)
             #expect(try await fx.client.delete("/api/im/messages/\(gone)", token: alice.accessToken).code == 1102)
+            try await fx.live.app.messaging.searchIndexer.drain()
             let search = try await fx.client.get("/api/im/search?q=secret", token: alice.accessToken)
             #expect((search.data["messages"] as? [[String: Any]])?.isEmpty == true)
             // Theirs: still there.

@@ -18,7 +18,8 @@ struct MessageSearchPage: Sendable, Encodable {
 }
 
 /// Finds the text and richText messages that hold every piece of `q`, in the conversations the caller belongs to,
-/// above the caller's clear point, never revoked (migrations/0031 explains the index).
+/// above the caller's clear point, never revoked (migrations/0031 explains the terms, 0037 the index that
+/// `MessageSearchIndexer` keeps beside the messages).
 struct MessageSearchRepository: Sendable {
     let database: PostgresClient
 
@@ -47,10 +48,10 @@ struct MessageSearchRepository: Sendable {
                 WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
                   AND (\(query.conversationId)::text IS NULL OR cm.conversation_id = \(query.conversationId))),
             found AS MATERIALIZED (
-                SELECT \(unescaped: MessageRepository.qualifiedColumns) FROM messages m
-                WHERE m.app_id = \(appId) AND m.msg_type IN ('text', 'richText') AND m.revoked_at IS NULL
-                  AND parley_message_search_vector(m.conversation_id, m.msg_type, m.content)
-                      @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable))))
+                SELECT \(unescaped: MessageRepository.qualifiedColumns)
+                FROM message_search s JOIN messages m ON m.id = s.message_id
+                WHERE s.vector @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable)))
+                  AND m.app_id = \(appId) AND m.revoked_at IS NULL)
             SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
             FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
             WHERE f.seq > r.clear_seq
