@@ -57,6 +57,35 @@ struct GroupJoiningTests {
         }
     }
 
+    @Test func theJoinPolicyIsChosenAtCreation() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(3)
+            let (owner, stranger) = (users[0], users[1])
+            let created = try await fx.client.post(
+                "/api/im/groups", json: ["name": "Walk-in", "memberIds": [], "joinPolicy": "open"],
+                token: owner.accessToken)
+            #expect(created.status == 201 && created.string("joinPolicy") == "open")
+            let groupId = try #require(created.string("groupId"))
+            let joined = try await fx.client.post("/api/im/groups/\(groupId)/join", token: stranger.accessToken)
+            #expect(joined.status == 200 && joined.data["joined"] as? Bool == true)
+            let byApp = try await fx.admin(
+                "POST", "/api/admin/groups",
+                json: ["ownerId": owner.userId, "name": "Vetted", "joinPolicy": "approval"])
+            #expect(byApp.status == 201 && byApp.string("joinPolicy") == "approval")
+            let defaulted = try await fx.client.post(
+                "/api/im/groups", json: ["name": "Plain", "memberIds": [], "joinPolicy": NSNull()],
+                token: owner.accessToken)
+            #expect(defaulted.status == 201 && defaulted.string("joinPolicy") == "invite_only")
+            let before = try await fx.database.query("SELECT count(*) AS n FROM groups")[0].decode("n", as: Int.self)
+            let bad = try await fx.client.post(
+                "/api/im/groups", json: ["name": "Bad", "memberIds": [], "joinPolicy": "anyone"],
+                token: owner.accessToken)
+            #expect(bad.status == 400 && bad.code == 1002)
+            #expect(
+                try await fx.database.query("SELECT count(*) AS n FROM groups")[0].decode("n", as: Int.self) == before)
+        }
+    }
+
     @Test func anOpenGroupIsFoundAndJoinedAtOnce() async throws {
         try await MessagingFixture.run { fx in
             let users = try await fx.users(3)

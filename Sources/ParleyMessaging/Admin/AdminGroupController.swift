@@ -24,8 +24,9 @@ struct AdminGroupController: Sendable {
             let owner = try MessagingInput.userID(body.ownerId, field: "ownerId")
             return .ok(
                 try await service.create(
-                    name: body.name, avatarKey: body.avatarKey, memberIds: body.members ?? [], groupId: body.groupId,
-                    checkOwner: true, by: Principal(appId: app.id, userId: owner, sessionId: "")), status: 201)
+                    name: body.name, avatarKey: body.avatarKey, memberIds: body.members ?? [],
+                    joinPolicy: body.joinPolicy, groupId: body.groupId, checkOwner: true,
+                    by: Principal(appId: app.id, userId: owner, sessionId: "")), status: 201)
         }
         router.get("/api/admin/groups/{id}") { request, context in
             let app = try await auth.verifySignedRequest(request)

@@ -25,6 +25,7 @@ struct AdminCreateGroupRequest: Decodable {
     var members: [String]?
     var avatarKey: String?
     var groupId: String?
+    var joinPolicy: GroupJoinPolicy?
 }
 
 struct AdminTransferRequest: Decodable {

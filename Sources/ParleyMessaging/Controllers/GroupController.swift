@@ -18,7 +18,7 @@ struct GroupController: Sendable {
                 return .ok(
                     try await service.create(
                         name: body.name, avatarKey: body.avatarKey, memberIds: body.memberIds,
-                        by: principal), status: 201)
+                        joinPolicy: body.joinPolicy, by: principal), status: 201)
             })
         router.get(
             "/api/im/groups",

@@ -10,6 +10,7 @@ struct CreateGroupRequest: Decodable {
     var name: String
     var avatarKey: String?
     var memberIds: [String]
+    var joinPolicy: GroupJoinPolicy?
 }
 
 struct MemberIDsRequest: Decodable {

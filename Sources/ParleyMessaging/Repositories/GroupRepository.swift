@@ -93,7 +93,7 @@ struct GroupRepository: Sendable {
 
     func insert(
         on connection: PostgresConnection, appId: Int64, groupId: String, name: String, avatarKey: String?,
-        ownerId: String
+        ownerId: String, joinPolicy: GroupJoinPolicy
     ) async throws -> GroupInfo {
         let conversationId = ConversationID.group(groupId)
         _ = try await connection.query(
@@ -102,7 +102,8 @@ struct GroupRepository: Sendable {
             """)
         let rows = try await connection.query(
             """
-            INSERT INTO groups (app_id, id, name, avatar_key, owner_id) VALUES (\(appId), \(groupId), \(name), \(avatarKey), \(ownerId))
+            INSERT INTO groups (app_id, id, name, avatar_key, owner_id, join_policy)
+            VALUES (\(appId), \(groupId), \(name), \(avatarKey), \(ownerId), \(joinPolicy.rawValue))
             RETURNING \(unescaped: Self.columns)
             """)
         return try Self.decode(rows[0])

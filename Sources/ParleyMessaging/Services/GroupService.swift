@@ -28,16 +28,18 @@ public struct GroupService: Sendable {
 
     public func create(
         name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
-        by principal: Principal
+        joinPolicy: GroupJoinPolicy? = nil, by principal: Principal
     ) async throws -> GroupInfo {
-        try await create(name: rawName, avatarKey: rawAvatar, memberIds: rawIds, groupId: nil, by: principal)
+        try await create(
+            name: rawName, avatarKey: rawAvatar, memberIds: rawIds, joinPolicy: joinPolicy, groupId: nil, by: principal)
     }
 
     /// `groupId`: the id the app's backend chose (the admin API), else a random one; `principal` is the owner (the
-    /// admin API checks that they exist: `checkOwner`).
+    /// admin API checks that they exist: `checkOwner`). `joinPolicy`: `invite_only` unless given.
     func create(
-        name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String], groupId chosenID: String?,
-        checkOwner: Bool = false, by principal: Principal
+        name rawName: String, avatarKey rawAvatar: String?, memberIds rawIds: [String],
+        joinPolicy: GroupJoinPolicy? = nil, groupId chosenID: String?, checkOwner: Bool = false,
+        by principal: Principal
     ) async throws -> GroupInfo {
         let name = try MessagingInput.name(rawName, field: "name")
         if let rawAvatar { _ = try MessagingInput.objectKey(rawAvatar, field: "avatarKey") }
@@ -64,7 +66,7 @@ public struct GroupService: Sendable {
             }
             _ = try await groups.insert(
                 on: connection, appId: principal.appId, groupId: groupId, name: name,
-                avatarKey: avatarKey, ownerId: principal.userId)
+                avatarKey: avatarKey, ownerId: principal.userId, joinPolicy: joinPolicy ?? .inviteOnly)
             _ = try await groups.addMembers(
                 on: connection, appId: principal.appId, groupId: groupId,
                 userIds: [principal.userId], role: .owner)
