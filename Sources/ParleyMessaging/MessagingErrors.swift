@@ -87,4 +87,6 @@ extension APIError {
     /// Read receipts are counted for groups of at most `ReadReceiptRepository.maxGroupMembers` members.
     public static let readReceiptsGroupTooLarge = APIError(
         code: 1145, status: 409, message: "read receipts are kept for groups of at most 200 members")
+    /// An owner or admin banned the caller from the group: they cannot join or ask to join.
+    public static let bannedFromGroup = APIError(code: 1146, status: 403, message: "you are banned from this group")
 }

@@ -263,3 +263,86 @@ struct GroupJoiningTests {
         }
     }
 }
+
+/// Bans keep a user out of a group that anyone may join (issue 22).
+@Suite("Group bans", .serialized)
+struct GroupBanTests {
+    func put(_ fx: MessagingFixture, _ target: String, _ session: Session) async throws -> TestResponse {
+        try await fx.client.send("PUT", target, headers: ["Authorization": "Bearer \(session.accessToken)"])
+    }
+
+    @Test func aBannedMemberIsRemovedAndCannotJoinUntilTheBanIsLifted() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(4)
+            let (owner, admin, troll, other) = (users[0], users[1], users[2], users[3])
+            let created = try await fx.client.post(
+                "/api/im/groups",
+                json: ["name": "Open", "memberIds": [admin.userId, troll.userId], "joinPolicy": "open"],
+                token: owner.accessToken)
+            let groupId = try #require(created.string("groupId"))
+            let path = "/api/im/groups/\(groupId)"
+            #expect(
+                try await fx.client.patch(
+                    "\(path)/members/\(admin.userId)", json: ["role": "admin"], token: owner.accessToken
+                )
+                .status == 200)
+
+            let banned = try await put(fx, "\(path)/bans/\(troll.userId)", admin)
+            #expect(banned.status == 200 && banned.string("userId") == troll.userId)
+            #expect(banned.string("bannedBy") == admin.userId && banned.string("bannedAt") != nil)
+            // Removed, with a notice the members see.
+            #expect(try await fx.conversation(troll, "sg:\(groupId)") == nil)
+            let history = try await fx.history(owner, "sg:\(groupId)")
+            let notices = (history.data["messages"] as? [[String: Any]] ?? []).compactMap {
+                MessagingFixture.contentObject($0)?["event"] as? String
+            }
+            #expect(notices.last == "member_banned")
+            // Kept out: joining answers 1146; banning again answers the same ban.
+            let refused = try await fx.client.post("\(path)/join", token: troll.accessToken)
+            #expect(refused.status == 403 && refused.code == 1146)
+            #expect(try await put(fx, "\(path)/bans/\(troll.userId)", owner).string("bannedBy") == admin.userId)
+            // A user who is no member yet may be banned too.
+            #expect(try await put(fx, "\(path)/bans/\(other.userId)", owner).status == 200)
+            let list = try await fx.client.get("\(path)/bans", token: admin.accessToken)
+            #expect(list.status == 200)
+            #expect(
+                (list.data["bans"] as? [[String: Any]])?.compactMap { $0["userId"] as? String } == [
+                    other.userId, troll.userId,
+                ])
+            #expect(try await fx.client.get("\(path)/bans", token: troll.accessToken).code == 1100)
+
+            // Rules: an admin cannot ban the owner, nobody bans themself, members do not ban, unknown users are named.
+            #expect(try await put(fx, "\(path)/bans/\(owner.userId)", admin).code == 1112)
+            #expect(try await put(fx, "\(path)/bans/\(owner.userId)", owner).code == 1117)
+            #expect(try await put(fx, "\(path)/bans/ghost", owner).code == 1103)
+            #expect(try await put(fx, "\(path)/bans/bad%20id", owner).code == 1002)
+
+            // Lifted: the user joins again; adding a banned user lifts their ban.
+            let lifted = try await fx.client.delete("\(path)/bans/\(troll.userId)", token: admin.accessToken)
+            #expect(lifted.status == 200 && lifted.data["banned"] as? Bool == false)
+            #expect(try await fx.client.post("\(path)/join", token: troll.accessToken).status == 200)
+            #expect(
+                try await fx.client.post("\(path)/members", json: ["userIds": [other.userId]], token: owner.accessToken)
+                    .status == 200)
+            let after = try await fx.client.get("\(path)/bans", token: owner.accessToken)
+            #expect((after.data["bans"] as? [[String: Any]])?.isEmpty == true)
+        }
+    }
+
+    @Test func aBannedUserCannotAskToJoinAndTheirRequestIsRejected() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(2)
+            let (owner, asker) = (users[0], users[1])
+            let created = try await fx.client.post(
+                "/api/im/groups", json: ["name": "Vetted", "memberIds": [], "joinPolicy": "approval"],
+                token: owner.accessToken)
+            let path = "/api/im/groups/\(try #require(created.string("groupId")))"
+            #expect(try await fx.client.post("\(path)/join", token: asker.accessToken).status == 200)
+            #expect(try await put(fx, "\(path)/bans/\(asker.userId)", owner).status == 200)
+            let pending = try await fx.client.get("\(path)/join-requests", token: owner.accessToken)
+            #expect((pending.data["requests"] as? [[String: Any]])?.isEmpty == true)
+            let again = try await fx.client.post("\(path)/join", token: asker.accessToken)
+            #expect(again.status == 403 && again.code == 1146)
+        }
+    }
+}

@@ -132,7 +132,7 @@ struct GroupController: Sendable {
 }
 
 extension GroupController {
-    /// Joining by oneself and the join requests owners and admins handle.
+    /// Joining by oneself, the join requests owners and admins handle, and bans.
     func registerJoining(on router: inout Router) {
         let service = service
         router.post(
@@ -148,6 +148,28 @@ extension GroupController {
                 return .ok(
                     try await service.joinRequests(
                         try context.parameter("id"), offset: paging.offset, limit: paging.limit, for: principal))
+            })
+        router.get(
+            "/api/im/groups/{id}/bans",
+            authenticator.protect { request, context, principal in
+                let paging = try Paging(request, defaultLimit: 50, maxLimit: 200)
+                return .ok(
+                    try await service.bans(
+                        try context.parameter("id"), offset: paging.offset, limit: paging.limit, for: principal))
+            })
+        router.put(
+            "/api/im/groups/{id}/bans/{userId}",
+            authenticator.protect { _, context, principal in
+                .ok(
+                    try await service.ban(
+                        try context.parameter("id"), userId: try context.parameter("userId"), by: principal))
+            })
+        router.delete(
+            "/api/im/groups/{id}/bans/{userId}",
+            authenticator.protect { _, context, principal in
+                let userId = try context.parameter("userId")
+                try await service.unban(try context.parameter("id"), userId: userId, by: principal)
+                return .ok(GroupUnban(userId: userId, banned: false))
             })
         for (action, accept) in [("accept", true), ("reject", false)] {
             router.post(

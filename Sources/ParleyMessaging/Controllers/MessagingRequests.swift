@@ -26,6 +26,12 @@ struct JoinRequestBody: Decodable {
     var message: String?
 }
 
+/// `DELETE /api/im/groups/{id}/bans/{userId}`.
+struct GroupUnban: Encodable {
+    var userId: String
+    var banned: Bool
+}
+
 struct TransferRequest: Decodable {
     var userId: String
 }

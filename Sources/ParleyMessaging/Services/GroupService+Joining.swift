@@ -23,6 +23,11 @@ extension GroupService {
                 try await groups.member(on: connection, appId: appId, groupId: groupId, userId: principal.userId)
                     == nil
             else { throw APIError.alreadyGroupMember }
+            if group.joinPolicy != .inviteOnly,
+                try await groups.isBanned(on: connection, appId: appId, groupId: groupId, userId: principal.userId)
+            {
+                throw APIError.bannedFromGroup
+            }
             switch group.joinPolicy {
             case .inviteOnly:
                 throw APIError.groupInviteOnly

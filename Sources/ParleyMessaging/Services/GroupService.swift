@@ -179,6 +179,8 @@ public struct GroupService: Sendable {
                 userIds: userIds)
             guard group.memberCount + added.count <= configuration.groupMemberLimit else { throw APIError.groupFull }
             guard !added.isEmpty else { return [] }
+            // An owner or admin adding a banned user lifts the ban.
+            try await groups.unban(on: connection, appId: principal.appId, groupId: groupId, userIds: added)
             var notice = try await notify(
                 on: connection, principal: principal, groupId: groupId, event: "member_added",
                 fields: [("userIds", Self.idList(added))])
@@ -331,6 +333,7 @@ public struct GroupService: Sendable {
         let principal = Principal(appId: appId, userId: userId, sessionId: "")
         var published: [MessagingEvent] = []
         try await groups.deleteJoinRequests(on: connection, appId: appId, userId: userId)
+        try await groups.deleteBans(on: connection, appId: appId, userId: userId)
         for groupId in try await groups.activeGroups(on: connection, appId: appId, userId: userId) {
             guard let group = try await groups.lock(on: connection, appId: appId, groupId: groupId), !group.dissolved,
                 let membership = try await groups.member(
@@ -401,7 +404,7 @@ public struct GroupService: Sendable {
 
     /// Writes the notify message first (the leaving user is still a member and sees it), then removes them and
     /// records the removal for their own sync.
-    private func removal(
+    func removal(
         on connection: PostgresConnection, principal: Principal, groupId: String, userId: String,
         event: String
     ) async throws -> [MessagingEvent] {
