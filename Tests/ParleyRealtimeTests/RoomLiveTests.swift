@@ -1,7 +1,10 @@
 import Foundation
 import ParleyLiveSupport
+import ParleyPostgres
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyRealtime
 
 /// Chat rooms end to end on a live server: REST to create and read, WebSocket frames to enter, send and leave.
 @Suite("Chat rooms", .serialized)
@@ -195,6 +198,31 @@ struct RoomLiveTests {
             } catch let error as IMTestError {
                 #expect(error.code == 1506)
             }
+        }
+    }
+
+    @Test func thePruneDeletesWhatTheHistoryBoundHides() async throws {
+        try await MessagingFixture.run { fx in
+            let alice = try await GatewayTests.device(fx, username: "alice")
+            let busy = try await Self.createRoom(fx, alice.session, name: "busy")
+            let quiet = try await Self.createRoom(fx, alice.session, name: "quiet")
+            _ = try await alice.socket.request("room_enter", ["roomId": busy])
+            _ = try await alice.socket.request("room_enter", ["roomId": quiet])
+            for n in 1...5 { _ = try await alice.socket.request("send", Self.text(busy, "b\(n)")) }
+            _ = try await alice.socket.request(
+                "send", ["toId": busy, "chatType": "room", "msgType": "custom", "content": "cmd", "noUnread": true])
+            _ = try await alice.socket.request("send", Self.text(quiet, "old"))
+            _ = try await alice.socket.request("send", Self.text(quiet, "new"))
+            // "old" was sent more than a day ago.
+            _ = try await fx.database.query(
+                "UPDATE room_messages SET created_at = now() - interval '25 hours' WHERE content = 'old'")
+
+            let repository = RoomRepository(database: fx.database)
+            // Busy keeps its newest 3 (the command is newer than them: the hours keep it); quiet loses "old".
+            #expect(try await repository.prune(bound: RoomHistoryBound(messages: 3, hours: 24)) == 3)
+            let left = try await fx.database.query("SELECT content FROM room_messages ORDER BY id")
+            #expect(try left.map { try $0.decode("content", as: String.self) } == ["b3", "b4", "b5", "cmd", "new"])
+            #expect(try await repository.prune(bound: RoomHistoryBound(messages: 3, hours: 24)) == 0)
         }
     }
 
