@@ -40,7 +40,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
             id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
             sessionId: principal.sessionId, handle: session.handle)
         self.entry = entry
-        rooms.opened(entry)
+        // Only with rooms: the room state holds the session until it closes, which the rooms see.
+        if gateway.rooms != nil { rooms.opened(entry, session: session) }
         // A device reconnecting again and again (a flaky network) leaves sockets that are dead but not yet noticed:
         // past the limit its oldest ones go, not the new one it is about to use.
         for replaced in gateway.registry.add(entry, maxPerSession: gateway.configuration.maxConnectionsPerSession) {

@@ -21,7 +21,7 @@ final class RoomIndex: Sendable {
 
     private let state = Mutex(State())
 
-    /// Records that `connection` (whose handle is set) is inside the room.
+    /// Records that `connection` (opened on `loop`) is inside the room.
     func enter(_ key: RoomKey, _ connection: ConnectionRooms, on loop: EventLoop) {
         let rooms = state.withLock { state -> LoopRooms in
             let id = ObjectIdentifier(loop)
@@ -58,7 +58,7 @@ final class RoomIndex: Sendable {
             Self.onLoop(rooms.loop) {
                 guard let members = rooms.rooms[key] else { return }
                 for (connectionId, connection) in members where connectionId != excluded {
-                    connection.handle?.send(encodedFrame: frame)
+                    _ = connection.session?.send(encodedFrame: frame)
                 }
             }
         }
@@ -76,7 +76,7 @@ final class RoomIndex: Sendable {
                 guard let members = rooms.rooms.removeValue(forKey: key) else { return }
                 for connection in members.values {
                     _ = connection.membership.leave(key.roomId)
-                    connection.handle?.send(encodedFrame: frame)
+                    _ = connection.session?.send(encodedFrame: frame)
                 }
             }
         }

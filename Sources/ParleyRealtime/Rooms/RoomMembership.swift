@@ -1,3 +1,4 @@
+import ParleyNet
 import ParleyWebSocket
 
 /// The rooms one connection is inside, bounded by `limit` (`PARLEY_ROOM_MAX_PER_CONNECTION`). Pure; the
@@ -46,19 +47,26 @@ struct RoomMembership: Sendable, Equatable {
 /// index touches it only on that loop), hence `@unchecked Sendable`.
 final class ConnectionRooms: @unchecked Sendable {
     var membership: RoomMembership
-    /// Set when the socket opens.
-    var connectionId: UInt64 = 0
-    var appId: Int64 = 0
-    var handle: WebSocketSessionHandle?
+    private(set) var connectionId: UInt64 = 0
+    private(set) var appId: Int64 = 0
+    private(set) var loop: EventLoop?
+    /// The socket while it is open: the room index writes frames to it directly, with no hop and no closure per
+    /// recipient. Let go when it closes (the session holds this object through its handler).
+    private(set) var session: WebSocketSession?
 
     init(limit: Int) { membership = RoomMembership(limit: limit) }
-}
 
-extension ConnectionRooms {
     /// The socket opened as `entry`.
-    func opened(_ entry: GatewayEntry) {
+    func opened(_ entry: GatewayEntry, session: WebSocketSession) {
         connectionId = entry.id
         appId = entry.appId
-        handle = entry.handle
+        loop = session.loop
+        self.session = session
+    }
+
+    /// The socket closed: the rooms it was inside (for the index to forget it there); nothing can be entered now.
+    func closed() -> Set<Int64> {
+        session = nil
+        return membership.close()
     }
 }

@@ -6,6 +6,7 @@ import ParleyLifecycle
 import ParleyMessaging
 import ParleyNet
 import ParleyObservability
+import Synchronization
 
 /// Chat rooms: no membership to keep, delivery to whoever is inside (a WebSocket that entered), on every instance.
 /// A message is one INSERT (its bounded history), an ack, one frame encoded once for the connections inside here,
@@ -22,6 +23,8 @@ final class RoomService: Sendable {
 
     /// As presence readers count them: an instance silent this long has crashed.
     static let staleSeconds = 15
+    /// Every this many writes of the online counts, all of this instance's rooms are written.
+    static let fullOnlineWriteEvery = 15
 
     init(
         configuration: RoomConfiguration, repository: RoomRepository, relay: ClusterRelay, messages: MessageService,
@@ -91,8 +94,8 @@ final class RoomService: Sendable {
         let room = try await room(key)
         switch connection.membership.enter(key.roomId) {
         case .entered:
-            guard let handle = connection.handle else { throw APIError.serviceUnavailable }
-            index.enter(key, connection, on: handle.loop)
+            guard let loop = connection.loop else { throw APIError.serviceUnavailable }
+            index.enter(key, connection, on: loop)
         case .alreadyInside: break
         case .full: throw APIError.tooManyRooms
         case .closed: throw APIError.serviceUnavailable
@@ -127,19 +130,18 @@ final class RoomService: Sendable {
 
     @discardableResult
     private func leave(_ key: RoomKey, connection: ConnectionRooms) -> Bool {
-        guard connection.membership.leave(key.roomId), let handle = connection.handle else { return false }
-        index.leave(key, connectionId: connection.connectionId, on: handle.loop)
+        guard connection.membership.leave(key.roomId), let loop = connection.loop else { return false }
+        index.leave(key, connectionId: connection.connectionId, on: loop)
         return true
     }
 
     /// The socket closed: it leaves every room it was inside.
     func closed(_ connection: ConnectionRooms) {
-        let rooms = connection.membership.close()
-        guard let handle = connection.handle else { return }
+        let rooms = connection.closed()
+        guard let loop = connection.loop else { return }
         for roomId in rooms {
             index.leave(
-                RoomKey(appId: connection.appId, roomId: roomId), connectionId: connection.connectionId,
-                on: handle.loop)
+                RoomKey(appId: connection.appId, roomId: roomId), connectionId: connection.connectionId, on: loop)
         }
     }
 
@@ -198,8 +200,14 @@ final class RoomService: Sendable {
             }
         ]
         if let instanceId {
+            let runs = Atomic<Int>(0)
             services.append(
                 PeriodicService("room online counts", every: configuration.onlineInterval) {
+                    // Now and then everything: rows lost with the instance's row (another instance pruned it after
+                    // a long outage; presence recreates it) come back without waiting for a change.
+                    if runs.add(1, ordering: .relaxed).newValue % Self.fullOnlineWriteEvery == 0 {
+                        index.markAllChanged()
+                    }
                     let changed = index.takeChanged()
                     guard !changed.isEmpty else { return }
                     do {
