@@ -83,6 +83,7 @@ struct RoomStateTests {
         let bad: [JSONObject] = [
             [:], ["name": 3], ["name": " "], ["name": .string(String(repeating: "n", count: 129))],
             ["name": "x", "ex": .string(String(repeating: "e", count: 4097))], ["name": "x", "creatorId": "no spaces"],
+            ["name": "a\u{0}b"], ["name": "x", "ex": "a\u{0}"],
         ]
         for object in bad {
             #expect(throws: APIError.self) { try RoomCreateRequest(object, allowsCreator: true) }

@@ -22,8 +22,10 @@ struct RoomCreateRequest: Sendable, Equatable {
             throw APIError.validationFailed.with(message: "`name` must be a string")
         }
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= Room.maxNameCharacters else {
-            throw APIError.validationFailed.with(message: "`name` must be 1 to \(Room.maxNameCharacters) characters")
+        // U+0000 cannot be stored in a PostgreSQL text column.
+        guard !name.isEmpty, name.count <= Room.maxNameCharacters, !name.utf8.contains(0) else {
+            throw APIError.validationFailed.with(
+                message: "`name` must be 1 to \(Room.maxNameCharacters) characters, without U+0000 (NUL)")
         }
         var ex: String?
         switch object["ex"] {
@@ -31,8 +33,9 @@ struct RoomCreateRequest: Sendable, Equatable {
         case .string(let text)?: ex = text
         case let value?: ex = value.serializedString
         }
-        if let ex, ex.utf8.count > Room.maxExBytes {
-            throw APIError.validationFailed.with(message: "`ex` must be at most \(Room.maxExBytes) bytes")
+        if let ex, ex.utf8.count > Room.maxExBytes || ex.utf8.contains(0) {
+            throw APIError.validationFailed.with(
+                message: "`ex` must be at most \(Room.maxExBytes) bytes, without U+0000 (NUL)")
         }
         var creatorId: String?
         if allowsCreator {
