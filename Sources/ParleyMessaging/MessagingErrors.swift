@@ -71,4 +71,20 @@ extension APIError {
         code: 1139, status: 404, message: "no such join request of this group")
     public static let joinRequestHandled = APIError(
         code: 1140, status: 409, message: "the join request was already accepted or rejected")
+    /// A message holds at most `MessageInteractions.maxEmojisPerMessage` different reactions, and a user puts at most
+    /// `maxReactionsPerUser` on one message.
+    public static let reactionLimitReached = APIError(
+        code: 1141, status: 409, message: "this message has reached its reaction limit")
+    /// A conversation holds at most `MessageInteractions.maxPins` pinned messages.
+    public static let pinLimitReached = APIError(
+        code: 1142, status: 409, message: "this conversation has reached its limit of pinned messages")
+    /// Only a group's owner and admins mention everybody (`mentions.all`).
+    public static let mentionAllNotAllowed = APIError(
+        code: 1143, status: 403, message: "only the group's owner and admins may mention everybody")
+    /// `replyTo` names no message of this conversation that the sender can see.
+    public static let replyTargetNotFound = APIError(
+        code: 1144, status: 404, message: "`replyTo` names no message of this conversation that you can see")
+    /// Read receipts are counted for groups of at most `ReadReceiptRepository.maxGroupMembers` members.
+    public static let readReceiptsGroupTooLarge = APIError(
+        code: 1145, status: 409, message: "read receipts are kept for groups of at most 200 members")
 }

@@ -14,6 +14,12 @@ public final class MessagingModule: Sendable {
     public let events: MessagingEvents
     public let messages: MessageService
     public let conversations: ConversationService
+    /// Reactions, pins, delete for me.
+    public let interactions: InteractionService
+    /// Group read receipts: readers of a message, read counts to senders.
+    public let readReceipts: ReadReceipts
+    /// Keeps message search's index, off the send path.
+    public let searchIndexer: MessageSearchIndexer
     public let groups: GroupService
     public let sync: SyncService
     public let reports: ReportService
@@ -51,9 +57,10 @@ public final class MessagingModule: Sendable {
         self.authenticator = authenticator
         let events = MessagingEvents()
         let messageRepository = MessageRepository(database: database)
+        let interactionRepository = InteractionRepository(database: database)
         let defaultWindow = configuration.revokeWindowSeconds
         messages = MessageService(
-            configuration: configuration, messages: messageRepository,
+            configuration: configuration, messages: messageRepository, interactions: interactionRepository,
             batcher: SendBatcher(repository: messageRepository),
             validator: MessageContentValidator(configuration: configuration), events: events,
             revokeWindow: { revokeWindow($0) ?? defaultWindow }, now: { Date() },
@@ -61,10 +68,15 @@ public final class MessagingModule: Sendable {
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
             refusals: QuotaRefusals(metrics: metrics), storedCounts: storedCounts)
+        let readReceipts = ReadReceipts(
+            repository: ReadReceiptRepository(database: database), messages: messages, events: events,
+            logger: self.logger)
+        self.readReceipts = readReceipts
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),
-            messages: messageRepository, events: events)
+            messages: messageRepository, interactions: interactionRepository, events: events,
+            readMoved: { readReceipts.readMoved(appId: $0, conversationId: $1, from: $2, to: $3) })
         groups = GroupService(
             configuration: configuration, database: database,
             groups: GroupRepository(database: database), messages: messageRepository, events: events,
@@ -76,6 +88,9 @@ public final class MessagingModule: Sendable {
         sync = SyncService(repository: syncRepository)
         let userEvents = UserEvents(events: events)
         self.userEvents = userEvents
+        interactions = InteractionService(
+            database: database, repository: interactionRepository,
+            conversationEvents: ConversationEvents(events: events), userEvents: userEvents)
         let friendRepository = FriendRepository(database: database)
         let blockRepository = BlockRepository(database: database)
         self.friendRepository = friendRepository
@@ -89,6 +104,7 @@ public final class MessagingModule: Sendable {
             userEvents: userEvents, maxBlocks: configuration.maxBlocks)
         userSearch = UserSearchRepository(database: database)
         messageSearch = MessageSearchRepository(database: database)
+        searchIndexer = MessageSearchIndexer(database: database, logger: self.logger)
         self.events = events
         admin = AdminMessageService(
             database: database, messages: messageRepository, service: messages, events: events)
@@ -102,6 +118,9 @@ public final class MessagingModule: Sendable {
     public func register(on router: inout Router) {
         MessageController(authenticator: authenticator, service: messages).register(on: &router)
         ConversationController(authenticator: authenticator, service: conversations).register(on: &router)
+        InteractionController(authenticator: authenticator, service: interactions, conversations: conversations)
+            .register(on: &router)
+        ReadReceiptController(authenticator: authenticator, receipts: readReceipts).register(on: &router)
         GroupController(authenticator: authenticator, service: groups).register(on: &router)
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
@@ -130,6 +149,8 @@ public final class MessagingModule: Sendable {
         let jobs = broadcastJobs
         return [
             ResourceService("messaging events", stop: { events.finish() }),
+            readReceipts.service,
+            searchIndexer.service,
             PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)

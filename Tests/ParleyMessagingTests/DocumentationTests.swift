@@ -17,7 +17,7 @@ struct DocumentationTests {
     @Test func everyMessagingCodeIsDocumented() throws {
         let yaml = try RepositoryDocuments.text("openapi.yaml")
         let architecture = try RepositoryDocuments.text("docs/ARCHITECTURE.md")
-        for code in 1100...1133 {
+        for code in 1100...1145 where !(1134...1136).contains(code) {
             #expect(yaml.contains("| \(code) |"), "code \(code) missing from openapi.yaml's table")
             #expect(architecture.contains("\(code)"), "code \(code) missing from docs/ARCHITECTURE.md")
         }

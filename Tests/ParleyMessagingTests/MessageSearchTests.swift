@@ -9,10 +9,12 @@ import Testing
 /// conversations the caller reads, newest first; never revoked or cleared messages, nor other people's conversations.
 @Suite("Message search")
 struct MessageSearchTests {
+    /// Searches once everything sent so far is indexed (the indexer runs off the send path).
     static func search(_ fx: MessagingFixture, _ by: Session, _ q: String, _ more: String = "") async throws
         -> TestResponse
     {
-        try await fx.client.get(
+        try await fx.live.app.messaging.searchIndexer.drain()
+        return try await fx.client.get(
             "/api/im/search?q=\(q.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)\(more)",
             token: by.accessToken)
     }

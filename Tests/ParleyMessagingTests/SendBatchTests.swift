@@ -106,6 +106,7 @@ struct SendBatchTests {
                 case .success(.notFriend): "not_friend"
                 case .success(.muted): "muted"
                 case .success(.mutedAll): "muted_all"
+                case .success(.mentionAllDenied): "mention_all_denied"
                 case .failure(let error): "error: \(error)"
                 }
             }

@@ -168,6 +168,42 @@ import Testing
         }
     }
 
+    /// Text arrays come back as they went in, whatever PostgreSQL had to quote or escape in its output.
+    @Test func textArraysRoundTrip() async throws {
+        try await withTestClient { client, _ in
+            let values: [String?] = [
+                "plain", "with space", "comma,inside", #"quote"inside"#, #"back\slash"#, "{braces}", "", "NULL", nil,
+                "null", "中文", "  ",
+            ]
+            let rows = try await client.query(
+                """
+                SELECT \(PostgresTextArray(optionals: values))::text[] AS a, '{}'::text[] AS empty, NULL::text[] AS none,
+                       ARRAY['x'] AS one
+                """)
+            let row = try #require(rows.first)
+            #expect(try row.decode("a", as: PostgresTextArray.self).values == values)
+            #expect(try row.decode("empty", as: PostgresTextArray.self).values.isEmpty)
+            #expect(try row.decode("none", as: PostgresTextArray?.self) == nil)
+            #expect(try row.decode("one", as: PostgresTextArray.self).values == ["x"])
+            #expect(throws: PostgresError.self) { try row.decode("one", as: Int.self) }
+        }
+    }
+
+    @Test func malformedTextArraysAreDecodingErrors() {
+        for literal in ["", "{", "x}", #"{"a}"#, #"{"a"b}"#, "{{a},{b}}", #"{"a"#] {
+            let bytes = Array(literal.utf8)
+            let error = bytes.withUnsafeBufferPointer { buffer -> PostgresError? in
+                do {
+                    _ = try PostgresTextArray.decode(postgresText: buffer, typeOID: 1009)
+                    return nil
+                } catch {
+                    return error as? PostgresError
+                }
+            }
+            #expect(error?.kind == .decoding, "\(literal)")
+        }
+    }
+
     @Test func bindsNullsOfEveryTypeAndDecodesByColumnName() async throws {
         try await withTestClient { client, _ in
             let noInt: Int? = nil, noText: String? = nil, noBool: Bool? = nil, noBytes: [UInt8]? = nil,

@@ -237,6 +237,39 @@ struct OfflinePushTests {
         }
     }
 
+    /// A mention gets through a muted conversation: by id, and everybody (`all`) from the group's owner.
+    @Test func mentionsArePushedThroughAMute() async throws {
+        try await PushFixture.run(environment: ["PARLEY_PUSH_POLL_MS": "0"]) { fixture in
+            let push = fixture.live.app.push
+            let users = try await fixture.messaging.users(3)
+            let (owner, member, muted) = (users[0], users[1], users[2])
+            let token = PushFixture.token()
+            try await fixture.bind(muted, token: token)
+            let group = try await fixture.messaging.createGroup(owner, name: "Loud", members: [member, muted])
+            let mute = try await fixture.client.patch(
+                "/api/im/conversations/\(group.conversationId)", json: ["muted": true], token: muted.accessToken)
+            #expect(mute.status == 200, "\(mute.text)")
+            func send(_ from: Session, _ text: String, mentions: [String: Any]?) async throws {
+                var body: [String: Any] = [
+                    "toId": group.groupId, "chatType": "group", "msgType": "text", "content": text,
+                ]
+                if let mentions { body["mentions"] = mentions }
+                let sent = try await fixture.client.post("/api/im/messages", json: body, token: from.accessToken)
+                #expect(sent.status == 201, "\(sent.text)")
+            }
+            try await send(member, "quiet", mentions: nil)
+            try await send(member, "hey you", mentions: ["userIds": [muted.userId]])
+            try await send(member, "hey other", mentions: ["userIds": [owner.userId]])
+            try await send(owner, "all hands", mentions: ["all": true])
+            await push.deliverDueJobs()
+            #expect(try await fixture.jobCount() == 0)
+            let bodies = fixture.mock.requests(token: token).compactMap { $0.alert["body"] as? String }
+            #expect(
+                bodies.count == 2 && bodies.contains { $0.hasSuffix("hey you") }
+                    && bodies.contains { $0.hasSuffix("all hands") }, "\(bodies)")
+        }
+    }
+
     @Test func deadTokensAreRemovedAndRetriesSkipTokensAlreadyPushed() async throws {
         try await PushFixture.run { fixture in
             let users = try await fixture.messaging.users(2)

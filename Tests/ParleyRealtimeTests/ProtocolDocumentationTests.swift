@@ -14,7 +14,7 @@ struct ProtocolDocumentationTests {
             "hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
             "conversation", "account_conflict", "session_ended", "token_expired", "room_enter", "room_leave",
             "room_dismissed",
-        ] + UserEventKind.allCases.map(\.rawValue) {
+        ] + UserEventKind.allCases.map(\.rawValue) + ConversationEventKind.allCases.map(\.rawValue) {
             #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
         }
         let codes: [WebSocketCloseCode] = [

@@ -67,4 +67,23 @@ struct RelayDescriptorTests {
         small.audience = .users(["a", "b"])
         #expect(RelayDescriptor.describeUserEvent(small) == [RelayDescriptor.describe(small).serialized()])
     }
+
+    /// A conversation event (reactions, pins) travels inline and comes out as the same frame for the same members.
+    @Test(arguments: ConversationEventKind.allCases)
+    func conversationEventsTravelInline(kind: ConversationEventKind) throws {
+        let data = JSONValue.object(JSONObject([("msgId", .string("17")), ("emoji", .string("👍"))]))
+        let event = MessagingEvent(
+            appId: 3, conversationId: "sg:g1", audience: .conversationMembers, originSessionId: "s-1",
+            payload: .conversationEvent(kind, data))
+        let serialized = RelayDescriptor.describeSerialized(event)
+        #expect(serialized == RelayDescriptor.describe(event).serialized())
+        let object = try #require(try JSONValue.parse(serialized).objectValue)
+        let delivery = try #require(RelayDescriptor.delivery(object, messages: [:]))
+        #expect(delivery.appId == 3 && delivery.conversationId == "sg:g1" && delivery.originSessionId == "s-1")
+        #expect(delivery.audience == .conversationMembers && !delivery.touchesSummary)
+        #expect(delivery.frame == Delivery.frame(for: .conversationEvent(kind, data)))
+        // The encoded WebSocket frame carries the kind as its type.
+        let text = String(decoding: delivery.frame, as: UTF8.self)
+        #expect(text.contains(#"{"type":"\#(kind.rawValue)","data":{"msgId":"17""#))
+    }
 }

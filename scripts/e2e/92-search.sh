@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 22's end-to-end line: message search through `parley serve` on a fresh database (migrations/0031 applied by
-# --migrate). Alice writes to Bob in English, in Chinese and in rich text, then revokes one message; Bob's search
-# finds the English word and the Chinese phrase, never the revoked message; Carol, in neither conversation, finds
+# Issue 22's end-to-end line: message search through `parley serve` on a fresh database (migrations/0031 and 0037
+# applied by --migrate; messages are indexed off the send path). Alice writes to Bob in English, in Chinese and in rich
+# text, then revokes one message once it is searchable; Bob's search finds the English word and the Chinese phrase,
+# never the revoked message; Carol, in neither conversation, finds
 # nothing; paging by `nextCursor` returns each match once, newest first.
 set -euo pipefail
 # shellcheck source=scripts/lib/e2e.sh
@@ -17,7 +18,8 @@ app_key=$(awk '$1 == "appKey" { print $2 }' <<<"$out")
 log_file="$E2E_TMP/search.log"
 E2E_LOGS+=("$log_file")
 timeout --kill-after=5 120 python3 - "$PARLEY_BASE" "$app_key" >"$log_file" 2>&1 <<'PY' || fail "the search flow failed"
-import json, sys, urllib.error, urllib.parse, urllib.request
+import json
+import time, sys, urllib.error, urllib.parse, urllib.request
 base, app_key = sys.argv[1], sys.argv[2]
 
 def call(method, path, body=None, token=None, app=False):
@@ -56,9 +58,17 @@ english = send(alice, bob_id, "Shall we meet at the harbor tomorrow?")
 chinese = send(alice, bob_id, "我们明天在港口见面吧")
 rich = send(alice, bob_id, {"text": "Harbor map 港口地图", "spans": []}, "richText")
 secret = send(alice, bob_id, "the harbor password is 秘密")
+
+# Messages are indexed off the send path, within a fraction of a second: wait (bounded) until all four are found.
+deadline = time.monotonic() + 10
+while True:
+    found = [m["id"] for m in search(bob, "harbor")["messages"]]
+    if found == [secret, rich, english] or time.monotonic() > deadline: break
+    time.sleep(0.05)
+assert found == [secret, rich, english], found
+# Revoked: never found again, from the moment the revoke answers.
 status, body = call("POST", f"/api/im/messages/{secret}/revoke", token=alice)
 assert status == 200, (status, body)
-
 found = [m["id"] for m in search(bob, "harbor")["messages"]]
 assert found == [rich, english], found
 found = [m["id"] for m in search(bob, "港口见面")["messages"]]

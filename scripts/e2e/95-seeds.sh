@@ -19,30 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 venv=$(e2e_realtime_venv)
 seeds_dir="$PARLEY_ROOT/scripts/e2e/lib/seeds"
 push_python=${PARLEY_TEST_PUSH_PYTHON:-$venv/bin/python}
-"$push_python" -c 'import h2, cryptography' 2>/dev/null \
-    || fail "the mock APNs needs a Python with h2 and cryptography ($push_python); scripts/test installs them"
-
-# The mock APNs with one provider key (an APNs .p8 is a PKCS#8 PEM of an EC P-256 key).
-apns_dir="$E2E_TMP/apns"
-mkdir -p "$apns_dir"
-key_id=SEEDKEY001
-team_id=SEEDTEAM01
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$apns_dir/AuthKey.p8" 2>/dev/null \
-    || fail "openssl could not make an EC P-256 key"
-openssl pkey -in "$apns_dir/AuthKey.p8" -pubout -out "$apns_dir/public.pem" 2>/dev/null || fail "openssl pkey -pubout"
-E2E_LOGS+=("$apns_dir/mock.log")
-"$push_python" "$PARLEY_ROOT/scripts/lib/mock_apns.py" --port-file "$apns_dir/port" --record "$apns_dir/requests.jsonl" \
-    --key "$key_id:$team_id:$apns_dir/public.pem" >"$apns_dir/mock.log" 2>&1 &
-E2E_PIDS+=("$!")
-mock_pid=$!
-for _ in $(seq 1 300); do
-    [[ -s $apns_dir/port ]] && break
-    kill -0 "$mock_pid" 2>/dev/null || fail "the mock APNs exited: $(cat "$apns_dir/mock.log")"
-    sleep 0.1
-done
-[[ -s $apns_dir/port ]] || fail "the mock APNs did not start within 30 s"
-apns_endpoint="http://127.0.0.1:$(cat "$apns_dir/port")"
-touch "$apns_dir/requests.jsonl"
+e2e_mock_apns "$push_python"
 
 db=$(e2e_fresh_db)
 # Push workers poll every 50 ms, so a push reaches the mock within a fraction of a second.
@@ -62,8 +39,8 @@ seed_app() {
     APP_SECRET=$(awk '$1 == "appSecret" { print $2 }' <<<"$out")
     [[ -n $APP_KEY && -n $APP_SECRET ]] || fail "no appKey/appSecret in: $out"
     if [[ -n $bundle ]]; then
-        out=$(parley_cli app push "$APP_KEY" --apns-key-file "$apns_dir/AuthKey.p8" --key-id "$key_id" \
-            --team-id "$team_id" --bundle-id "$bundle" --endpoint "$apns_endpoint" --preview full --enable) \
+        out=$(parley_cli app push "$APP_KEY" --apns-key-file "$APNS_DIR/AuthKey.p8" --key-id "$APNS_KEY_ID" \
+            --team-id "$APNS_TEAM_ID" --bundle-id "$bundle" --endpoint "$APNS_ENDPOINT" --preview full --enable) \
             || fail "parley app push $APP_KEY: $out"
     fi
 }
@@ -76,7 +53,7 @@ run_seed() {
     E2E_LOGS+=("$log")
     log "seed $seed"
     if SEEDS_BASE=$PARLEY_BASE SEEDS_APP_KEY=$APP_KEY SEEDS_APP_SECRET=$APP_SECRET \
-        SEEDS_APNS_RECORD="$apns_dir/requests.jsonl" SEEDS_DATABASE_URL="$db" \
+        SEEDS_APNS_RECORD="$APNS_DIR/requests.jsonl" SEEDS_DATABASE_URL="$db" \
         timeout --kill-after=5 180 "$venv/bin/python" "$seeds_dir/seed_$seed.py" >"$log" 2>&1; then
         summaries+=("$seed: $(tail -n 1 "$log")")
     else

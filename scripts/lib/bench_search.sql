@@ -40,4 +40,9 @@ FROM (
            || w.zh[1 + (hashint8extended(n, 5) & 1023) % 30] || '。' AS body
     FROM generate_series(1::bigint, :messages) n, bench_words w
 ) generated;
-ANALYZE conversations; ANALYZE conversation_members; ANALYZE messages;
+-- What the indexer (MessageSearchIndexer) would write for the queue the insert filled, written here in one statement.
+INSERT INTO message_search (message_id, vector)
+SELECT id, parley_message_search_vector(conversation_id, msg_type, content) FROM messages
+WHERE msg_type IN ('text', 'richText') AND revoked_at IS NULL;
+TRUNCATE message_search_queue;
+ANALYZE conversations; ANALYZE conversation_members; ANALYZE messages; ANALYZE message_search;

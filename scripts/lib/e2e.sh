@@ -17,6 +17,9 @@
 #   e2e_realtime_venv                     print the virtualenv with the WebSocket client (websocket_venv in common.sh)
 #   e2e_on_exit FUNCTION                  register an extra cleanup function (runs in a subshell, before the
 #                                         script's own cluster, if any, is removed)
+#   e2e_mock_apns PYTHON                  start scripts/lib/mock_apns.py with one provider key; sets APNS_DIR (the
+#                                         key is APNS_DIR/AuthKey.p8, requests recorded in APNS_DIR/requests.jsonl),
+#                                         APNS_KEY_ID, APNS_TEAM_ID and APNS_ENDPOINT
 
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -149,4 +152,33 @@ assert_envelope_ok() {
 assert_envelope_error() {
     [[ $1 =~ $_CODE_NONZERO ]] || fail "expected an envelope with a nonzero \"code\", got: $1"
     [[ $1 == *'"message"'* ]] || fail "expected an envelope with a \"message\", got: $1"
+}
+
+e2e_mock_apns() {
+    local python=$1 pid
+    "$python" -c 'import h2, cryptography' 2>/dev/null \
+        || fail "the mock APNs needs a Python with h2 and cryptography ($python); scripts/test installs them"
+    # One provider key: an APNs .p8 is a PKCS#8 PEM of an EC P-256 key.
+    APNS_DIR="$E2E_TMP/apns"
+    APNS_KEY_ID=SEEDKEY001
+    APNS_TEAM_ID=SEEDTEAM01
+    mkdir -p "$APNS_DIR"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$APNS_DIR/AuthKey.p8" 2>/dev/null \
+        || fail "openssl could not make an EC P-256 key"
+    openssl pkey -in "$APNS_DIR/AuthKey.p8" -pubout -out "$APNS_DIR/public.pem" 2>/dev/null \
+        || fail "openssl pkey -pubout"
+    E2E_LOGS+=("$APNS_DIR/mock.log")
+    "$python" "$PARLEY_ROOT/scripts/lib/mock_apns.py" --port-file "$APNS_DIR/port" \
+        --record "$APNS_DIR/requests.jsonl" --key "$APNS_KEY_ID:$APNS_TEAM_ID:$APNS_DIR/public.pem" \
+        >"$APNS_DIR/mock.log" 2>&1 &
+    pid=$!
+    E2E_PIDS+=("$pid")
+    for _ in $(seq 1 300); do
+        [[ -s $APNS_DIR/port ]] && break
+        kill -0 "$pid" 2>/dev/null || fail "the mock APNs exited: $(cat "$APNS_DIR/mock.log")"
+        sleep 0.1
+    done
+    [[ -s $APNS_DIR/port ]] || fail "the mock APNs did not start within 30 s"
+    APNS_ENDPOINT="http://127.0.0.1:$(cat "$APNS_DIR/port")"
+    touch "$APNS_DIR/requests.jsonl"
 }

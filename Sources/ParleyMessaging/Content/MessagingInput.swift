@@ -107,3 +107,21 @@ enum MessagingInput {
         }
     }
 }
+
+extension MessagingInput {
+    /// A reaction: an emoji (a sequence of several scalars: skin tones, joiners, flags) or an app's own short code
+    /// (`:thumbsup:`): 1 to 16 Unicode scalars, no spaces (nor U+FEFF) or control characters, not `.` or `..` (which
+    /// HTTP clients may resolve away in the path).
+    static func reaction(_ raw: String) throws(APIError) -> String {
+        let scalars = raw.unicodeScalars
+        guard (1...16).contains(scalars.count), raw != ".", raw != "..",
+            !scalars.contains(where: {
+                $0.properties.generalCategory == .control || $0.properties.isWhitespace || $0.value == 0xFEFF
+            })
+        else {
+            throw APIError.validationFailed.with(
+                message: "a reaction must be 1 to 16 characters without spaces or control characters")
+        }
+        return raw
+    }
+}

@@ -49,6 +49,12 @@ struct ConversationController: Sendable {
                 return .ok(try await service.markRead(id, seq: body.seq, for: principal))
             })
         router.post(
+            "/api/im/conversations/{id}/unread",
+            authenticator.protect { _, context, principal in
+                let id = try MessagingInput.conversationID(try context.parameter("id")).id
+                return .ok(try await service.markUnread(id, for: principal))
+            })
+        router.post(
             "/api/im/conversations/{id}/clear",
             authenticator.protect { _, context, principal in
                 let id = try MessagingInput.conversationID(try context.parameter("id")).id

@@ -17,7 +17,12 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
     public var isPinned: Bool
     public var draftText: String
     public var muted: Bool
+    /// The user marked the conversation unread; their next read mark clears it.
+    public var markedUnread: Bool
     public var unreadCount: Int64
+    /// A message after the read point mentions the user (by id or everybody): the earliest such message's id, which a
+    /// client jumps to; nil when none.
+    public var mentionMsgId: String?
     public var readSeq: Int64
     /// single: the peer's read point, so that a client marks each of its own messages read (seq <= peerReadSeq).
     public var peerReadSeq: Int64?
@@ -30,7 +35,9 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case conversationId, chatType, peerUserId, groupId, showName, faceURL, memberCount, groupDissolved, isPinned,
-            draftText, muted, unreadCount, readSeq, peerReadSeq, lastSeq, lastMessagePreview, lastMessageTime,
+            draftText, muted, markedUnread, unreadCount, mentioned, mentionMsgId, readSeq, peerReadSeq, lastSeq,
+            lastMessagePreview,
+            lastMessageTime,
             lastMessageSenderId, latestMessage
     }
 
@@ -48,7 +55,14 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
         try c.encode(isPinned, forKey: .isPinned)
         try c.encode(draftText, forKey: .draftText)
         try c.encode(muted, forKey: .muted)
+        try c.encode(markedUnread, forKey: .markedUnread)
         try c.encode(unreadCount, forKey: .unreadCount)
+        try c.encode(mentionMsgId != nil, forKey: .mentioned)
+        if let mentionMsgId {
+            try c.encode(mentionMsgId, forKey: .mentionMsgId)
+        } else {
+            try c.encodeNil(forKey: .mentionMsgId)
+        }
         try c.encode(readSeq, forKey: .readSeq)
         try c.encodeIfPresent(peerReadSeq, forKey: .peerReadSeq)
         try c.encode(lastSeq, forKey: .lastSeq)

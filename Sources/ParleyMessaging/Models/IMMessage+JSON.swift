@@ -50,5 +50,54 @@ extension MessageService.SendRequest {
             toId: toId, chatType: chatType, msgType: msgType, content: content, extra: object["extra"],
             clientMsgId: clientMsgId, push: try MessagePushOptions.parse(object["push"], prefix: prefix),
             noUnread: noUnread)
+        switch object["replyTo"] {
+        case nil, .null?: replyTo = nil
+        case .string(let id)?: replyTo = id
+        case .number(let number)?: replyTo = number.text
+        default: throw APIError.validationFailed.with(message: "`\(prefix)replyTo` must be a message id")
+        }
+        mentions = try MessageMentions.parse(object["mentions"], prefix: prefix)
+    }
+}
+
+extension MessageMentions {
+    /// `{"userIds": [...], "all": bool}`, both optional; nil when absent or mentioning nobody. Ids are checked and
+    /// kept once each, in the order given.
+    static func parse(_ value: JSONValue?, prefix: String) throws(APIError) -> MessageMentions? {
+        let field = "\(prefix)mentions"
+        switch value {
+        case nil, .null?: return nil
+        case .object(let object)?:
+            for key in object.keys where key != "userIds" && key != "all" {
+                throw APIError.validationFailed.with(message: "unknown field `\(field).\(key)`")
+            }
+            var all = false
+            switch object["all"] {
+            case nil, .null?: break
+            case .bool(let value)?: all = value
+            default: throw APIError.validationFailed.with(message: "`\(field).all` must be a boolean")
+            }
+            var userIds: [String] = []
+            switch object["userIds"] {
+            case nil, .null?: break
+            case .array(let items)?:
+                guard items.count <= maxUsers else {
+                    throw APIError.validationFailed.with(message: "`\(field).userIds` holds at most \(maxUsers) ids")
+                }
+                var seen = Set<String>()
+                for item in items {
+                    guard case .string(let raw) = item else {
+                        throw APIError.validationFailed.with(message: "`\(field).userIds` must hold user ids")
+                    }
+                    let id = try MessagingInput.userID(raw, field: "\(field).userIds")
+                    if seen.insert(id).inserted { userIds.append(id) }
+                }
+            default: throw APIError.validationFailed.with(message: "`\(field).userIds` must be an array")
+            }
+            let mentions = MessageMentions(userIds: userIds, all: all)
+            return mentions.isEmpty ? nil : mentions
+        default:
+            throw APIError.validationFailed.with(message: "`\(field)` must be an object")
+        }
     }
 }

@@ -24,6 +24,13 @@ public struct IMMessage: Sendable, Hashable, Encodable {
     public var revokedBy: String?
     public var createdAt: Date
     public var editedAt: Date?
+    /// The reactions as the reader sees them, set where one user reads messages (history, a message by id); nil
+    /// (left out of the JSON) in events and sync, which every member shares.
+    public var reactions: [MessageReaction]? = nil
+    /// A reply's quote of the message it answers; nil (left out of the JSON) for other messages.
+    public var reply: MessageReply? = nil
+    /// Who a group message mentions; nil (left out of the JSON) when nobody.
+    public var mentions: MessageMentions? = nil
 
     var numericID: Int64 { Int64(id) ?? 0 }
 
@@ -82,7 +89,7 @@ public struct IMMessage: Sendable, Hashable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case id, conversationId, seq, fromId, toId, chatType, msgType, content, extra, clientMsgId, revoked, revokedBy,
-            createdAt, editedAt
+            createdAt, editedAt, reply, mentions, reactions
     }
 
     /// The wire form, written by `jsonBytes()` (JSONBytesEncoder) and Foundation's JSONEncoder alike, byte for byte.
@@ -110,5 +117,8 @@ public struct IMMessage: Sendable, Hashable, Encodable {
         } else {
             try c.encodeNil(forKey: .editedAt)
         }
+        try c.encodeIfPresent(reply, forKey: .reply)
+        try c.encodeIfPresent(mentions, forKey: .mentions)
+        try c.encodeIfPresent(reactions, forKey: .reactions)
     }
 }

@@ -24,6 +24,8 @@ public struct MessagingEvent: Sendable {
         /// A change that belongs to no conversation (friends, blocks, profiles; `UserEventKind`): the frame's type
         /// and data. Its event's `conversationId` is empty.
         case userEvent(UserEventKind, JSONValue)
+        /// A change of a conversation's messages every member sees (reactions, pins): the frame's type and data.
+        case conversationEvent(ConversationEventKind, JSONValue)
     }
 
     public var appId: Int64

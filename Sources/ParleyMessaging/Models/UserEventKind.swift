@@ -21,6 +21,11 @@ public enum UserEventKind: String, Sendable, CaseIterable {
     case groupJoinRequest = "group_join_request"
     /// An owner or admin accepted or rejected a join request (to the requester, and to the owner and admins).
     case groupJoinRequestHandled = "group_join_request_handled"
+    /// The user deleted a message for themselves (to their other devices).
+    case messageDeleted = "message_deleted"
+    /// New read counts of a sender's group messages (`ReadReceipts`): live only, never recorded in `changes` (the
+    /// counts are read back with `GET /api/im/messages/{id}/reads`).
+    case readReceipts = "read_receipts"
     /// Call signalling (ParleyCalls): never recorded in `changes`.
     case callInvited = "call_invited"
     case callAccepted = "call_accepted"

@@ -43,6 +43,9 @@ struct ConversationRepository: Sendable {
 
     static let summarySelect = """
         SELECT cm.user_id AS member_id, cm.conversation_id, cm.peer_id, cm.is_pinned, cm.draft_text, cm.muted,
+               cm.marked_unread,
+               CASE WHEN cm.mention_seq > greatest(cm.read_seq, cm.clear_seq) THEN cm.mention_message_id END
+                   AS mention_message_id,
                cm.read_seq, cm.clear_seq, c.chat_type, c.group_id, c.last_seq, c.last_message_at,
                \(latestMessageColumns),
                u.nickname AS peer_nickname, u.avatar AS peer_avatar,
@@ -162,8 +165,10 @@ struct ConversationRepository: Sendable {
             memberCount: try row.decode("member_count"),
             groupDissolved: chatType == .group ? try row.decode("group_dissolved") : nil,
             isPinned: try row.decode("is_pinned"), draftText: try row.decode("draft_text"),
-            muted: try row.decode("muted"),
-            unreadCount: try row.decode("unread_count"), readSeq: try row.decode("read_seq"),
+            muted: try row.decode("muted"), markedUnread: try row.decode("marked_unread"),
+            unreadCount: try row.decode("unread_count"),
+            mentionMsgId: try row.decode("mention_message_id", as: Int64?.self).map(String.init),
+            readSeq: try row.decode("read_seq"),
             peerReadSeq: chatType == .single ? try row.decode("peer_read_seq") : nil,
             lastSeq: try row.decode("last_seq"), lastMessagePreview: preview,
             lastMessageTime: try row.decode("last_message_at"), lastMessageSenderId: latest?.fromId,
@@ -201,11 +206,11 @@ struct ConversationRepository: Sendable {
         return !rows.isEmpty
     }
 
-    /// Moves the read point forward to `seq` (clamped to the last message). Returns the read point after the
-    /// call and whether it moved; nil when not a member. 1:1 read marks are visible to both sides (receipts),
+    /// Moves the read point forward to `seq` (clamped to the last message) and clears a mark as unread. Returns the
+    /// read point after the call and whether it moved or the mark was cleared; nil when not a member. 1:1 read marks are visible to both sides (receipts),
     /// group read marks only to the reader's devices.
     func markRead(appId: Int64, userId: String, conversationId: String, seq: Int64) async throws
-        -> (readSeq: Int64, moved: Bool)?
+        -> (readSeq: Int64, moved: Bool, previousSeq: Int64)?
     {
         let rows = try await database.query(
             """
@@ -214,9 +219,11 @@ struct ConversationRepository: Sendable {
                 FROM conversation_members cm JOIN conversations c ON c.app_id = cm.app_id AND c.id = cm.conversation_id
                 WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)),
             updated AS (
-                UPDATE conversation_members cm SET read_seq = target.new_seq FROM target
+                UPDATE conversation_members cm SET read_seq = greatest(cm.read_seq, target.new_seq),
+                                                   marked_unread = false
+                FROM target
                 WHERE cm.app_id = \(appId) AND cm.user_id = \(userId) AND cm.conversation_id = \(conversationId)
-                  AND cm.read_seq < target.new_seq
+                  AND (cm.read_seq < target.new_seq OR cm.marked_unread)
                 RETURNING cm.read_seq, target.chat_type),
             recorded AS (
                 INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
@@ -226,8 +233,31 @@ struct ConversationRepository: Sendable {
             SELECT target.old_seq, (SELECT read_seq FROM updated) AS moved_to FROM target
             """)
         guard let row = rows.first else { return nil }
-        if let moved = try row.decode("moved_to", as: Int64?.self) { return (moved, true) }
-        return (try row.decode("old_seq"), false)
+        let previous = try row.decode("old_seq", as: Int64.self)
+        if let moved = try row.decode("moved_to", as: Int64?.self) { return (moved, true, previous) }
+        return (previous, false, previous)
+    }
+
+    /// Marks the conversation unread for this user and records `change` for their other devices; false when not a
+    /// member. Marking it again records nothing more.
+    func markUnread(appId: Int64, userId: String, conversationId: String, change: JSONValue) async throws -> Bool? {
+        let rows = try await database.query(
+            """
+            WITH member AS (
+                SELECT marked_unread FROM conversation_members
+                WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(conversationId)),
+            updated AS (
+                UPDATE conversation_members SET marked_unread = true
+                WHERE app_id = \(appId) AND user_id = \(userId) AND conversation_id = \(conversationId)
+                  AND NOT marked_unread
+                RETURNING conversation_id),
+            recorded AS (
+                INSERT INTO changes (app_id, conversation_id, user_id, kind, payload)
+                SELECT \(appId), conversation_id, \(userId), 'conversation', \(change.serializedString)
+                FROM updated)
+            SELECT EXISTS (SELECT 1 FROM updated) AS changed FROM member
+            """)
+        return try rows.first.map { try $0.decode("changed", as: Bool.self) }
     }
 
     enum Removal: String, Sendable {

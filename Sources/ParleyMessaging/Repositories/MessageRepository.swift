@@ -20,6 +20,8 @@ enum SendOutcome: Sendable {
     case muted(until: Date)
     /// Group only: the group is muted and the sender is a plain member.
     case mutedAll
+    /// Group only: a plain member mentioned everybody.
+    case mentionAllDenied
 }
 
 /// A message together with the caller's membership of its conversation (nil: not a member).
@@ -34,7 +36,7 @@ struct MessageRepository: Sendable {
 
     static let columns = """
         id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content, extra, client_msg_id, created_at, \
-        edited_at, revoked_at, revoked_by
+        edited_at, revoked_at, revoked_by, reply_quote, mention_ids, mention_all
         """
 
     /// The columns as `m.<name>`, for joins with tables that share column names.
@@ -46,7 +48,7 @@ struct MessageRepository: Sendable {
         let extraText = try row.decode(prefix + "extra", as: String?.self)
         let chatType = try row.decode(prefix + "chat_type", as: String.self)
         let msgType = try row.decode(prefix + "msg_type", as: String.self)
-        return IMMessage(
+        var message = IMMessage(
             id: String(try row.decode(prefix + "id", as: Int64.self)),
             conversationId: try row.decode(prefix + "conversation_id"),
             seq: try row.decode(prefix + "seq"),
@@ -61,6 +63,15 @@ struct MessageRepository: Sendable {
             revokedBy: try row.decode(prefix + "revoked_by"),
             createdAt: try row.decode(prefix + "created_at"),
             editedAt: try row.decode(prefix + "edited_at"))
+        if let quote = try row.decode(prefix + "reply_quote", as: String?.self) {
+            message.reply = MessageReply(stored: try parseStored(quote))
+        }
+        let mentioned = try row.decode(prefix + "mention_ids", as: PostgresTextArray?.self)?.values.compactMap { $0 }
+        let mentionsAll = try row.decode(prefix + "mention_all", as: Bool.self)
+        if mentioned != nil || mentionsAll {
+            message.mentions = MessageMentions(userIds: mentioned ?? [], all: mentionsAll)
+        }
+        return message
     }
 
     /// Stored JSON was serialized by us; a parse failure means the row was edited by hand.
@@ -89,6 +100,13 @@ struct MessageRepository: Sendable {
         /// stays out of unread counts. Only the single send takes them: `SendBatcher` sends such messages alone.
         var pushOptions: String? = nil
         var uncounted = false
+        /// A reply: the message it answers and its quote. Mentions of group members. Single send only, as above.
+        var replyTo: Int64? = nil
+        var reply: MessageReply? = nil
+        var mentions: MessageMentions? = nil
+
+        /// Whether the batch function can store it (it takes none of the single send's options).
+        var isBatchable: Bool { pushOptions == nil && !uncounted && replyTo == nil && mentions == nil }
         /// The parsed content and extra, when the caller has them: a batch's answer is then built without
         /// parsing the stored JSON back.
         var contentValue: JSONValue?
@@ -96,13 +114,16 @@ struct MessageRepository: Sendable {
 
         /// The stored message, from what the database assigned.
         func stored(id: Int64, seq: Int64, createdAt: Date) throws -> IMMessage {
-            IMMessage(
+            var message = IMMessage(
                 id: String(id), conversationId: conversationId, seq: seq, fromId: fromId, toId: toId,
                 chatType: chatType, msgType: msgType,
                 content: try contentValue ?? MessageRepository.parseStored(String(decoding: content, as: UTF8.self)),
                 extra: try extraValue.flatMap { $0.isNull ? nil : $0 }
                     ?? extra.map { try MessageRepository.parseStored(String(decoding: $0, as: UTF8.self)) },
                 clientMsgId: clientMsgId, revoked: false, revokedBy: nil, createdAt: createdAt, editedAt: nil)
+            message.reply = reply
+            message.mentions = mentions
+            return message
         }
     }
 
@@ -186,7 +207,9 @@ struct MessageRepository: Sendable {
             SELECT r.outcome, (r.message).* FROM parley_send_message(
                 \(message.appId), \(message.conversationId), \(message.chatType.rawValue), \(message.fromId),
                 \(message.toId), \(message.msgType.rawValue), \(content), \(extra), \(message.clientMsgId),
-                \(message.system), \(message.pushOptions)::jsonb, \(message.uncounted)) r
+                \(message.system), \(message.pushOptions)::jsonb, \(message.uncounted), \(message.replyTo),
+                \(message.reply?.stored), \(message.mentions.map { PostgresTextArray($0.userIds) })::text[],
+                \(message.mentions?.all ?? false)) r
             """)
         guard let row = rows.first else {
             throw PostgresError(kind: .decoding, message: "parley_send_message returned no row")
@@ -211,6 +234,7 @@ struct MessageRepository: Sendable {
         case "peer_refused": return .peerRefused
         case "not_friend": return .notFriend
         case "muted_all": return .mutedAll
+        case "mention_all_denied": return .mentionAllDenied
         case let other where other.hasPrefix("muted:"):
             guard let milliseconds = Int64(other.dropFirst("muted:".count)) else {
                 throw PostgresError(kind: .decoding, message: "unknown send outcome \(other)")
@@ -253,7 +277,11 @@ struct MessageRepository: Sendable {
         return MessageAccess(message: try Self.decode(row), membership: try Membership.decodeIfPresent(row))
     }
 
-    /// Wipes content and extra and records the revoke for sync, in one statement; nil when it was already revoked.
+    /// What a reply's quote says once the original is revoked.
+    static let revokedQuoteText = MessagePreview.text(type: .text, content: .null, revoked: true)
+
+    /// Wipes content and extra, records the revoke for sync and turns the quotes of its replies into "message
+    /// revoked", in one statement; nil when it was already revoked.
     func revoke(appId: Int64, messageId: Int64, operatorId: String) async throws -> IMMessage? {
         let payload = JSONValue.object(JSONObject([("operatorId", .string(operatorId))])).serializedString
         let rows = try await database.query(
@@ -265,14 +293,23 @@ struct MessageRepository: Sendable {
                 RETURNING \(unescaped: Self.columns)),
             recorded AS (
                 INSERT INTO changes (app_id, conversation_id, kind, message_id, payload)
-                SELECT \(appId), conversation_id, 'revoke', id, \(payload) FROM revoked)
+                SELECT \(appId), conversation_id, 'revoke', id, \(payload) FROM revoked),
+            quotes AS (
+                UPDATE messages r
+                SET reply_quote = json_build_object('msgId', revoked.id::text, 'fromId', revoked.from_id,
+                                                    'msgType', revoked.msg_type, 'text', \(Self.revokedQuoteText)::text,
+                                                    'revoked', true)::text
+                FROM revoked WHERE r.reply_to = revoked.id AND r.app_id = \(appId))
             SELECT * FROM revoked
             """)
         return try rows.first.map { try Self.decode($0) }
     }
 
-    /// Replaces the content of a message that is not revoked and records the edit; nil when it was revoked.
-    func edit(appId: Int64, messageId: Int64, content: [UInt8], extra: [UInt8]??) async throws -> IMMessage? {
+    /// Replaces the content of a message that is not revoked, records the edit and gives its replies' quotes
+    /// `quoteText` (the new content's one line); nil when it was revoked.
+    func edit(appId: Int64, messageId: Int64, content: [UInt8], extra: [UInt8]??, quoteText: String) async throws
+        -> IMMessage?
+    {
         let contentText = String(decoding: content, as: UTF8.self)
         let keepExtra = extra == nil
         let extraText = (extra ?? nil).map { String(decoding: $0, as: UTF8.self) }
@@ -286,7 +323,13 @@ struct MessageRepository: Sendable {
                 RETURNING \(unescaped: Self.columns)),
             recorded AS (
                 INSERT INTO changes (app_id, conversation_id, kind, message_id)
-                SELECT \(appId), conversation_id, 'edit', id FROM edited)
+                SELECT \(appId), conversation_id, 'edit', id FROM edited),
+            quotes AS (
+                UPDATE messages r
+                SET reply_quote = json_build_object('msgId', edited.id::text, 'fromId', edited.from_id,
+                                                    'msgType', edited.msg_type, 'text', \(quoteText)::text,
+                                                    'revoked', false)::text
+                FROM edited WHERE r.reply_to = edited.id AND r.app_id = \(appId))
             SELECT * FROM edited
             """)
         return try rows.first.map { try Self.decode($0) }
@@ -295,8 +338,9 @@ struct MessageRepository: Sendable {
     /// A page of history (`query`), never at or below `visibleAfter`, in the query's order; plus whether more exist
     /// beyond the page in the direction read. Every bound becomes a seq bound of one range scan on messages_seq
     /// (time bounds through parley_first_seq_at, migrations/0013), so no page scans the conversation.
-    func history(appId: Int64, conversationId: String, query: HistoryQuery, visibleAfter: Int64) async throws
-        -> (messages: [IMMessage], hasMore: Bool)
+    /// Messages `viewer` deleted for themselves are left out.
+    func history(appId: Int64, conversationId: String, query: HistoryQuery, visibleAfter: Int64, viewer: String)
+        async throws -> (messages: [IMMessage], hasMore: Bool)
     {
         let fetch = query.limit + 1
         // `end` is inclusive to the millisecond: the window ends where the next millisecond starts.
@@ -313,6 +357,8 @@ struct MessageRepository: Sendable {
                               parley_first_seq_at(\(appId), \(conversationId),
                                   timestamptz 'epoch' + \(endExclusive)::bigint * interval '1 millisecond'),
                               9223372036854775807)
+              AND NOT EXISTS (SELECT 1 FROM message_hidden h
+                              WHERE h.app_id = \(appId) AND h.user_id = \(viewer) AND h.message_id = messages.id)
             ORDER BY seq \(unescaped: direction) LIMIT \(fetch)
             """)
         var messages = try rows.map { try Self.decode($0) }

@@ -18,7 +18,8 @@ struct MessageSearchPage: Sendable, Encodable {
 }
 
 /// Finds the text and richText messages that hold every piece of `q`, in the conversations the caller belongs to,
-/// above the caller's clear point, never revoked (migrations/0031 explains the index).
+/// above the caller's clear point, never revoked (migrations/0031 explains the terms, 0037 the index that
+/// `MessageSearchIndexer` keeps beside the messages).
 struct MessageSearchRepository: Sendable {
     let database: PostgresClient
 
@@ -37,7 +38,7 @@ struct MessageSearchRepository: Sendable {
     /// Up to `limit + 1` messages (one more tells whether there is another page). The index scan is fenced off
     /// (MATERIALIZED) so that the planner never trades it for walking the caller's conversations and tokenizing every
     /// message; its query names the caller's conversations in every lexeme, so it returns only messages the caller
-    /// may be shown (cleared history aside, filtered next).
+    /// may be shown (cleared history and messages deleted for the caller aside, filtered next).
     static func statement(_ query: MessageSearchQuery, appId: Int64, userId: String) -> PostgresQuery {
         let q = query.text
         let before = query.before
@@ -47,13 +48,15 @@ struct MessageSearchRepository: Sendable {
                 WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
                   AND (\(query.conversationId)::text IS NULL OR cm.conversation_id = \(query.conversationId))),
             found AS MATERIALIZED (
-                SELECT \(unescaped: MessageRepository.qualifiedColumns) FROM messages m
-                WHERE m.app_id = \(appId) AND m.msg_type IN ('text', 'richText') AND m.revoked_at IS NULL
-                  AND parley_message_search_vector(m.conversation_id, m.msg_type, m.content)
-                      @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable))))
+                SELECT \(unescaped: MessageRepository.qualifiedColumns)
+                FROM message_search s JOIN messages m ON m.id = s.message_id
+                WHERE s.vector @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable)))
+                  AND m.app_id = \(appId) AND m.revoked_at IS NULL)
             SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
             FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
             WHERE f.seq > r.clear_seq
+              AND NOT EXISTS (SELECT 1 FROM message_hidden h
+                              WHERE h.app_id = \(appId) AND h.user_id = \(userId) AND h.message_id = f.id)
               AND (\(before?.createdAtMicroseconds)::bigint IS NULL
                    OR (f.created_at, f.id) < (timestamptz 'epoch' + \(before?.createdAtMicroseconds)::bigint
                                                   * interval '1 microsecond', \(before?.id)::bigint))

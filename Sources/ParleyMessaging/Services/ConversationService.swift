@@ -7,7 +7,10 @@ public struct ConversationService: Sendable {
     let configuration: MessagingConfiguration
     let conversations: ConversationRepository
     let messages: MessageRepository
+    let interactions: InteractionRepository
     let events: MessagingEvents
+    /// Told when a member's read point moves (group read receipts): app, conversation, from, to.
+    var readMoved: (@Sendable (Int64, String, Int64, Int64) -> Void)? = nil
 
     public static let maxPageSize = 100
 
@@ -60,9 +63,11 @@ public struct ConversationService: Sendable {
         async throws -> (messages: [IMMessage], hasMore: Bool)
     {
         let membership = try await requireMembership(conversationId, of: principal)
-        return try await messages.history(
+        var page = try await messages.history(
             appId: principal.appId, conversationId: conversationId, query: query,
-            visibleAfter: membership.visibleAfter)
+            visibleAfter: membership.visibleAfter, viewer: principal.userId)
+        try await interactions.attachReactions(&page.messages, viewer: principal.userId)
+        return page
     }
 
     public struct UpdateRequest: Sendable, Decodable {
@@ -112,6 +117,7 @@ public struct ConversationService: Sendable {
             _ = try await requireMembership(conversationId, of: principal)
             throw APIError.conversationNotFound
         }
+        readMoved?(principal.appId, conversationId, result.previousSeq, result.readSeq)
         if result.moved {
             let isSingle = conversationId.hasPrefix("si:")
             events.publish(
@@ -123,6 +129,18 @@ public struct ConversationService: Sendable {
                         conversationId: conversationId, userId: principal.userId,
                         seq: result.readSeq)))
         }
+        return try await summary(conversationId, for: principal)
+    }
+
+    /// Marks the conversation unread for the caller (`markedUnread` in their summary) until their next read mark.
+    public func markUnread(_ conversationId: String, for principal: Principal) async throws -> ConversationSummary {
+        let payload = JSONObject([("conversationId", .string(conversationId)), ("markedUnread", true)])
+        guard
+            let changed = try await conversations.markUnread(
+                appId: principal.appId, userId: principal.userId, conversationId: conversationId,
+                change: .object(payload))
+        else { throw APIError.conversationNotFound }
+        if changed { publishOwnChange(payload, conversationId: conversationId, principal: principal) }
         return try await summary(conversationId, for: principal)
     }
 

@@ -8,6 +8,8 @@ import ParleyMessageModel
 public struct MessageService: Sendable {
     let configuration: MessagingConfiguration
     let messages: MessageRepository
+    /// Reactions and deletions for oneself, for reading one message as its reader sees it.
+    let interactions: InteractionRepository
     let batcher: SendBatcher
     let validator: MessageContentValidator
     let events: MessagingEvents
@@ -43,6 +45,10 @@ public struct MessageService: Sendable {
         public var push: MessagePushOptions?
         /// The message does not count toward unread (`custom` messages only: commands, not conversation).
         public var noUnread: Bool
+        /// The id of the message this one answers (of the same conversation).
+        public var replyTo: String? = nil
+        /// Group members mentioned (nil: nobody).
+        public var mentions: MessageMentions? = nil
 
         public init(
             toId: String, chatType: String, msgType: String, content: JSONValue, extra: JSONValue? = nil,
@@ -80,6 +86,16 @@ public struct MessageService: Sendable {
         let checked = try checkedContent(request)
         let msgType = checked.msgType
         let clientMsgId = checked.clientMsgId
+        let replyTo = try request.replyTo.map { id throws(APIError) in
+            do throws(APIError) {
+                return try MessagingInput.messageID(id)
+            } catch {
+                throw APIError.validationFailed.with(message: "`replyTo` must be a message id")
+            }
+        }
+        if request.mentions != nil && chatType != .group {
+            throw APIError.validationFailed.with(message: "`mentions` are for group messages only")
+        }
         let toId = try MessagingInput.userID(request.toId, field: "toId")
         var (contentValue, content) = (checked.contentValue, checked.content)
         var (extraValue, extra) = (checked.extraValue, checked.extra)
@@ -100,6 +116,11 @@ public struct MessageService: Sendable {
             contentValue: contentValue, extraValue: extraValue)
         message.pushOptions = request.push?.stored
         message.uncounted = request.noUnread
+        message.mentions = request.mentions
+        if let replyTo {
+            message.replyTo = replyTo
+            message.reply = try await replyQuote(replyTo, in: conversationId, by: principal)
+        }
         let outcome = try await batcher.send(message)
         switch outcome {
         case .stored(let message):
@@ -117,6 +138,21 @@ public struct MessageService: Sendable {
         }
     }
 
+    /// The quote of the message a reply answers: one the sender sees in the same conversation (after their clear
+    /// point, not deleted for them), else 1143. A revoked one is quoted as revoked.
+    private func replyQuote(_ messageId: Int64, in conversationId: String, by principal: Principal) async throws
+        -> MessageReply
+    {
+        guard
+            let access = try await messages.findWithAccess(
+                appId: principal.appId, messageId: messageId, userId: principal.userId),
+            access.message.conversationId == conversationId, let membership = access.membership,
+            access.message.seq > membership.visibleAfter,
+            !(try await interactions.isHidden(appId: principal.appId, userId: principal.userId, messageId: messageId))
+        else { throw APIError.replyTargetNotFound }
+        return MessageReply(quoting: access.message)
+    }
+
     /// Why a send was refused, as the client sees it (`outcome` is a refusal).
     static func refusal(_ outcome: SendOutcome, chatType: ChatType, toId: String) -> APIError {
         switch outcome {
@@ -129,6 +165,7 @@ public struct MessageService: Sendable {
         case .dissolved: APIError.groupDissolved
         case .muted(let until): APIError.mutedInGroup(until: until)
         case .mutedAll: APIError.groupMutedAll
+        case .mentionAllDenied: APIError.mentionAllNotAllowed
         }
     }
 
@@ -138,15 +175,19 @@ public struct MessageService: Sendable {
         try await messages.find(ids: ids)
     }
 
-    /// A message as its conversation's members see it. Anyone else, and a member who cleared it from their history,
-    /// gets 1102 as for a message that does not exist (nothing tells them apart).
+    /// A message as its conversation's members see it, with the reader's view of its reactions. Anyone else, and a
+    /// member who cleared it from their history or deleted it for themselves, gets 1102 as for a message that does not
+    /// exist (nothing tells them apart).
     public func message(_ messageId: Int64, for principal: Principal) async throws -> IMMessage {
         guard
             let access = try await messages.findWithAccess(
                 appId: principal.appId, messageId: messageId, userId: principal.userId),
-            let membership = access.membership, access.message.seq > membership.visibleAfter
+            let membership = access.membership, access.message.seq > membership.visibleAfter,
+            !(try await interactions.isHidden(appId: principal.appId, userId: principal.userId, messageId: messageId))
         else { throw APIError.messageNotFound }
-        return access.message
+        var one = [access.message]
+        try await interactions.attachReactions(&one, viewer: principal.userId)
+        return one[0]
     }
 
     /// Revokes the message `target` names, with the rules of `revoke(messageId:by:)`. A `clientMsgId` matches only
@@ -241,15 +282,15 @@ public struct MessageService: Sendable {
         guard now().timeIntervalSince(message.createdAt) <= TimeInterval(configuration.editWindowSeconds) else {
             throw APIError.editWindowPassed
         }
-        let content = try validator.validate(
-            message.msgType, try MessageContentInput.value(message.msgType, request.content))
+        let contentValue = try MessageContentInput.value(message.msgType, request.content)
+        let content = try validator.validate(message.msgType, contentValue)
         // Absent: keep the extra; null: remove it; a value: replace it.
         var extra: [UInt8]?? = nil
         if let requested = request.extra { extra = .some(try validator.validateExtra(requested)) }
         guard
             let edited = try await messages.edit(
-                appId: principal.appId, messageId: messageId, content: content,
-                extra: extra)
+                appId: principal.appId, messageId: messageId, content: content, extra: extra,
+                quoteText: MessagePreview.text(type: message.msgType, content: contentValue, revoked: false))
         else { throw APIError.messageRevoked }
         events.publish(
             MessagingEvent(

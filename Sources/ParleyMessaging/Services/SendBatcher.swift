@@ -27,10 +27,9 @@ final class SendBatcher: Sendable {
     }
 
     func send(_ message: MessageRepository.NewMessage) async throws -> SendOutcome {
-        // Off the event loops (tools, tests on the cooperative pool) there is nothing to gather with. Push options
-        // and `noUnread` are arguments of the single send only (the batch function takes neither): such sends go
-        // alone.
-        guard EventLoop.current != nil, message.pushOptions == nil, !message.uncounted else {
+        // Off the event loops (tools, tests on the cooperative pool) there is nothing to gather with. Push options,
+        // `noUnread`, replies and mentions are arguments of the single send only: such sends go alone.
+        guard EventLoop.current != nil, message.isBatchable else {
             return try await repository.send(message)
         }
         return try await batchers.value.submit(message)

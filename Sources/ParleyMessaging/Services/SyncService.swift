@@ -48,7 +48,8 @@ public struct SyncService: Sendable {
         case "conversation", "membership":
             return SyncChange(type: entry.kind, message: nil, fields: payload)
         default:
-            guard UserEventKind(rawValue: entry.kind) != nil else { return nil }
+            guard UserEventKind(rawValue: entry.kind) != nil || ConversationEventKind(rawValue: entry.kind) != nil
+            else { return nil }
             return SyncChange(type: entry.kind, message: nil, fields: payload)
         }
     }

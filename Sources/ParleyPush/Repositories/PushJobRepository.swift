@@ -67,7 +67,8 @@ public struct PushJobRepository: Sendable {
     }
 
     /// The device tokens (every vendor's) of the message's recipients, each with whether this job already pushed it: members of the
-    /// conversation but the sender who can see the message (joined before it), have not muted it, have no live
+    /// conversation but the sender who can see the message (joined before it), have not muted it (or are mentioned in
+    /// it: a mention gets through a mute), have no live
     /// connection on any instance (instances silent for `staleSeconds` count as gone), through sessions that
     /// are still active (a token of an ended session is never used, even before its unbinding ran).
     func targets(job: Job, message: PushMessage, staleSeconds: Int) async throws -> [(PushTarget, delivered: Bool)] {
@@ -81,7 +82,8 @@ public struct PushJobRepository: Sendable {
             JOIN push_tokens t ON t.app_id = cm.app_id AND t.user_id = cm.user_id
             JOIN sessions s ON s.id = t.session_id AND s.ended_at IS NULL
             WHERE cm.app_id = \(message.appId) AND cm.conversation_id = \(message.conversationId)
-              AND cm.user_id <> \(message.fromId) AND NOT cm.muted AND cm.clear_seq < m.seq
+              AND cm.user_id <> \(message.fromId) AND cm.clear_seq < m.seq
+              AND (NOT cm.muted OR m.mention_all OR cm.user_id = ANY(m.mention_ids))
               AND NOT EXISTS (
                   SELECT 1 FROM realtime_presence p JOIN realtime_instances i ON i.id = p.instance_id
                   WHERE p.app_id = cm.app_id AND p.user_id = cm.user_id

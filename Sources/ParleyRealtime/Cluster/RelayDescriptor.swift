@@ -12,6 +12,7 @@ import ParleyMessaging
 ///   {"k":"c","a":APP,"c":CONV,"u":USER,"p":CHANGE,"x":1?,"o":SESSION?}         the user's conversation change
 ///   {"k":"t","a":APP,"c":CONV,"u":USER}                                         typing
 ///   {"k":"u","a":APP,"c":"","us":[USER...],"t":TYPE,"p":DATA,"o":SESSION?}     a user event (friends, profiles)
+///   {"k":"n","a":APP,"c":CONV,"t":TYPE,"p":DATA,"o":SESSION?}                  a conversation event (reactions, pins)
 ///   {"k":"o","a":APP,"c":CONV,"m":MESSAGE}                                     an online-only message, inline (never
 ///                                                                               stored, so nothing to load)
 enum RelayDescriptor {
@@ -58,6 +59,9 @@ enum RelayDescriptor {
             fields.insert(("k", "u"), at: 0)
             fields += [("us", .array(recipients(event.audience).map(JSONValue.string))), ("t", .string(kind.rawValue))]
             fields.append(("p", data))
+        case .conversationEvent(let kind, let data):
+            fields.insert(("k", "n"), at: 0)
+            fields += [("t", .string(kind.rawValue)), ("p", data)]
         }
         if let origin = event.originSessionId { fields.append(("o", .string(origin))) }
         return .object(JSONObject(fields))
@@ -182,6 +186,14 @@ enum RelayDescriptor {
                 appId: appId, conversationId: conversationId, audience: .users(users.compactMap(\.stringValue)),
                 originSessionId: origin, excludedUserId: nil, membershipChanged: false,
                 frame: Delivery.frame(for: .userEvent(kind, data)))
+        case "n":
+            guard let type = descriptor["t"]?.stringValue, let kind = ConversationEventKind(rawValue: type),
+                let data = descriptor["p"]
+            else { return nil }
+            return Delivery(
+                appId: appId, conversationId: conversationId, audience: .conversationMembers,
+                originSessionId: origin, excludedUserId: nil, membershipChanged: false,
+                frame: Delivery.frame(for: .conversationEvent(kind, data)))
         case "o":
             guard case .object(let message)? = descriptor["m"] else { return nil }
             return Delivery(

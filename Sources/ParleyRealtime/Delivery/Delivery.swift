@@ -53,6 +53,8 @@ struct Delivery: Sendable {
             return ServerFrame.encoded(type: "conversation", json: change)
         case .userEvent(let kind, let data):
             return ServerFrame.encoded(type: kind.rawValue, json: data)
+        case .conversationEvent(let kind, let data):
+            return ServerFrame.encoded(type: kind.rawValue, json: data)
         }
     }
 
@@ -71,7 +73,7 @@ struct Delivery: Sendable {
 
     static func touchesSummary(_ payload: MessagingEvent.Payload) -> Bool {
         switch payload {
-        case .conversation, .userEvent: return false
+        case .conversation, .userEvent, .conversationEvent: return false
         case .message, .edit, .revoke, .read: return true
         }
     }

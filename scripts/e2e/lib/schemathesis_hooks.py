@@ -401,6 +401,8 @@ RULES = {
     "deleteConversation": _ordered_pair,
     "markConversationRead": _ordered_pair,
     "clearConversation": _ordered_pair,
+    "markConversationUnread": _ordered_pair,
+    "listPinnedMessages": _ordered_pair,
     "listMessages": _one_history_anchor,
     "revokeMessageByClientMsgId": _ordered_body_pair,
     "sendMessage": _content_text_is_a_document,
