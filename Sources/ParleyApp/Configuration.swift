@@ -275,6 +275,18 @@ public struct Configuration: Sendable {
             name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
             help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
         Setting(
+            name: "PARLEY_ROOM_HISTORY_MESSAGES", defaultValue: "200",
+            help: "a chat room keeps (and returns) only its newest this many messages"),
+        Setting(
+            name: "PARLEY_ROOM_HISTORY_HOURS", defaultValue: "24",
+            help: "... of at most this many hours; older ones are deleted"),
+        Setting(
+            name: "PARLEY_ROOM_ENTER_HISTORY", defaultValue: "20",
+            help: "recent messages the room_enter ack carries, newest first (0: none)"),
+        Setting(
+            name: "PARLEY_ROOM_MAX_PER_CONNECTION", defaultValue: "10",
+            help: "chat rooms one WebSocket may be inside at once (1507 past it)"),
+        Setting(
             name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
             help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
         Setting(
@@ -470,6 +482,11 @@ public struct Configuration: Sendable {
         realtime.webSocket.maxBufferedOutgoingBytes = try integer(
             "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
             range: (64 << 10)...(1 << 30))
+        realtime.rooms.historyMessages = try integer("PARLEY_ROOM_HISTORY_MESSAGES", 200, range: 1...100_000)
+        realtime.rooms.historyHours = try integer("PARLEY_ROOM_HISTORY_HOURS", 24, range: 1...(24 * 365))
+        realtime.rooms.enterHistory = try integer(
+            "PARLEY_ROOM_ENTER_HISTORY", 20, range: 0...RoomConfiguration.maxEnterHistory)
+        realtime.rooms.maxRoomsPerConnection = try integer("PARLEY_ROOM_MAX_PER_CONNECTION", 10, range: 1...1000)
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)

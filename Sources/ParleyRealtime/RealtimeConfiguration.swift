@@ -30,6 +30,8 @@ public struct RealtimeConfiguration: Sendable {
     public var typingPerSecond = 2
     /// NOTIFY channel shared by the instances of one deployment.
     public var clusterChannel = "parley_realtime"
+    /// Chat rooms (Rooms/).
+    public var rooms = RoomConfiguration()
 
     public init() {}
 }

@@ -51,9 +51,15 @@ public final class RealtimeModule: Sendable {
                 .init(connectionId: $0.id, appId: $0.appId, userId: $0.userId, sessionId: $0.sessionId)
             }
         }
+        let rooms = RoomService(
+            configuration: configuration.rooms, repository: RoomRepository(database: database), relay: relay,
+            messages: messaging.messages, instanceId: presence.instanceId, logger: logger)
+        relay.handleRoomDescriptors { object in
+            if let descriptor = RoomDescriptor.parse(object) { await rooms.received(descriptor) }
+        }
         gateway = Gateway(
             configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
-            relay: relay, presence: presence, logger: logger, frameHandlers: frameHandlers)
+            relay: relay, presence: presence, logger: logger, frameHandlers: frameHandlers, rooms: rooms)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
         }
@@ -70,6 +76,7 @@ public final class RealtimeModule: Sendable {
         let authenticator = auth.authenticator
         let activeUsers = auth.statistics.activeUsers
         OnlineController(auth: auth, state: online).register(on: &router)
+        if let rooms = gateway.rooms { RoomController(auth: auth, rooms: rooms).register(on: &router) }
         router.get("/ws") { request, context in
             let verified = try await authenticator.authenticate(
                 request, audience: .im, consent: .required,
@@ -95,6 +102,7 @@ public final class RealtimeModule: Sendable {
         if let presence = gateway.presence { services += [presence, presence.heartbeatService] }
         services.append(EventDelivery(gateway: gateway, logger: logger))
         services.append(SessionEndListener(events: sessionEvents, registry: gateway.registry))
+        services += gateway.rooms?.backgroundServices ?? []
         let revocations = auth.revocations
         services.append(
             PeriodicService("realtime revocation check", every: .seconds(5)) {

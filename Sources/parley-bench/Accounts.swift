@@ -87,4 +87,15 @@ struct Accounts: Sendable {
         guard let groupId = data["groupId"]?.stringValue else { throw BenchError("creating the group: no groupId") }
         return groupId
     }
+
+    /// `POST /api/im/rooms` by a registered user; returns the room id.
+    func createRoom(name: String, accessToken: String) throws(BenchError) -> String {
+        let client = SetupHTTPClient(host: host, port: port)
+        let body = JSONValue.object(JSONObject([("name", .string(name))])).serialized()
+        let data = try client.request(
+            "POST", "/api/im/rooms", headers: [("Authorization", "Bearer \(accessToken)")], body: body
+        ).data("creating the room")
+        guard let roomId = data["roomId"]?.stringValue else { throw BenchError("creating the room: no roomId") }
+        return roomId
+    }
 }

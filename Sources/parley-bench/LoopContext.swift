@@ -199,8 +199,15 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     /// An application-level `ping` request on every open connection: its `ack` proves the connection still
     /// works end to end after the idle period.
     func sendPingRequests() {
-        let frame = Array(#"{"type":"ping","reqId":"p"}"#.utf8)
-        for connection in connections where connection.state == .open { connection.send(text: frame) }
+        sendToAll(Array(#"{"type":"ping","reqId":"p"}"#.utf8))
+    }
+
+    /// One request frame (with a non-numeric `reqId`) on every open connection that does not send; its answers
+    /// count as `appPingAcks` (errors are noted).
+    func sendToAll(_ frame: [UInt8]) {
+        for connection in connections where connection.state == .open && connection.sender == nil {
+            connection.send(text: frame)
+        }
     }
 
     /// Starts the closing handshake everywhere.

@@ -118,6 +118,9 @@ values = ["$(seeded fileSig)"]
 [dictionaries.calls]
 values = $(seeded callIds)
 
+[dictionaries.rooms]
+values = $(seeded roomIds)
+
 [dictionaries.pushToken]
 values = ["$(seeded pushToken)"]
 
@@ -159,6 +162,10 @@ parameters = { "path.id" = { dictionary = "groups", probability = 0.7 }, "path.u
 [[operations]]
 include-path-regex = '^/api/users/\{id\}'
 parameters = { "path.id" = { dictionary = "users", probability = 0.7 } }
+
+[[operations]]
+include-path-regex = '^/api/(im|admin)/rooms/\{id\}'
+parameters = { "path.id" = { dictionary = "rooms", probability = 0.7 } }
 
 [[operations]]
 include-path-regex = '^/api/admin/releases/\{id\}'

@@ -76,14 +76,16 @@ public struct MessageService: Sendable {
             throw APIError.sendRateLimited(retryAfterSeconds: wait)
         }
         guard let chatType = ChatType(rawValue: request.chatType) else {
+            if request.chatType == "room" {
+                // Rooms belong to connected sockets (ParleyRealtime): a sender must be inside the room.
+                throw APIError.validationFailed.with(
+                    message: "room messages are sent over the WebSocket (`send` with chatType room)")
+            }
             throw APIError.validationFailed.with(message: "`chatType` must be single or group")
         }
-        guard let msgType = MessageType(rawValue: request.msgType) else {
-            throw APIError.validationFailed.with(
-                message: "`msgType` must be one of "
-                    + MessageType.allCases.filter(\.isClientSendable).map(\.rawValue).joined(separator: ", "))
-        }
-        let clientMsgId = try request.clientMsgId.map { id throws(APIError) in try MessagingInput.clientMsgID(id) }
+        let checked = try checkedContent(request)
+        let msgType = checked.msgType
+        let clientMsgId = checked.clientMsgId
         let replyTo = try request.replyTo.map { id throws(APIError) in
             do throws(APIError) {
                 return try MessagingInput.messageID(id)
@@ -94,14 +96,9 @@ public struct MessageService: Sendable {
         if request.mentions != nil && chatType != .group {
             throw APIError.validationFailed.with(message: "`mentions` are for group messages only")
         }
-        if request.noUnread && msgType != .custom {
-            throw APIError.validationFailed.with(message: "`noUnread` is for custom messages only")
-        }
         let toId = try MessagingInput.userID(request.toId, field: "toId")
-        var contentValue = try MessageContentInput.value(msgType, request.content)
-        var content = try validator.validate(msgType, contentValue)
-        var extraValue = request.extra
-        var extra = try validator.validateExtra(request.extra)
+        var (contentValue, content) = (checked.contentValue, checked.content)
+        var (extraValue, extra) = (checked.extraValue, checked.extra)
         if let beforeSend, beforeSend.isActive(principal.appId) {
             ((contentValue, content), (extraValue, extra)) = try await applyBeforeSend(
                 beforeSend, principal: principal, toId: toId, chatType: chatType, msgType: msgType,

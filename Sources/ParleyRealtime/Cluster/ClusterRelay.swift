@@ -32,6 +32,12 @@ final class ClusterRelay: Sendable {
     }
 
     private let outbox = Mutex(Outbox())
+    /// Where chat room descriptors go (Rooms/RoomDescriptor), set once when the rooms are built.
+    private let roomDescriptors = Mutex<(@Sendable (JSONObject) async -> Void)?>(nil)
+
+    func handleRoomDescriptors(_ handler: @escaping @Sendable (JSONObject) async -> Void) {
+        roomDescriptors.withLock { $0 = handler }
+    }
 
     /// How this instance's own payloads begin (see `payloads`).
     private let ownPrefix: String
@@ -178,7 +184,12 @@ final class ClusterRelay: Sendable {
                 logger.warning("could not load relayed messages", ["error": .string(String(describing: error))])
             }
         }
+        let rooms = roomDescriptors.withLock { $0 }
         for object in objects {
+            if let kind = object["k"]?.stringValue, RoomDescriptor.isRoomKind(kind) {
+                await rooms?(object)
+                continue
+            }
             if let delivery = RelayDescriptor.delivery(object, messages: loaded) { await deliver(delivery) }
         }
     }

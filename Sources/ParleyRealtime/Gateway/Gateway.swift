@@ -22,12 +22,14 @@ final class Gateway: Sendable {
     let logger: Logger
     /// Frames of other features, by type (call signalling's `call_*`).
     let frameHandlers: [String: FrameHandler]
+    /// Chat rooms (nil: bare test gateways, which answer room frames as unknown).
+    let rooms: RoomService?
     private let nextConnectionID = Atomic<UInt64>(0)
 
     init(
         configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
         fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger,
-        frameHandlers: [String: FrameHandler] = [:]
+        frameHandlers: [String: FrameHandler] = [:], rooms: RoomService? = nil
     ) {
         self.configuration = configuration
         self.messaging = messaging
@@ -37,24 +39,30 @@ final class Gateway: Sendable {
         self.presence = presence
         self.logger = logger
         self.frameHandlers = frameHandlers
+        self.rooms = rooms
     }
 
     func newConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).newValue }
 
     /// Answers one request frame with its `ack` or `error` frame. Every operation goes through the same
     /// services as the REST routes.
-    func answer(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async -> [UInt8] {
+    func answer(
+        _ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter, connectionRooms: ConnectionRooms
+    ) async -> [UInt8] {
         do {
-            return try await perform(frame, principal: principal, typing: &typing)
+            return try await perform(frame, principal: principal, typing: &typing, connectionRooms: connectionRooms)
         } catch {
             return ServerFrame.error(reqId: frame.reqId, APIError.mapping(error, logger: logger))
         }
     }
 
-    private func perform(_ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter) async throws
-        -> [UInt8]
-    {
+    private func perform(
+        _ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter, connectionRooms: ConnectionRooms
+    ) async throws -> [UInt8] {
         let reqId = frame.reqId
+        if let rooms, let answer = try await rooms.answer(frame, principal: principal, connection: connectionRooms) {
+            return answer
+        }
         switch frame.type {
         case "ping":
             return ServerFrame.ack(

@@ -20,6 +20,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     private var processing = false
     private var expiryTimer: EventLoop.TimerID?
     private var typing: TypingLimiter
+    private let rooms: ConnectionRooms
     private var closed = false
 
     init(gateway: Gateway, principal: Principal, tokenExpiresAt: Date) {
@@ -27,6 +28,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         self.principal = principal
         self.tokenExpiresAt = tokenExpiresAt
         typing = TypingLimiter(perSecond: gateway.configuration.typingPerSecond)
+        rooms = ConnectionRooms(limit: gateway.configuration.rooms.maxRoomsPerConnection)
         pending = PendingRequests(
             maxCount: gateway.configuration.maxPendingRequests,
             maxBytes: gateway.configuration.maxPendingRequestBytes)
@@ -38,6 +40,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
             id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
             sessionId: principal.sessionId, handle: session.handle)
         self.entry = entry
+        // Only with rooms: the room state holds the session until it closes, which the rooms see.
+        if gateway.rooms != nil { rooms.opened(entry, session: session) }
         // A device reconnecting again and again (a flaky network) leaves sockets that are dead but not yet noticed:
         // past the limit its oldest ones go, not the new one it is about to use.
         for replaced in gateway.registry.add(entry, maxPerSession: gateway.configuration.maxConnectionsPerSession) {
@@ -91,7 +95,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                 let answer: [UInt8]
                 switch ClientFrame.parse(text) {
                 case .success(let frame):
-                    answer = await self.gateway.answer(frame, principal: self.principal, typing: &self.typing)
+                    answer = await self.gateway.answer(
+                        frame, principal: self.principal, typing: &self.typing, connectionRooms: self.rooms)
                 case .failure(let failure):
                     answer = ServerFrame.error(reqId: failure.reqId, failure.error)
                 }
@@ -120,6 +125,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         pending.removeAll()
         if let timer = expiryTimer { session.loop.cancelTimer(timer) }
         expiryTimer = nil
+        gateway.rooms?.closed(rooms)
         if let entry {
             gateway.registry.remove(entry)
             gateway.presence?.disconnected(connectionId: entry.id)

@@ -366,7 +366,33 @@ def _members_are_users(case):
         body["userIds"] = [i if i in SEED["userIds"] else SEED["recipients"][0] for i in body["userIds"]]
 
 
+def _room_within_rules(case):
+    """createRoom, adminCreateRoom: `name` is "Trimmed; 1-128 characters" (so not only white space) and cannot hold
+    U+0000; `ex` is "at most 4096 bytes as text" (a string without U+0000)."""
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    name = body.get("name")
+    if isinstance(name, str) and (not name.strip() or "\0" in name or len(name.strip()) > 128):
+        body["name"] = "room"
+    ex = body.get("ex")
+    if ex is not None:
+        text = ex if isinstance(ex, str) else json.dumps(ex, separators=(",", ":"), ensure_ascii=False)
+        if len(text.encode()) > 4096 or (isinstance(ex, str) and "\0" in ex):
+            body["ex"] = None
+
+
+def _room_history_window(case):
+    """listRoomMessages: "`begin` after `end` answers 1002" (`end=0` is no bound)."""
+    begin, end = case.query.get("begin"), case.query.get("end")
+    if _number(begin) and _number(end) and end != 0 and begin > end:
+        case.query["begin"], case.query["end"] = end, begin
+
+
 RULES = {
+    "createRoom": _room_within_rules,
+    "adminCreateRoom": _room_within_rules,
+    "listRoomMessages": _room_history_window,
     "addGroupMembers": _members_are_users,
     "sendFriendRequest": _friend_request_to_another,
     "inviteToCall": _call_invite_within_rules,

@@ -88,6 +88,9 @@ def main():
     group_message = client.call("POST", "/api/im/messages",
                                 {"toId": group["groupId"], "chatType": "group", "msgType": "text",
                                  "content": "hello group", "clientMsgId": "seed-4"}, token=token)
+    # Chat rooms alice created (room messages are sent over the WebSocket only, so their histories stay empty).
+    room_ids = [client.call("POST", "/api/im/rooms", {"name": f"seeded room {n}"}, token=token)["roomId"]
+                for n in (1, 2)]
     # A file (a tiny PNG) and a fresh signed URL for it.
     png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                         "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
@@ -132,6 +135,7 @@ def main():
         "releaseId": release["id"],
         "pushToken": push_token,
         "callIds": call_ids,
+        "roomIds": room_ids,
         "adminTarget": "st-admin-target",
         "throwawayUsername": "throwaway",
         "password": PASSWORD,
