@@ -275,6 +275,12 @@ public struct Configuration: Sendable {
             name: "PARLEY_WS_MAX_QUEUED_BYTES", defaultValue: "4194304",
             help: "unsent bytes per WebSocket connection before it is closed as a slow consumer (4000)"),
         Setting(
+            name: "PARLEY_PRESENCE_COALESCE_MS", defaultValue: "1000",
+            help: "at most one presence event frame per subscriber connection per this window"),
+        Setting(
+            name: "PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", defaultValue: "1000",
+            help: "distinct users one user's connections may watch together (presence_subscribe; 1510 past it)"),
+        Setting(
             name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
             help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
         Setting(
@@ -470,6 +476,9 @@ public struct Configuration: Sendable {
         realtime.webSocket.maxBufferedOutgoingBytes = try integer(
             "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,
             range: (64 << 10)...(1 << 30))
+        realtime.presenceCoalesceWindow = .milliseconds(
+            try integer("PARLEY_PRESENCE_COALESCE_MS", 1000, range: 0...60_000))
+        realtime.maxPresenceSubscriptions = try integer("PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", 1000, range: 1...100_000)
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)

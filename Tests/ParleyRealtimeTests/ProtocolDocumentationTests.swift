@@ -12,7 +12,8 @@ struct ProtocolDocumentationTests {
         let text = try RepositoryDocuments.text("docs/protocol.md")
         for type in [
             "hello", "ack", "error", "send", "revoke", "edit", "read", "typing", "sync", "ping", "message",
-            "conversation", "account_conflict", "session_ended", "token_expired",
+            "conversation", "account_conflict", "session_ended", "token_expired", "presence_set",
+            "presence_subscribe", "presence_unsubscribe", "presence",
         ] + UserEventKind.allCases.map(\.rawValue) {
             #expect(text.contains("`\(type)`"), "frame `\(type)` missing from docs/protocol.md")
         }
@@ -23,13 +24,15 @@ struct ProtocolDocumentationTests {
         for code in codes {
             #expect(text.contains("| \(code.rawValue) |"), "close code \(code.rawValue) missing from docs/protocol.md")
         }
-        for code in [1202, 1203] { #expect(text.contains("| \(code) |")) }
+        for code in [1202, 1203, 1510, 1511] { #expect(text.contains("| \(code) |")) }
     }
 
     @Test func openAPIDescribesTheUpgradeAndTheCodes() throws {
         let yaml = try RepositoryDocuments.text("openapi.yaml")
         #expect(yaml.contains("\n  /ws:\n    get:"))
         #expect(yaml.contains("docs/protocol.md"))
-        for code in 1200...1203 { #expect(yaml.contains("| \(code) |"), "code \(code) missing from openapi.yaml") }
+        for code in Array(1200...1203) + [1510, 1511] {
+            #expect(yaml.contains("| \(code) |"), "code \(code) missing from openapi.yaml")
+        }
     }
 }

@@ -32,6 +32,8 @@ final class ClusterRelay: Sendable {
     }
 
     private let outbox = Mutex(Outbox())
+    /// Descriptor kinds another part of the gateway reads itself (presence's "p"), instead of fan-out deliveries.
+    private let kindHandlers = Mutex<[String: @Sendable (JSONObject) -> Void]>([:])
 
     /// How this instance's own payloads begin (see `payloads`).
     private let ownPrefix: String
@@ -133,6 +135,12 @@ final class ClusterRelay: Sendable {
 
     // MARK: Incoming
 
+    /// Hands other instances' descriptors of `kind` to `handler` (on the feed's task, in order) instead of resolving
+    /// them into deliveries.
+    func onDescriptors(ofKind kind: String, _ handler: @escaping @Sendable (JSONObject) -> Void) {
+        kindHandlers.withLock { $0[kind] = handler }
+    }
+
     /// Subscribes to the other instances' events and returns once PostgreSQL LISTENs for this instance (at most
     /// `timeout`; false if it did not by then): an instance that serves before its feed is up would miss, live, the
     /// events published meanwhile.
@@ -178,7 +186,12 @@ final class ClusterRelay: Sendable {
                 logger.warning("could not load relayed messages", ["error": .string(String(describing: error))])
             }
         }
+        let handlers = kindHandlers.withLock { $0 }
         for object in objects {
+            if let kind = object["k"]?.stringValue, let handler = handlers[kind] {
+                handler(object)
+                continue
+            }
             if let delivery = RelayDescriptor.delivery(object, messages: loaded) { await deliver(delivery) }
         }
     }

@@ -14,6 +14,8 @@ import ParleyMessaging
 ///   {"k":"u","a":APP,"c":"","us":[USER...],"t":TYPE,"p":DATA,"o":SESSION?}     a user event (friends, profiles)
 ///   {"k":"o","a":APP,"c":CONV,"m":MESSAGE}                                     an online-only message, inline (never
 ///                                                                               stored, so nothing to load)
+///   {"k":"p",...}                                                              presence (PresenceDescriptor: read by
+///                                                                               the presence hub, not fan-out)
 enum RelayDescriptor {
     /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
     static let maxInlineChangeBytes = 2000
