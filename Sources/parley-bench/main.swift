@@ -4,6 +4,7 @@
 //   parley-bench direct --port P [--pairs 100] [--window 16] [--rate 0] ...    1:1 throughput and latency
 //   parley-bench fanout --port P [--members 500] [--senders 5] [--window 8] ... one group, every member online
 //   parley-bench idle   --port P [--count 10000] [--hold 20] ...               idle connections with heartbeats
+//   parley-bench presence --port P --server-pid PID [--count 10000] ...       presence changes and their cost
 //
 // Environment: BENCH_APP_KEY and BENCH_APP_SECRET (an app created with `--session-policy unlimited`).
 // Results are `key=value` lines on stdout; exit status 1 when a check fails (errors over 0.1%, deliveries
@@ -14,12 +15,14 @@ import ParleyNet
 Socket.ignoreSIGPIPE()
 
 let usage = """
-    usage: parley-bench direct|fanout|idle --port PORT [options]
+    usage: parley-bench direct|fanout|idle|presence --port PORT [options]
       every mode:  --host 127.0.0.1  --loops CORES  --login-workers 8  --connect-concurrency N  --run-id ID
       direct:      --pairs 100  --window 16  --rate 0 (messages/s over all senders; 0 = unpaced)
                    --warmup 3  --duration 10  --drain 10
       fanout:      --members 500  --senders 5  --window 8  --rate 0  --warmup 3  --duration 10  --drain 10
       idle:        --count 10000  --hold 20  --min-pings 1  --timeout 600  --barrier-dir DIR  --name NAME
+      presence:    --server-pid PID  --count 10000  --subscriptions 200  --period 60  --baseline 30
+                   --duration 60  --timeout 900  --barrier-dir DIR
       environment: BENCH_APP_KEY, BENCH_APP_SECRET
     """
 
@@ -35,6 +38,7 @@ do {
     case "direct": passed = try DirectMode.run(rest)
     case "fanout": passed = try FanoutMode.run(rest)
     case "idle": passed = try IdleMode.run(rest)
+    case "presence": passed = try PresenceMode.run(rest)
     case "-h", "--help", "help":
         Console.log(usage)
         exit(0)

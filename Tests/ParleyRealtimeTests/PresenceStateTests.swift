@@ -39,7 +39,7 @@ struct PresenceStateTests {
         var effects = state.connectionOpened(2, user: user("bob"), now: at(0), date: date)
         #expect(effects.publish.map(\.status) == [.online])
         #expect(effects.flushAt == at(0))
-        #expect(state.flushed(now: at(0)).recipients == [1: [user("bob")]])
+        #expect(state.flushed(now: at(0)).recipientUsers == [1: [user("bob")]])
 
         _ = state.connectionOpened(3, user: user("bob"), now: at(10), date: date)
         effects = state.statusSet(2, to: .away, now: at(20), date: date)
@@ -53,7 +53,7 @@ struct PresenceStateTests {
         #expect(effects.publish.map(\.status) == [.offline])
         #expect(effects.wentOfflineHere == [user("bob")])
         let flush = state.flushed(now: at(1000))
-        #expect(flush.entries[user("bob")] == .init(user: user("bob"), status: .offline, lastSeen: later))
+        #expect(flush.entry(user("bob")) == .init(user: user("bob"), status: .offline, lastSeen: later))
     }
 
     @Test func aConnectionCannotSayItIsOffline() {
@@ -80,10 +80,10 @@ struct PresenceStateTests {
         effects = state.statusSet(5, to: .away, now: at(300), date: date)
         #expect(effects.flushAt == nil)
         let flush = state.flushed(now: at(1000))
-        #expect(flush.recipients == [1: [user("bob"), user("carol")]])
-        #expect(flush.entries[user("bob")]?.status == .online)
-        #expect(flush.entries[user("carol")]?.status == .away)
-        #expect(state.flushed(now: at(2000)) == .init(), "nothing changed since")
+        #expect(flush.recipientUsers == [1: [user("bob"), user("carol")]])
+        #expect(flush.entry(user("bob"))?.status == .online)
+        #expect(flush.entry(user("carol"))?.status == .away)
+        #expect(state.flushed(now: at(2000)).isEmpty, "nothing changed since")
         // After a quiet window a change goes out at once.
         #expect(state.statusSet(5, to: .online, now: at(5000), date: date).flushAt == at(5000))
     }
@@ -92,20 +92,20 @@ struct PresenceStateTests {
         var state = try aliceWatchingBob()
         var effects = state.remoteStatusReceived(user("bob"), instance: "B", status: .away, now: at(0), date: date)
         #expect(effects.publish.isEmpty, "nothing to republish: not this instance's change")
-        #expect(state.flushed(now: at(0)).entries[user("bob")]?.status == .away)
+        #expect(state.flushed(now: at(0)).entry(user("bob"))?.status == .away)
 
         // Bob also connects here, then goes offline on B: still online here.
         _ = state.connectionOpened(2, user: user("bob"), now: at(1000), date: date)
         _ = state.remoteStatusReceived(user("bob"), instance: "B", status: .offline, now: at(1100), date: date)
-        #expect(state.flushed(now: at(2000)).entries[user("bob")]?.status == .online)
+        #expect(state.flushed(now: at(2000)).entry(user("bob"))?.status == .online)
 
         // Closed here, online on C: online; C's heartbeat goes stale: offline.
         _ = state.remoteStatusReceived(user("bob"), instance: "C", status: .online, now: at(2100), date: date)
         _ = state.connectionClosed(2, now: at(2200), date: date)
-        #expect(state.flushed(now: at(3000)) == .init(), "online throughout")
+        #expect(state.flushed(now: at(3000)).isEmpty, "online throughout")
         effects = state.liveInstancesRead(["A", "B"], now: at(3100), date: date)
         #expect(effects.flushAt == at(4000))
-        #expect(state.flushed(now: at(4000)).entries[user("bob")]?.status == .offline)
+        #expect(state.flushed(now: at(4000)).entry(user("bob"))?.status == .offline)
         #expect(!state.watchesOtherInstances)
     }
 
@@ -129,7 +129,7 @@ struct PresenceStateTests {
         #expect(entries.map(\.status) == [.away], "B offline and C away (news), D away (seed)")
         _ = state.remoteStatusReceived(user("bob"), instance: "C", status: .offline, now: at(2), date: date)
         _ = state.remoteStatusReceived(user("bob"), instance: "D", status: .offline, now: at(2), date: date)
-        #expect(state.flushed(now: at(2)).entries[user("bob")]?.status == .offline)
+        #expect(state.flushed(now: at(2)).entry(user("bob"))?.status == .offline)
     }
 
     @Test func onlyVisibleUsersAreSubscribedAndTheLimitCountsDistinctUsersPerSubscriber() throws {
@@ -156,7 +156,7 @@ struct PresenceStateTests {
         _ = state.connectionClosed(1, now: at(1), date: date)
         #expect(state.subscriberCount(of: user("bob")) == 0)
         #expect(!state.watchesOtherInstances)
-        #expect(state.flushed(now: at(1000)) == .init())
+        #expect(state.flushed(now: at(1000)).isEmpty)
         // The limit was released with the connection.
         _ = state.connectionOpened(3, user: user("alice"), now: at(2), date: date)
         #expect(try state.subscribing(3, to: [user("carol")]) == [user("carol")])
@@ -181,11 +181,11 @@ struct PresenceStateTests {
         #expect(entries == [.init(user: user("bob"), status: .offline, lastSeen: nil)])
         _ = state.connectionOpened(2, user: user("bob"), now: at(1), date: date)
         _ = state.connectionClosed(2, now: at(2), date: date)
-        #expect(state.flushed(now: at(3)).entries[user("bob")]?.lastSeen == nil)
+        #expect(state.flushed(now: at(3)).entry(user("bob"))?.lastSeen == nil)
         state.lastSeenVisibilityChanged(user("bob"), hidden: false)
         _ = state.connectionOpened(3, user: user("bob"), now: at(2000), date: date)
         _ = state.connectionClosed(3, now: at(2001), date: date)
-        #expect(state.flushed(now: at(3000)).entries[user("bob")]?.lastSeen == date)
+        #expect(state.flushed(now: at(3000)).entry(user("bob"))?.lastSeen == date)
     }
 
     @Test func descriptorsRoundTrip() throws {

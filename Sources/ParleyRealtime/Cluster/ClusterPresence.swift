@@ -48,6 +48,11 @@ final class ClusterPresence: Sendable {
     private let pending = Mutex(Pending())
     /// Open connections that said they are away (a rewrite of every row must keep them away).
     private let awayConnections = Mutex<Set<UInt64>>([])
+    /// A wake is scheduled for the away flags and last-seen times queued since the last write.
+    private let wakeScheduled = Atomic<Bool>(false)
+    /// How long away flags and last-seen times wait to share a write (nobody waits for them, unlike connects,
+    /// which offline push reads).
+    static let statusWriteDelay: Duration = .milliseconds(250)
     private let wake: AsyncStream<Void>.Continuation
     private let wakes: AsyncStream<Void>
 
@@ -95,13 +100,24 @@ final class ClusterPresence: Sendable {
                 state.away[connectionId] = away
             }
         }
-        wake.yield()
+        wakeSoon()
     }
 
     /// The user's last connection on this instance closed (`user_presence.last_seen`).
     func wentOffline(appId: Int64, userId: String) {
         pending.withLock { _ = $0.offline.insert(UserKey(appId: appId, userId: userId)) }
-        wake.yield()
+        wakeSoon()
+    }
+
+    private func wakeSoon() {
+        guard wakeScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+            return
+        }
+        Task { [self] in
+            try? await Task.sleep(for: Self.statusWriteDelay)
+            wakeScheduled.store(false, ordering: .relaxed)
+            wake.yield()
+        }
     }
 
     // MARK: Writer

@@ -193,11 +193,11 @@ final class PresenceHub: Sendable {
             return (flush, handles)
         }
         guard !flush.recipients.isEmpty else { return }
-        let encoded = flush.entries.mapValues(Self.encode)
+        let encoded = flush.entries.map(Self.encode)
         var byLoop: [ObjectIdentifier: (loop: EventLoop, sends: [(WebSocketSessionHandle, [UInt8])])] = [:]
-        for (id, users) in flush.recipients {
+        for (id, positions) in flush.recipients {
             guard let handle = handles[id] else { continue }
-            let frame = ServerFrame.encoded(type: "presence", data: Self.usersJSON(users.compactMap { encoded[$0] }))
+            let frame = ServerFrame.encoded(type: "presence", data: Self.usersJSON(positions.map { encoded[$0] }))
             byLoop[ObjectIdentifier(handle.loop), default: (handle.loop, [])].sends.append((handle, frame))
         }
         events.increment(by: flush.recipients.count)

@@ -18,7 +18,6 @@ struct PresenceRepository: Sendable {
             SELECT a.id AS user_id, ps.last_seen, coalesce(ps.show_last_seen, true) AS show_last_seen,
                    st.instance_id, st.online
             FROM (SELECT DISTINCT unnest(\(PostgresTextArray(userIds))::text[]) AS id) a
-            JOIN users u ON u.app_id = \(appId) AND u.id = a.id AND u.deleted_at IS NULL
             LEFT JOIN user_presence ps ON ps.app_id = \(appId) AND ps.user_id = a.id
             LEFT JOIN LATERAL (
                 SELECT p.instance_id, bool_or(NOT p.away) AS online
@@ -29,13 +28,14 @@ struct PresenceRepository: Sendable {
                   AND p.instance_id IS DISTINCT FROM \(excludingInstance)
                 GROUP BY p.instance_id
             ) st ON true
-            WHERE a.id = \(viewer)
+            WHERE EXISTS (SELECT 1 FROM users u WHERE u.app_id = \(appId) AND u.id = a.id AND u.deleted_at IS NULL)
+              AND (a.id = \(viewer)
                OR EXISTS (SELECT 1 FROM friendships f
                           WHERE f.app_id = \(appId) AND f.user_id = \(viewer) AND f.friend_id = a.id AND f.active)
                OR EXISTS (SELECT 1 FROM conversation_members m
                           JOIN conversation_members o ON o.app_id = m.app_id AND o.user_id = a.id
                                AND o.conversation_id = m.conversation_id
-                          WHERE m.app_id = \(appId) AND m.user_id = \(viewer))
+                          WHERE m.app_id = \(appId) AND m.user_id = \(viewer)))
             """)
         var seeds: [String: PresenceState.Seed] = [:]
         for row in rows {

@@ -38,10 +38,18 @@ struct PresenceState {
         }
     }
 
-    /// One frame's worth of changes for each subscriber connection, and each changed user's entry (encoded once).
+    /// One frame's worth of changes for each subscriber connection: the changed users' entries (each encoded once)
+    /// and, per connection, the positions in `entries` of those it gets.
     struct Flush: Equatable {
-        var entries: [User: Entry] = [:]
-        var recipients: [UInt64: [User]] = [:]
+        var entries: [Entry] = []
+        var recipients: [UInt64: [Int]] = [:]
+
+        var isEmpty: Bool { recipients.isEmpty }
+
+        /// The users each connection gets, by id.
+        var recipientUsers: [UInt64: [User]] { recipients.mapValues { $0.map { entries[$0].user } } }
+
+        func entry(_ user: User) -> Entry? { entries.first { $0.user == user } }
     }
 
     /// At most one `presence` frame per connection per this window.
@@ -53,6 +61,8 @@ struct PresenceState {
         var user: User
         var status: PresenceStatus
         var subscriptions: Set<User> = []
+        /// The same users by slot (the flush checks these: no string hashing per entry).
+        var subscribedSlots: Set<UInt32> = []
     }
 
     private var connections: [UInt64: Connection] = [:]
@@ -72,8 +82,16 @@ struct PresenceState {
     private var announced: [User: PresenceStatus] = [:]
     private var lastSeen: [User: Date] = [:]
     private var hidesLastSeen: Set<User> = []
-    private var changed: [User: Entry] = [:]
-    private var dirty: [UInt64: Set<User>] = [:]
+    /// Watched users get a small integer (a slot) so that the per-subscriber work of a change (marking each
+    /// subscriber dirty) and of a flush never hashes or compares user id strings.
+    private var slots: [User: UInt32] = [:]
+    private var freeSlots: [UInt32] = []
+    private var slotCount: UInt32 = 0
+    /// Slot -> position in `changed` of the user's latest entry in this window (-1: unchanged).
+    private var changedPosition: [Int] = []
+    private var changed: [Entry] = []
+    /// Subscriber connection -> slots of watched users that changed (repeats possible; removed at the flush).
+    private var dirty: [UInt64: [UInt32]] = [:]
     private var flushDue = false
     private var lastFlush: ContinuousClock.Instant?
 
@@ -157,8 +175,15 @@ struct PresenceState {
         guard announced[user] != status else { return }
         if status == .offline { lastSeen[user] = date }
         announced[user] = status
-        changed[user] = entry(user, status)
-        for subscriber in subscribers { dirty[subscriber, default: []].insert(user) }
+        guard let slot = slots[user] else { return }
+        let position = changedPosition[Int(slot)]
+        if position >= 0 {
+            changed[position] = entry(user, status)
+        } else {
+            changedPosition[Int(slot)] = changed.count
+            changed.append(entry(user, status))
+        }
+        for subscriber in subscribers { dirty[subscriber, default: []].append(slot) }
         if !flushDue {
             flushDue = true
             let earliest = lastFlush.map { $0 + window } ?? now
@@ -208,6 +233,7 @@ struct PresenceState {
                 lastSeen[user] = seed.lastSeen
             }
             if connection.subscriptions.insert(user).inserted {
+                connection.subscribedSlots.insert(slot(for: user))
                 watchers[user, default: []].insert(id)
                 watchedBy[connection.user, default: [:]][user, default: 0] += 1
             }
@@ -229,6 +255,7 @@ struct PresenceState {
         guard let connection = connections[id] else { return }
         for user in users where connection.subscriptions.contains(user) {
             connections[id]!.subscriptions.remove(user)
+            if let slot = slots[user] { connections[id]!.subscribedSlots.remove(slot) }
             unwatch(user, by: id, subscriber: connection.user)
         }
     }
@@ -252,10 +279,29 @@ struct PresenceState {
 
     private mutating func forgetIfUnwatched(_ user: User) {
         guard watchers[user] == nil, seeding[user] == nil else { return }
+        if let slot = slots.removeValue(forKey: user) {
+            // A later user of this slot must not inherit this one's pending entry.
+            if changedPosition[Int(slot)] >= 0 { changedPosition[Int(slot)] = -1 }
+            freeSlots.append(slot)
+        }
         remote[user] = nil
         announced[user] = nil
         lastSeen[user] = nil
         hidesLastSeen.remove(user)
+    }
+
+    private mutating func slot(for user: User) -> UInt32 {
+        if let slot = slots[user] { return slot }
+        let slot: UInt32
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            slot = slotCount
+            slotCount += 1
+            changedPosition.append(-1)
+        }
+        slots[user] = slot
+        return slot
     }
 
     /// The user changed whether others see their `lastSeen` (on this instance, at once).
@@ -300,13 +346,25 @@ struct PresenceState {
     /// still watches. The next flush is at least `window` later.
     mutating func flushed(now: ContinuousClock.Instant) -> Flush {
         var flush = Flush()
-        for (id, users) in dirty {
+        for (id, changedSlots) in dirty {
             guard let connection = connections[id] else { continue }
-            let watched = users.filter { connection.subscriptions.contains($0) }
-            guard !watched.isEmpty else { continue }
-            flush.recipients[id] = watched.sorted { $0.userId < $1.userId }
-            for user in watched { flush.entries[user] = changed[user] }
+            var positions: [Int] = []
+            positions.reserveCapacity(changedSlots.count)
+            for slot in changedSlots where connection.subscribedSlots.contains(slot) {
+                let position = changedPosition[Int(slot)]
+                if position >= 0 { positions.append(position) }
+            }
+            guard !positions.isEmpty else { continue }
+            positions.sort()
+            var unique = positions
+            unique.removeAll(keepingCapacity: true)
+            for position in positions where unique.last != position { unique.append(position) }
+            flush.recipients[id] = unique
         }
+        for entry in changed {
+            if let slot = slots[entry.user] { changedPosition[Int(slot)] = -1 }
+        }
+        flush.entries = changed
         dirty.removeAll(keepingCapacity: true)
         changed.removeAll(keepingCapacity: true)
         flushDue = false
