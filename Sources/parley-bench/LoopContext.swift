@@ -232,7 +232,9 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     /// One `presence_set` per connection per `period` (ns), spread evenly over the period, from `start` until
     /// `end`, alternating `away` and `online`; counts them in `sent`.
     func startPresenceChanges(period: Int64, start: Int64, end: Int64) {
-        let open = connections.filter { $0.state == .open }
+        // In random order: in index order a user's ring neighbours would change one after the other, and their
+        // subscribers' events would coalesce far better than real changes do.
+        let open = connections.filter { $0.state == .open }.shuffled()
         guard !open.isEmpty else { return }
         let spacing = max(1, period / Int64(open.count))
         let frames = ["away", "online"].map { Array(#"{"type":"presence_set","data":{"status":"\#($0)"}}"#.utf8) }

@@ -140,6 +140,12 @@ struct PresenceStateTests {
         let entries = state.subscribed(1, to: asked, seeds: [user("b"): .init(), user("c"): .init()])
         #expect(entries.map(\.user) == [user("b"), user("c")])
         #expect(state.subscriptions(ofConnection: 1) == [user("b"), user("c")])
+        // Asking again answers for users already watched, in the order asked, and looks nothing up.
+        #expect(try state.subscribing(1, to: [user("c"), user("b")]).isEmpty)
+        #expect(
+            state.currentEntries(ofConnection: 1, [user("c"), user("stranger"), user("b")]).map(\.user) == [
+                user("c"), user("b"),
+            ])
         // The second device watching the same users costs nothing; a fourth distinct user is refused.
         let again = try state.subscribing(2, to: [user("b"), user("c"), user("d")])
         _ = state.subscribed(2, to: again, seeds: Dictionary(uniqueKeysWithValues: again.map { ($0, .init()) }))

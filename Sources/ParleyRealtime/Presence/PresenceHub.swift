@@ -97,7 +97,10 @@ final class PresenceHub: Sendable {
                     throw error
                 }
             }
-            let entries = locked.withLock { $0.state.subscribed(entry.id, to: asked, seeds: seeds) }
+            let entries = locked.withLock { locked in
+                _ = locked.state.subscribed(entry.id, to: asked, seeds: seeds)
+                return locked.state.currentEntries(ofConnection: entry.id, users)
+            }
             return Self.usersJSON(entries.map { Self.encode($0) })
         case "presence_unsubscribe":
             let users = try Self.userIDs(frame.data["userIds"], max: Self.maxUsersPerFrame, field: "data.userIds")

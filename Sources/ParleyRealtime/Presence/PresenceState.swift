@@ -245,6 +245,13 @@ struct PresenceState {
         return entries
     }
 
+    /// The current entry of each of `users` the connection watches, in the order given (a subscribe's ack, which
+    /// also answers for users it watched already).
+    func currentEntries(ofConnection id: UInt64, _ users: [User]) -> [Entry] {
+        guard let connection = connections[id] else { return [] }
+        return users.filter { connection.subscriptions.contains($0) }.map { entry($0, overall($0)) }
+    }
+
     /// The database could not be read: the users stay unwatched by this connection.
     mutating func subscribeFailed(_ id: UInt64, to users: [User]) {
         endSeeding(users)
