@@ -28,6 +28,11 @@ public struct RealtimeConfiguration: Sendable {
     public var maxConnectionsPerSession = 4
     /// `typing` notices forwarded per connection and second; more are acknowledged and dropped.
     public var typingPerSecond = 2
+    /// A `presence` event frame goes to each subscriber connection at most once per this window, carrying the
+    /// latest status of every watched user that changed in it.
+    public var presenceCoalesceWindow: Duration = .milliseconds(1000)
+    /// Distinct users the connections of one user may watch together (`presence_subscribe`).
+    public var maxPresenceSubscriptions = 1000
     /// NOTIFY channel shared by the instances of one deployment.
     public var clusterChannel = "parley_realtime"
     /// Chat rooms (Rooms/).

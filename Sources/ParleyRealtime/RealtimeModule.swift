@@ -18,6 +18,7 @@ public final class RealtimeModule: Sendable {
     let messaging: MessagingModule
     let logger: Logger
     let online: OnlineState
+    let presenceRepository: PresenceRepository
     /// Subscribed here, so no session that ends before the services run is missed.
     let sessionEvents: AsyncStream<SessionEvent>
 
@@ -30,6 +31,7 @@ public final class RealtimeModule: Sendable {
         self.auth = auth
         self.messaging = messaging
         online = OnlineState(database: database)
+        presenceRepository = PresenceRepository(database: database)
         sessionEvents = auth.events.subscribe()
         let logger = logger.with("component", "realtime")
         self.logger = logger
@@ -54,12 +56,22 @@ public final class RealtimeModule: Sendable {
         let rooms = RoomService(
             configuration: configuration.rooms, repository: RoomRepository(database: database), relay: relay,
             messages: messaging.messages, instanceId: presence.instanceId, logger: logger)
-        relay.handleRoomDescriptors { object in
-            if let descriptor = RoomDescriptor.parse(object) { await rooms.received(descriptor) }
+        for kind in RoomDescriptor.kinds {
+            relay.onDescriptors(ofKind: kind) { object in
+                if let descriptor = RoomDescriptor.parse(object) { await rooms.received(descriptor) }
+            }
+        }
+        let presenceHub = PresenceHub(
+            instanceId: presence.instanceId, window: configuration.presenceCoalesceWindow,
+            maxSubscriptionsPerUser: configuration.maxPresenceSubscriptions, repository: presenceRepository,
+            cluster: presence, logger: logger, metrics: metrics, publish: { relay.publish(serialized: $0) })
+        relay.onDescriptors(ofKind: PresenceDescriptor.kind) { object in
+            if let descriptor = PresenceDescriptor(object) { presenceHub.received(descriptor) }
         }
         gateway = Gateway(
             configuration: withMetrics, messaging: messaging, registry: registry, fanOut: fanOut,
-            relay: relay, presence: presence, logger: logger, frameHandlers: frameHandlers, rooms: rooms)
+            relay: relay, presence: presence, presenceHub: presenceHub, logger: logger, frameHandlers: frameHandlers,
+            rooms: rooms)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
         }
@@ -77,6 +89,10 @@ public final class RealtimeModule: Sendable {
         let activeUsers = auth.statistics.activeUsers
         OnlineController(auth: auth, state: online).register(on: &router)
         if let rooms = gateway.rooms { RoomController(auth: auth, rooms: rooms).register(on: &router) }
+        if let hub = gateway.presenceHub {
+            PresenceController(authenticator: authenticator, repository: presenceRepository, hub: hub)
+                .register(on: &router)
+        }
         router.get("/ws") { request, context in
             let verified = try await authenticator.authenticate(
                 request, audience: .im, consent: .required,
@@ -100,6 +116,11 @@ public final class RealtimeModule: Sendable {
         let gateway = gateway
         var services: [any Service] = []
         if let presence = gateway.presence { services += [presence, presence.heartbeatService] }
+        if let hub = gateway.presenceHub {
+            // Another instance's users go offline here once its heartbeat is stale (at most this much later).
+            services.append(
+                PeriodicService("realtime presence instances", every: .seconds(5)) { await hub.checkInstances() })
+        }
         services.append(EventDelivery(gateway: gateway, logger: logger))
         services.append(SessionEndListener(events: sessionEvents, registry: gateway.registry))
         services += gateway.rooms?.backgroundServices ?? []

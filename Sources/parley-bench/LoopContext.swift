@@ -25,6 +25,8 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     private var windowStart = Int64.max
     private var windowEnd = Int64.max
     private var senders: [ClientConnection] = []
+    /// Requests of connections without a sender still to send, one per answer (`sendToEach`).
+    private var requestQueue: [() -> Void] = []
 
     /// Send-to-receive times (ns) of the deliveries received inside the window.
     private(set) var latencies: [Int64] = []
@@ -104,6 +106,9 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
                 counters.helloed.bump()
                 handshakeDone()
             }
+        case .presence(let entries):
+            counters.presenceFrames.bump()
+            counters.presenceEntries.bump(by: entries)
         case .other:
             counters.otherFrames.bump()
         case .malformed:
@@ -175,7 +180,13 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     private func answered(_ connection: ClientConnection, reqId: Int64?, error: String?) {
         guard let sender = connection.sender else {
             // Not a sender: the idle check's `ping` request.
-            if let error { counters.note("ping request: \(error)") } else { counters.appPingAcks.bump() }
+            if let error {
+                counters.appRequestErrors.bump()
+                counters.note("request: \(error)")
+            } else {
+                counters.appPingAcks.bump()
+            }
+            sendQueuedRequest()
             return
         }
         let (inOrder, sentAt) = sender.answered(reqId: reqId)
@@ -207,6 +218,44 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     func sendToAll(_ frame: [UInt8]) {
         for connection in connections where connection.state == .open && connection.sender == nil {
             connection.send(text: frame)
+        }
+    }
+
+    /// Sends each open connection the request `frame` makes for its index (presence subscriptions), at most
+    /// `maxInFlight` unanswered at a time: the server answers each with a database read, and a flood of them would
+    /// only queue for its pool.
+    func sendToEach(maxInFlight: Int, _ frame: @escaping (Int32) -> [UInt8]) {
+        requestQueue = connections.filter { $0.state == .open }.map { connection in
+            { connection.send(text: frame(connection.index)) }
+        }
+        requestQueue.reverse()
+        for _ in 0..<maxInFlight { sendQueuedRequest() }
+    }
+
+    private func sendQueuedRequest() {
+        requestQueue.popLast()?()
+    }
+
+    /// One `presence_set` per connection per `period` (ns), spread evenly over the period, from `start` until
+    /// `end`, alternating `away` and `online`; counts them in `sent`.
+    func startPresenceChanges(period: Int64, start: Int64, end: Int64) {
+        // In random order: in index order a user's ring neighbours would change one after the other, and their
+        // subscribers' events would coalesce far better than real changes do.
+        let open = connections.filter { $0.state == .open }.shuffled()
+        guard !open.isEmpty else { return }
+        let spacing = max(1, period / Int64(open.count))
+        let frames = ["away", "online"].map { Array(#"{"type":"presence_set","data":{"status":"\#($0)"}}"#.utf8) }
+        var issued: Int64 = 0
+        loop.scheduleRepeating(every: .milliseconds(5)) { [self] in
+            let now = MonotonicClock.now()
+            while start + issued * spacing <= min(now, end) {
+                let connection = open[Int(issued % Int64(open.count))]
+                let round = Int(issued / Int64(open.count))
+                if connection.state == .open { connection.send(text: frames[round % 2]) }
+                counters.sent.bump()
+                issued += 1
+            }
+            return now < end
         }
     }
 

@@ -27,8 +27,13 @@ final class RunCounters: Sendable {
     let otherFrames = Atomic<Int>(0)
     let windowAcks = Atomic<Int>(0)
     let windowDeliveries = Atomic<Int>(0)
-    /// Answers to the idle check's `ping` requests.
+    /// Answers to the requests of connections without a sender (the idle check's `ping`, presence frames).
     let appPingAcks = Atomic<Int>(0)
+    /// Errors answered to those requests.
+    let appRequestErrors = Atomic<Int>(0)
+    /// `presence` events received, and the user entries in them.
+    let presenceFrames = Atomic<Int>(0)
+    let presenceEntries = Atomic<Int>(0)
 
     /// Why things went wrong, with counts: the first 20 distinct reasons.
     private let reasons = Mutex<[(String, Int)]>([])

@@ -8,6 +8,8 @@ enum ServerFrameKind {
     case ack(reqId: Int64?)
     case error(code: Int64, message: String)
     case hello(heartbeatSeconds: Int?)
+    /// A coalesced `presence` event and how many user entries it carries.
+    case presence(entries: Int)
     case other(type: String)
     case malformed
 }
@@ -21,6 +23,8 @@ enum ServerFrameScanner {
     private static let messagePrefix = Array(#"{"type":"message","#.utf8)
     private static let ackPrefix = Array(#"{"type":"ack","reqId":""#.utf8)
     private static let contentKey = Array(#""content":"b"#.utf8)
+    private static let presencePrefix = Array(#"{"type":"presence","#.utf8)
+    private static let statusKey = Array(#""status":"#.utf8)
 
     static func scan(_ payload: [UInt8]) -> ServerFrameKind {
         payload.withUnsafeBufferPointer { bytes in
@@ -29,6 +33,15 @@ enum ServerFrameScanner {
                 let (sentAt, _) = digits(bytes, from: at + contentKey.count, until: UInt8(ascii: "\""))
             {
                 return .message(sentAt: sentAt)
+            }
+            if starts(bytes, with: presencePrefix) {
+                var entries = 0
+                var at = presencePrefix.count
+                while let found = ByteSearch.firstIndex(of: statusKey, in: bytes, from: at) {
+                    entries += 1
+                    at = found + statusKey.count
+                }
+                return .presence(entries: entries)
             }
             if starts(bytes, with: ackPrefix) {
                 return .ack(reqId: digits(bytes, from: ackPrefix.count, until: UInt8(ascii: "\""))?.value)

@@ -5,6 +5,7 @@
 //   parley-bench fanout --port P [--members 500] [--senders 5] [--window 8] ... one group, every member online
 //   parley-bench idle   --port P [--count 10000] [--hold 20] ...               idle connections with heartbeats
 //   parley-bench room   --port P [--members 10000] [--senders 1] [--rate 10] ... one chat room, everyone inside
+//   parley-bench presence --port P --server-pid PID [--count 10000] ...       presence changes and their cost
 //
 // Environment: BENCH_APP_KEY and BENCH_APP_SECRET (an app created with `--session-policy unlimited`).
 // Results are `key=value` lines on stdout; exit status 1 when a check fails (errors over 0.1%, deliveries
@@ -15,13 +16,15 @@ import ParleyNet
 Socket.ignoreSIGPIPE()
 
 let usage = """
-    usage: parley-bench direct|fanout|idle|room --port PORT [options]
+    usage: parley-bench direct|fanout|idle|room|presence --port PORT [options]
       every mode:  --host 127.0.0.1  --loops CORES  --login-workers 8  --connect-concurrency N  --run-id ID
       direct:      --pairs 100  --window 16  --rate 0 (messages/s over all senders; 0 = unpaced)
                    --warmup 3  --duration 10  --drain 10
       fanout:      --members 500  --senders 5  --window 8  --rate 0  --warmup 3  --duration 10  --drain 10
       room:        --members 10000  --senders 1  --window 8  --rate 0  --warmup 3  --duration 10  --drain 10
       idle:        --count 10000  --hold 20  --min-pings 1  --timeout 600  --barrier-dir DIR  --name NAME
+      presence:    --server-pid PID  --count 10000  --subscriptions 200  --period 60  --baseline 30
+                   --duration 60  --timeout 900  --barrier-dir DIR
       environment: BENCH_APP_KEY, BENCH_APP_SECRET
     """
 
@@ -38,6 +41,7 @@ do {
     case "fanout": passed = try FanoutMode.run(rest)
     case "idle": passed = try IdleMode.run(rest)
     case "room": passed = try RoomMode.run(rest)
+    case "presence": passed = try PresenceMode.run(rest)
     case "-h", "--help", "help":
         Console.log(usage)
         exit(0)

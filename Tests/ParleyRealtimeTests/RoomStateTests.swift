@@ -113,14 +113,14 @@ struct RoomStateTests {
         let key = RoomKey(appId: 2, roomId: 3)
         for descriptor in [inline, .messageID(key, id: 5), .dismissed(key)] {
             let object = try #require(try JSONValue.parse(descriptor.serialized()).objectValue)
-            #expect(RoomDescriptor.isRoomKind(try #require(object["k"]?.stringValue)))
+            #expect(RoomDescriptor.kinds.contains(try #require(object["k"]?.stringValue)))
             #expect(RoomDescriptor.parse(object) == descriptor)
         }
         var large = message
         large.content = String(repeating: "x", count: RoomDescriptor.maxInlineBytes)
         #expect(RoomDescriptor.message(large, json: large.jsonBytes()) == .messageID(key, id: 5))
         // Other instances' kinds are not rooms'; malformed room descriptors are dropped.
-        for kind in ["m", "e", "v", "r", "c", "t", "u", "o"] { #expect(!RoomDescriptor.isRoomKind(kind)) }
+        for kind in ["m", "e", "v", "r", "c", "t", "u", "o", "n", "p"] { #expect(!RoomDescriptor.kinds.contains(kind)) }
         #expect(RoomDescriptor.parse(["k": "R", "a": 1, "r": 2]) == nil)
         #expect(RoomDescriptor.parse(["k": "Ri", "a": 1, "r": 2, "id": "x"]) == nil)
         #expect(RoomDescriptor.parse(["k": "Rd", "a": 1]) == nil)

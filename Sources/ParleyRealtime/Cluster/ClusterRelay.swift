@@ -32,12 +32,9 @@ final class ClusterRelay: Sendable {
     }
 
     private let outbox = Mutex(Outbox())
-    /// Where chat room descriptors go (Rooms/RoomDescriptor), set once when the rooms are built.
-    private let roomDescriptors = Mutex<(@Sendable (JSONObject) async -> Void)?>(nil)
-
-    func handleRoomDescriptors(_ handler: @escaping @Sendable (JSONObject) async -> Void) {
-        roomDescriptors.withLock { $0 = handler }
-    }
+    /// Descriptor kinds another part of the gateway reads itself (chat rooms' "R...", presence's "p"), instead of
+    /// fan-out deliveries.
+    private let kindHandlers = Mutex<[String: @Sendable (JSONObject) async -> Void]>([:])
 
     /// How this instance's own payloads begin (see `payloads`).
     private let ownPrefix: String
@@ -139,6 +136,12 @@ final class ClusterRelay: Sendable {
 
     // MARK: Incoming
 
+    /// Hands other instances' descriptors of `kind` to `handler` (on the feed's task, in order) instead of resolving
+    /// them into deliveries.
+    func onDescriptors(ofKind kind: String, _ handler: @escaping @Sendable (JSONObject) async -> Void) {
+        kindHandlers.withLock { $0[kind] = handler }
+    }
+
     /// Subscribes to the other instances' events and returns once PostgreSQL LISTENs for this instance (at most
     /// `timeout`; false if it did not by then): an instance that serves before its feed is up would miss, live, the
     /// events published meanwhile.
@@ -184,10 +187,10 @@ final class ClusterRelay: Sendable {
                 logger.warning("could not load relayed messages", ["error": .string(String(describing: error))])
             }
         }
-        let rooms = roomDescriptors.withLock { $0 }
+        let handlers = kindHandlers.withLock { $0 }
         for object in objects {
-            if let kind = object["k"]?.stringValue, RoomDescriptor.isRoomKind(kind) {
-                await rooms?(object)
+            if let kind = object["k"]?.stringValue, let handler = handlers[kind] {
+                await handler(object)
                 continue
             }
             if let delivery = RelayDescriptor.delivery(object, messages: loaded) { await deliver(delivery) }

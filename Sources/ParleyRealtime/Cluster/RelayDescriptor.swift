@@ -15,6 +15,8 @@ import ParleyMessaging
 ///   {"k":"n","a":APP,"c":CONV,"t":TYPE,"p":DATA,"o":SESSION?}                  a conversation event (reactions, pins)
 ///   {"k":"o","a":APP,"c":CONV,"m":MESSAGE}                                     an online-only message, inline (never
 ///                                                                               stored, so nothing to load)
+///   {"k":"p",...}                                                              presence (PresenceDescriptor: read by
+///                                                                               the presence hub, not fan-out)
 enum RelayDescriptor {
     /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
     static let maxInlineChangeBytes = 2000

@@ -19,6 +19,8 @@ final class Gateway: Sendable {
     let relay: ClusterRelay
     /// Where connections are recorded for other features (offline push); nil in tests that build a bare gateway.
     let presence: ClusterPresence?
+    /// Statuses, subscriptions and `presence` events (nil in tests that build a bare gateway).
+    let presenceHub: PresenceHub?
     let logger: Logger
     /// Frames of other features, by type (call signalling's `call_*`).
     let frameHandlers: [String: FrameHandler]
@@ -28,8 +30,8 @@ final class Gateway: Sendable {
 
     init(
         configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
-        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, logger: Logger,
-        frameHandlers: [String: FrameHandler] = [:], rooms: RoomService? = nil
+        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, presenceHub: PresenceHub? = nil,
+        logger: Logger, frameHandlers: [String: FrameHandler] = [:], rooms: RoomService? = nil
     ) {
         self.configuration = configuration
         self.messaging = messaging
@@ -37,6 +39,7 @@ final class Gateway: Sendable {
         self.fanOut = fanOut
         self.relay = relay
         self.presence = presence
+        self.presenceHub = presenceHub
         self.logger = logger
         self.frameHandlers = frameHandlers
         self.rooms = rooms
@@ -47,17 +50,21 @@ final class Gateway: Sendable {
     /// Answers one request frame with its `ack` or `error` frame. Every operation goes through the same
     /// services as the REST routes.
     func answer(
-        _ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter, connectionRooms: ConnectionRooms
+        _ frame: ClientFrame, principal: Principal, connection: GatewayEntry? = nil,
+        connectionRooms: ConnectionRooms, typing: inout TypingLimiter
     ) async -> [UInt8] {
         do {
-            return try await perform(frame, principal: principal, typing: &typing, connectionRooms: connectionRooms)
+            return try await perform(
+                frame, principal: principal, connection: connection, connectionRooms: connectionRooms,
+                typing: &typing)
         } catch {
             return ServerFrame.error(reqId: frame.reqId, APIError.mapping(error, logger: logger))
         }
     }
 
     private func perform(
-        _ frame: ClientFrame, principal: Principal, typing: inout TypingLimiter, connectionRooms: ConnectionRooms
+        _ frame: ClientFrame, principal: Principal, connection: GatewayEntry?, connectionRooms: ConnectionRooms,
+        typing: inout TypingLimiter
     ) async throws -> [UInt8] {
         let reqId = frame.reqId
         if let rooms, let answer = try await rooms.answer(frame, principal: principal, connection: connectionRooms) {
@@ -129,6 +136,11 @@ final class Gateway: Sendable {
                 try await messaging.sync.sync(
                     after: cursor, limit: Int(limit),
                     for: principal))
+        case "presence_set", "presence_subscribe", "presence_unsubscribe":
+            guard let presenceHub, let connection else {
+                throw APIError.unknownFrameType.with(message: "unknown frame type `\(frame.type)`")
+            }
+            return ServerFrame.ack(reqId: reqId, data: try await presenceHub.answer(frame, connection: connection))
         default:
             if let handler = frameHandlers[frame.type] {
                 return ServerFrame.ack(reqId: reqId, data: try await handler(frame.data, principal))

@@ -52,6 +52,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
             .init(
                 connectionId: entry.id, appId: entry.appId, userId: entry.userId,
                 sessionId: entry.sessionId))
+        gateway.presenceHub?.opened(entry)
         session.send(
             encodedFrame: ServerFrame.encoded(
                 type: "hello",
@@ -96,7 +97,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                 switch ClientFrame.parse(text) {
                 case .success(let frame):
                     answer = await self.gateway.answer(
-                        frame, principal: self.principal, typing: &self.typing, connectionRooms: self.rooms)
+                        frame, principal: self.principal, connection: self.entry, connectionRooms: self.rooms,
+                        typing: &self.typing)
                 case .failure(let failure):
                     answer = ServerFrame.error(reqId: failure.reqId, failure.error)
                 }
@@ -129,6 +131,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         if let entry {
             gateway.registry.remove(entry)
             gateway.presence?.disconnected(connectionId: entry.id)
+            gateway.presenceHub?.closed(entry)
         }
         entry = nil
     }

@@ -48,7 +48,8 @@ enum RoomDescriptor: Equatable {
     }
 
     /// True for the kinds this type reads (the relay hands those to the rooms).
-    static func isRoomKind(_ kind: String) -> Bool { kind.hasPrefix("R") }
+    /// The descriptor kinds of chat rooms (the relay hands them to the room service).
+    static let kinds = ["R", "Ri", "Rd"]
 
     /// nil for anything else or anything malformed.
     static func parse(_ object: JSONObject) -> RoomDescriptor? {
