@@ -41,8 +41,9 @@ FROM (
     FROM generate_series(1::bigint, :messages) n, bench_words w
 ) generated;
 -- What the indexer (MessageSearchIndexer) would write for the queue the insert filled, written here in one statement.
-INSERT INTO message_search (message_id, vector)
-SELECT id, parley_message_search_vector(conversation_id, msg_type, content) FROM messages
+INSERT INTO message_search (message_id, app_id, conversation_id, seq, created_at, vector)
+SELECT id, app_id, conversation_id, seq, created_at, parley_message_search_vector(conversation_id, msg_type, content)
+FROM messages
 WHERE msg_type IN ('text', 'richText') AND revoked_at IS NULL;
 TRUNCATE message_search_queue;
 ANALYZE conversations; ANALYZE conversation_members; ANALYZE messages; ANALYZE message_search;

@@ -26,7 +26,7 @@ public struct MessageSearchIndexer: Sendable {
                                        LIMIT \(Self.batchSize) FOR UPDATE SKIP LOCKED)
                 RETURNING q.message_id),
             source AS (
-                SELECT t.message_id,
+                SELECT t.message_id, m.app_id, m.conversation_id, m.seq, m.created_at,
                        CASE WHEN m.revoked_at IS NULL AND m.msg_type IN ('text', 'richText')
                             THEN parley_message_search_vector(m.conversation_id, m.msg_type, m.content) END AS vector
                 FROM taken t LEFT JOIN messages m ON m.id = t.message_id),
@@ -34,8 +34,8 @@ public struct MessageSearchIndexer: Sendable {
                 DELETE FROM message_search s USING source
                 WHERE s.message_id = source.message_id AND source.vector IS NULL),
             written AS (
-                INSERT INTO message_search (message_id, vector)
-                SELECT message_id, vector FROM source WHERE vector IS NOT NULL
+                INSERT INTO message_search (message_id, app_id, conversation_id, seq, created_at, vector)
+                SELECT message_id, app_id, conversation_id, seq, created_at, vector FROM source WHERE vector IS NOT NULL
                 ON CONFLICT (message_id) DO UPDATE SET vector = EXCLUDED.vector)
             SELECT count(*) AS taken FROM taken
             """)

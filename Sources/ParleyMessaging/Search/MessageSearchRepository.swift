@@ -25,20 +25,29 @@ struct MessageSearchRepository: Sendable {
 
     func search(_ query: MessageSearchQuery, appId: Int64, userId: String) async throws -> MessageSearchPage {
         let rows = try await database.query(Self.statement(query, appId: appId, userId: userId))
-        var messages: [IMMessage] = []
-        var last: MessageSearchCursor?
-        for row in rows.prefix(query.limit) {
-            messages.append(try MessageRepository.decode(row))
-            last = MessageSearchCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("id"))
+        var found: [(message: IMMessage, cursor: MessageSearchCursor)] = []
+        for row in rows {
+            found.append(
+                (
+                    try MessageRepository.decode(row),
+                    MessageSearchCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("id"))
+                ))
         }
-        let hasMore = rows.count > query.limit
-        return MessageSearchPage(messages: messages, nextCursor: hasMore ? last?.description : nil, hasMore: hasMore)
+        // Newest first, as the candidates were read (the statement leaves the order to its nested loop).
+        found.sort { ($0.cursor.createdAtMicroseconds, $0.cursor.id) > ($1.cursor.createdAtMicroseconds, $1.cursor.id) }
+        let page = found.prefix(query.limit)
+        let hasMore = found.count > query.limit
+        return MessageSearchPage(
+            messages: page.map(\.message), nextCursor: hasMore ? page.last?.cursor.description : nil, hasMore: hasMore)
     }
 
-    /// Up to `limit + 1` messages (one more tells whether there is another page). The index scan is fenced off
-    /// (MATERIALIZED) so that the planner never trades it for walking the caller's conversations and tokenizing every
-    /// message; its query names the caller's conversations in every lexeme, so it returns only messages the caller
-    /// may be shown (cleared history and messages deleted for the caller aside, filtered next).
+    /// Up to `limit + 1` messages (one more tells whether there is another page), in the candidates' order. The
+    /// index scan is fenced off (MATERIALIZED); its query names the caller's conversations in every lexeme, and the app
+    /// is checked beside it, so it returns only messages the caller may be shown (cleared history, messages deleted for
+    /// the caller and the cursor are filtered next, on the columns `message_search` keeps, newest first). Messages are
+    /// then read by id, one candidate after another, until the page is full: the lateral lookup (OFFSET 0 keeps it
+    /// per row) is a nested loop over the ordered candidates, so the LIMIT stops it early, and no sort above it makes
+    /// it read every candidate first (`search` orders the page again).
     static func statement(_ query: MessageSearchQuery, appId: Int64, userId: String) -> PostgresQuery {
         let q = query.text
         let before = query.before
@@ -48,21 +57,26 @@ struct MessageSearchRepository: Sendable {
                 WHERE cm.app_id = \(appId) AND cm.user_id = \(userId)
                   AND (\(query.conversationId)::text IS NULL OR cm.conversation_id = \(query.conversationId))),
             found AS MATERIALIZED (
-                SELECT \(unescaped: MessageRepository.qualifiedColumns)
-                FROM message_search s JOIN messages m ON m.id = s.message_id
+                SELECT s.message_id, s.conversation_id, s.seq, s.created_at FROM message_search s
                 WHERE s.vector @@ ANY (parley_search_queries(\(q), (SELECT array_agg(conversation_id) FROM readable)))
-                  AND m.app_id = \(appId) AND m.revoked_at IS NULL)
-            SELECT f.*, (extract(epoch FROM f.created_at) * 1000000)::bigint AS created_us
-            FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
-            WHERE f.seq > r.clear_seq
-              AND NOT EXISTS (SELECT 1 FROM message_hidden h
-                              WHERE h.app_id = \(appId) AND h.user_id = \(userId) AND h.message_id = f.id)
-              AND (\(before?.createdAtMicroseconds)::bigint IS NULL
-                   OR (f.created_at, f.id) < (timestamptz 'epoch' + \(before?.createdAtMicroseconds)::bigint
-                                                  * interval '1 microsecond', \(before?.id)::bigint))
-              AND (parley_search_exact(\(q))
-                   OR parley_search_recheck(parley_message_search_text(f.msg_type, f.content), \(q)))
-            ORDER BY f.created_at DESC, f.id DESC
+                  AND s.app_id = \(appId)),
+            candidates AS MATERIALIZED (
+                SELECT f.message_id, f.created_at FROM found f JOIN readable r ON r.conversation_id = f.conversation_id
+                WHERE f.seq > r.clear_seq
+                  AND NOT EXISTS (SELECT 1 FROM message_hidden h
+                                  WHERE h.app_id = \(appId) AND h.user_id = \(userId) AND h.message_id = f.message_id)
+                  AND (\(before?.createdAtMicroseconds)::bigint IS NULL
+                       OR (f.created_at, f.message_id) < (timestamptz 'epoch' + \(before?.createdAtMicroseconds)::bigint
+                                                              * interval '1 microsecond', \(before?.id)::bigint))
+                ORDER BY f.created_at DESC, f.message_id DESC)
+            SELECT m.*, (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_us
+            FROM candidates c
+            CROSS JOIN LATERAL (
+                SELECT \(unescaped: MessageRepository.qualifiedColumns) FROM messages m
+                WHERE m.id = c.message_id AND m.app_id = \(appId) AND m.revoked_at IS NULL
+                OFFSET 0) m
+            WHERE parley_search_exact(\(q))
+               OR parley_search_recheck(parley_message_search_text(m.msg_type, m.content), \(q))
             LIMIT \(query.limit + 1)
             """
     }
