@@ -353,6 +353,23 @@ public struct WebSocketSessionHandle: @unchecked Sendable, Hashable {
         }
     }
 
+    /// Sends each session its own encoded frame with one hop per event loop and no closure per session: the path of
+    /// per-subscriber batches (presence).
+    public static func send(_ frames: [(handle: WebSocketSessionHandle, frame: [UInt8])]) {
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, frames: [(handle: WebSocketSessionHandle, frame: [UInt8])])] =
+            [:]
+        for entry in frames {
+            byLoop[ObjectIdentifier(entry.handle.loop), default: (entry.handle.loop, [])].frames.append(entry)
+        }
+        for (_, group) in byLoop {
+            let frames = group.frames
+            let send: @Sendable () -> Void = {
+                for entry in frames { entry.handle.session.send(encodedFrame: entry.frame) }
+            }
+            if group.loop.inEventLoop { send() } else { group.loop.execute(send) }
+        }
+    }
+
     public static func == (lhs: WebSocketSessionHandle, rhs: WebSocketSessionHandle) -> Bool {
         lhs.session === rhs.session
     }

@@ -209,6 +209,18 @@ struct PresenceStateTests {
         #expect(PresenceDescriptor(broken) == nil)
     }
 
+    /// The flush writes each subscriber's frame in one buffer: the same bytes as the general frame encoder's.
+    @Test func aPresenceFrameIsTheEventFrameOfItsEntries() {
+        let entries = [
+            PresenceHub.encode(.init(user: user("a"), status: .online)),
+            PresenceHub.encode(.init(user: user("b\""), status: .offline, lastSeen: date)),
+        ]
+        for some in [Array(entries.prefix(1)), entries] {
+            #expect(
+                PresenceHub.frame(some) == ServerFrame.encoded(type: "presence", data: PresenceHub.usersJSON(some)))
+        }
+    }
+
     @Test func entriesEncodeAsTheProtocolSays() throws {
         let encoded = PresenceHub.usersJSON([
             PresenceHub.encode(.init(user: user("a"), status: .online)),

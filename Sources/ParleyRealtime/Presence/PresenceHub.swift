@@ -197,20 +197,14 @@ final class PresenceHub: Sendable {
         }
         guard !flush.recipients.isEmpty else { return }
         let encoded = flush.entries.map(Self.encode)
-        var byLoop: [ObjectIdentifier: (loop: EventLoop, sends: [(WebSocketSessionHandle, [UInt8])])] = [:]
+        var frames: [(handle: WebSocketSessionHandle, frame: [UInt8])] = []
+        frames.reserveCapacity(flush.recipients.count)
         for (id, positions) in flush.recipients {
             guard let handle = handles[id] else { continue }
-            let frame = ServerFrame.encoded(type: "presence", data: Self.usersJSON(positions.map { encoded[$0] }))
-            byLoop[ObjectIdentifier(handle.loop), default: (handle.loop, [])].sends.append((handle, frame))
+            frames.append((handle, Self.frame(positions.map { encoded[$0] })))
         }
         events.increment(by: flush.recipients.count)
-        for (_, group) in byLoop {
-            let sends = group.sends
-            let run: @Sendable () -> Void = {
-                for (handle, frame) in sends { handle.send(encodedFrame: frame) }
-            }
-            if group.loop.inEventLoop { run() } else { group.loop.execute(run) }
-        }
+        WebSocketSessionHandle.send(frames)
     }
 
     // MARK: JSON
@@ -228,6 +222,20 @@ final class PresenceHub: Sendable {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The `presence` event frame of `entries`, written in one buffer (one per subscriber and flush).
+    static func frame(_ entries: [[UInt8]]) -> [UInt8] {
+        let prefix = #"{"type":"presence","data":{"users":["#.utf8
+        var payload: [UInt8] = []
+        payload.reserveCapacity(prefix.count + 3 + entries.reduce(0) { $0 + $1.count + 1 })
+        payload.append(contentsOf: prefix)
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { payload.append(UInt8(ascii: ",")) }
+            payload.append(contentsOf: entry)
+        }
+        payload.append(contentsOf: "]}}".utf8)
+        return WebSocketFrameEncoder.server.encode(opcode: .text, payload: payload)
     }
 
     /// `{"users": [entry, ...]}`
