@@ -287,7 +287,7 @@ public struct Configuration: Sendable {
             name: "PARLEY_ROOM_MAX_PER_CONNECTION", defaultValue: "10",
             help: "chat rooms one WebSocket may be inside at once (1507 past it)"),
         Setting(
-            name: "PARLEY_PRESENCE_COALESCE_MS", defaultValue: "1000",
+            name: "PARLEY_PRESENCE_COALESCE_MS", defaultValue: "3000",
             help: "at most one presence event frame per subscriber connection per this window"),
         Setting(
             name: "PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", defaultValue: "1000",
@@ -494,7 +494,7 @@ public struct Configuration: Sendable {
             "PARLEY_ROOM_ENTER_HISTORY", 20, range: 0...RoomConfiguration.maxEnterHistory)
         realtime.rooms.maxRoomsPerConnection = try integer("PARLEY_ROOM_MAX_PER_CONNECTION", 10, range: 1...1000)
         realtime.presenceCoalesceWindow = .milliseconds(
-            try integer("PARLEY_PRESENCE_COALESCE_MS", 1000, range: 0...60_000))
+            try integer("PARLEY_PRESENCE_COALESCE_MS", 3000, range: 0...60_000))
         realtime.maxPresenceSubscriptions = try integer("PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", 1000, range: 1...100_000)
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)

@@ -29,8 +29,10 @@ public struct RealtimeConfiguration: Sendable {
     /// `typing` notices forwarded per connection and second; more are acknowledged and dropped.
     public var typingPerSecond = 2
     /// A `presence` event frame goes to each subscriber connection at most once per this window, carrying the
-    /// latest status of every watched user that changed in it.
-    public var presenceCoalesceWindow: Duration = .milliseconds(1000)
+    /// latest status of every watched user that changed in it. Frames, not changes, set presence's cost (a user
+    /// watching 200 others sees one of them change every 0.3 s at one change per user per minute): 3 s keeps 10,000
+    /// users watching 200 each under a tenth of a core (BENCHMARKS.md), 1 s took a sixth.
+    public var presenceCoalesceWindow: Duration = .milliseconds(3000)
     /// Distinct users the connections of one user may watch together (`presence_subscribe`).
     public var maxPresenceSubscriptions = 1000
     /// NOTIFY channel shared by the instances of one deployment.
