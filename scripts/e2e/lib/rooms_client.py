@@ -10,40 +10,17 @@ import asyncio
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
 
 from websockets.asyncio.client import connect
 
+import rest_client
+from rest_client import TIMEOUT, check, rest
+
 FIRST, SECOND, APP_KEY = sys.argv[1], sys.argv[2], sys.argv[3]
-TIMEOUT = 10
-
-
-def rest(base, method, path, body=None, token=None, app_key=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    if app_key:
-        request.add_header("X-App-Key", app_key)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
-def check(condition, what):
-    if not condition:
-        raise SystemExit("FAILED: " + what)
 
 
 def register(base, username):
-    status, body = rest(base, "POST", "/api/auth/register",
-                        {"username": username, "password": "e2e password 1", "platform": "ios"}, app_key=APP_KEY)
-    check(status == 200, f"register {username}: {status} {body}")
-    return body["data"]
+    return rest_client.register(base, APP_KEY, username)
 
 
 class Device:
