@@ -26,23 +26,8 @@ enum FanoutMode {
         let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
         try fleet.open(tokens: [owner.imToken] + memberTokens, maxInFlight: common.connectConcurrency, timeout: 120)
         // Connections 1...senders (members, not the owner) send.
-        let senders = (1...senderCount).map { i in
-            (
-                index: i,
-                sender: Sender(
-                    toId: groupId, chatType: "group", clientMsgIdPrefix: "\(common.runId)-\(i)-",
-                    window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
-                    phase: Double(i - 1) / Double(senderCount))
-            )
-        }
-        let test = LoadTest(plan: plan, deliveriesPerAck: members - 1)
-        let outcome = try test.run(fleet, senders: senders)
-        Console.result("mode", "fanout")
-        Console.result("members", members)
-        Console.result("senders", senderCount)
-        Console.result("connections", members)
-        Console.result("loops", common.loops)
-        test.report(outcome)
-        return Report.verdict(outcome.failures)
+        return try LoadTest.runOneToMany(
+            fleet, plan: plan, common: common, mode: "fanout", toId: groupId, chatType: "group", members: members,
+            senderCount: senderCount)
     }
 }

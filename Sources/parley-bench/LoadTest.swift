@@ -171,3 +171,31 @@ enum Percentile {
         return Double(sorted[min(rank, sorted.count) - 1]) / 1e6
     }
 }
+
+extension LoadTest {
+    /// The one-to-many modes (a group, a chat room): connections 1...senderCount send into the one conversation
+    /// `toId` that all `members` connections receive, then the run is reported under `mode`.
+    static func runOneToMany(
+        _ fleet: Fleet, plan: LoadPlan, common: CommonOptions, mode: String, toId: String, chatType: String,
+        members: Int, senderCount: Int
+    ) throws(BenchError) -> Bool {
+        let senders = (1...senderCount).map { i in
+            (
+                index: i,
+                sender: Sender(
+                    toId: toId, chatType: chatType, clientMsgIdPrefix: "\(common.runId)-\(i)-",
+                    window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
+                    phase: Double(i - 1) / Double(senderCount))
+            )
+        }
+        let test = LoadTest(plan: plan, deliveriesPerAck: members - 1)
+        let outcome = try test.run(fleet, senders: senders)
+        Console.result("mode", mode)
+        Console.result("members", members)
+        Console.result("senders", senderCount)
+        Console.result("connections", members)
+        Console.result("loops", common.loops)
+        test.report(outcome)
+        return Report.verdict(outcome.failures)
+    }
+}

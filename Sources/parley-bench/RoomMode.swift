@@ -42,23 +42,8 @@ enum RoomMode {
                 + "\(Console.format(MonotonicClock.seconds(since: started), decimals: 1)) s")
 
         // Connections 1...senders (not the creator) send.
-        let senders = (1...senderCount).map { i in
-            (
-                index: i,
-                sender: Sender(
-                    toId: roomId, chatType: "room", clientMsgIdPrefix: "\(common.runId)-\(i)-",
-                    window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
-                    phase: Double(i - 1) / Double(senderCount))
-            )
-        }
-        let test = LoadTest(plan: plan, deliveriesPerAck: members - 1)
-        let outcome = try test.run(fleet, senders: senders)
-        Console.result("mode", "room")
-        Console.result("members", members)
-        Console.result("senders", senderCount)
-        Console.result("connections", members)
-        Console.result("loops", common.loops)
-        test.report(outcome)
-        return Report.verdict(outcome.failures)
+        return try LoadTest.runOneToMany(
+            fleet, plan: plan, common: common, mode: "room", toId: roomId, chatType: "room", members: members,
+            senderCount: senderCount)
     }
 }
