@@ -15,21 +15,12 @@ CREATE TABLE message_search_queue (
     message_id bigint PRIMARY KEY
 );
 
--- One row per searchable message: its terms (see 0031), or no row (revoked, not text, deleted). The message's app,
--- conversation, seq and time are copied beside the terms, so that a search filters, orders and pages its matches here
--- and reads from `messages` only the page it answers (a revoke deletes the row in its own statement).
+-- One row per searchable message: its terms (see 0031), or no row (revoked, not text, deleted).
 CREATE TABLE message_search (
     message_id bigint PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
-    app_id bigint NOT NULL,
-    conversation_id text NOT NULL,
-    seq bigint NOT NULL,
-    created_at timestamptz NOT NULL,
     vector tsvector NOT NULL
 );
--- A 64 kB pending list, as 0031's: every search's bitmap scans read all of it (with the default 4 MB a search over
--- a freshly loaded index took tens of milliseconds more).
-CREATE INDEX message_search_terms ON message_search USING gin (vector)
-    WITH (fastupdate = on, gin_pending_list_limit = 64);
+CREATE INDEX message_search_terms ON message_search USING gin (vector);
 
 CREATE FUNCTION parley_queue_search_inserts() RETURNS trigger
 LANGUAGE plpgsql AS $$

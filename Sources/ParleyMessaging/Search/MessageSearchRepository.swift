@@ -18,7 +18,7 @@ struct MessageSearchPage: Sendable, Encodable {
 }
 
 /// Finds the text and richText messages that hold every piece of `q`, in the conversations the caller belongs to,
-/// above the caller's clear point, never revoked (migrations/0031 explains the terms, 0037 the index that
+/// above the caller's clear point, never revoked (migrations/0031 explains the terms, 0037 and 0039 the index that
 /// `MessageSearchIndexer` keeps beside the messages).
 struct MessageSearchRepository: Sendable {
     let database: PostgresClient
