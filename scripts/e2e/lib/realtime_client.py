@@ -14,7 +14,7 @@ import uuid
 from websockets.asyncio.client import connect
 
 import rest_client
-from rest_client import TIMEOUT, check, rest
+from rest_client import TIMEOUT, check, next_frame, rest
 
 FIRST, SECOND, APP_KEY = sys.argv[1], sys.argv[2], sys.argv[3]
 PHASE = sys.argv[4] if len(sys.argv) > 4 else "main"
@@ -48,19 +48,7 @@ class Device:
         return self
 
     async def next(self, predicate, what):
-        for index, frame in enumerate(self.buffer):
-            if predicate(frame):
-                return self.buffer.pop(index)
-        async def read():
-            while True:
-                frame = json.loads(await self.ws.recv())
-                if predicate(frame):
-                    return frame
-                self.buffer.append(frame)
-        try:
-            return await asyncio.wait_for(read(), TIMEOUT)
-        except asyncio.TimeoutError:
-            raise SystemExit(f"FAILED: {self.name} waited {TIMEOUT}s for {what}")
+        return await next_frame(self.ws, self.buffer, predicate, self.name, what, TIMEOUT)
 
     async def event(self, kind, what=None, **fields):
         def matches(frame):

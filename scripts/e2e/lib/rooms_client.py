@@ -14,7 +14,7 @@ import time
 from websockets.asyncio.client import connect
 
 import rest_client
-from rest_client import TIMEOUT, check, rest
+from rest_client import TIMEOUT, check, next_frame, rest
 
 FIRST, SECOND, APP_KEY = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -39,20 +39,7 @@ class Device:
         return self
 
     async def next(self, predicate, what, timeout=TIMEOUT):
-        for index, frame in enumerate(self.buffer):
-            if predicate(frame):
-                return self.buffer.pop(index)
-
-        async def read():
-            while True:
-                frame = json.loads(await self.ws.recv())
-                if predicate(frame):
-                    return frame
-                self.buffer.append(frame)
-        try:
-            return await asyncio.wait_for(read(), timeout)
-        except asyncio.TimeoutError:
-            raise SystemExit(f"FAILED: {self.name} waited {timeout}s for {what}")
+        return await next_frame(self.ws, self.buffer, predicate, self.name, what, timeout)
 
     async def message(self, content):
         frame = await self.next(lambda f: f.get("type") == "message" and f["data"].get("content") == content,
