@@ -92,8 +92,10 @@ public final class WebSocketSession {
         readingPaused = false
         channel?.resumeReading()
         if parser.bufferedByteCount > 0 && !processing {
-            // Not from inside the caller's callback: deliver on the next loop turn.
-            loop.executeInLoop { [weak self] in self?.processInput() }
+            // Not from inside the caller's callback: deliver on the next loop turn. Held strongly (no weak
+            // reference anywhere keeps the session's reference counts on Swift's fast path, which every fan-out
+            // write takes); `processInput` does nothing once the connection closed.
+            loop.executeInLoop { self.processInput() }
         }
     }
 
@@ -267,7 +269,8 @@ public final class WebSocketSession {
         if let timerDeadline, timerDeadline <= deadline { return }
         cancelTimer()
         timerDeadline = deadline
-        timer = loop.scheduleTimer(after: deadline.since(.now())) { [weak self] in self?.timerFired() }
+        // Strong: the timer is cancelled when the connection closes, which ends the cycle (see `resumeReading`).
+        timer = loop.scheduleTimer(after: deadline.since(.now())) { self.timerFired() }
     }
 
     private func timerFired() {

@@ -15,7 +15,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     let principal: Principal
     let tokenExpiresAt: Date
     private var entry: GatewayEntry?
-    private weak var session: WebSocketSession?
+    /// Strong (a weak reference would put every retain of the session on Swift's slow path); let go on close.
+    private var session: WebSocketSession?
     private var pending: PendingRequests
     private var processing = false
     private var expiryTimer: EventLoop.TimerID?
@@ -134,5 +135,6 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
             gateway.presenceHub?.closed(entry)
         }
         entry = nil
+        self.session = nil
     }
 }

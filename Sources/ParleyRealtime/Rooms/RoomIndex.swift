@@ -52,10 +52,11 @@ final class RoomIndex: Sendable {
     /// Connections inside the room on this instance.
     func online(_ key: RoomKey) -> Int { state.withLock { $0.counts.total(key) } }
 
-    /// Writes `frame` to every connection inside the room here but `excluded`.
+    /// Writes `frame` to every connection inside the room here but `excluded`. Always queued, even on the caller's
+    /// own loop: the sender's ack goes out before the thousands of writes of the fan-out, not after them.
     func deliver(_ frame: [UInt8], to key: RoomKey, excluding excluded: UInt64? = nil) {
         for rooms in loops(key) {
-            Self.onLoop(rooms.loop) {
+            rooms.loop.execute {
                 guard let members = rooms.rooms[key] else { return }
                 for (connectionId, connection) in members where connectionId != excluded {
                     _ = connection.session?.send(encodedFrame: frame)
