@@ -95,6 +95,25 @@ struct MessageSearchTests {
         }
     }
 
+    /// A revoke leaves the message's entry to the indexer's next batch; until then the search itself keeps it out.
+    @Test func aRevokedMessageIsNotFoundBeforeTheIndexerRuns() async throws {
+        try await MessagingFixture.run { fx in
+            let users = try await fx.users(2)
+            let (alice, bob) = (users[0], users[1])
+            let secret = try Self.id(try await fx.sendOK(alice, to: bob.userId, content: "launch codes 发射密码"))
+            #expect(try await Self.found(fx, bob, "launch") == [secret])
+            let revoke = try await fx.client.post("/api/im/messages/\(secret)/revoke", token: alice.accessToken)
+            #expect(revoke.status == 200)
+            for q in ["launch", "发射"] {
+                let response = try await fx.client.get(
+                    "/api/im/search?q=\(q.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                    token: bob.accessToken)
+                #expect(response.status == 200)
+                #expect((response.data["messages"] as? [[String: Any]])?.isEmpty == true)
+            }
+        }
+    }
+
     @Test func neverFindsRevokedClearedOrOtherPeoplesMessages() async throws {
         try await MessagingFixture.run { fx in
             let users = try await fx.users(3)
