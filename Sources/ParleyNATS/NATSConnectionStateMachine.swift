@@ -314,7 +314,9 @@ public struct NATSConnectionStateMachine: Sendable {
             return closeForGood(error, closeSocket: true)
         case .connecting(let attempted, _), .handshaking(let attempted, _):
             server = attempted
-            actions.append(.closeSocket)
+            actions += [
+                .closeSocket, .report(.attemptFailed(server: configuration.servers[attempted].description, error)),
+            ]
         case .connected(let lost, _):
             server = lost
             if !subscriptions.isEmpty || writtenPublishes > confirmedPublishes { outageMayHaveLostMessages = true }
