@@ -232,7 +232,7 @@ struct LiveHeaderTests {
         }
         try #require(connected == 0)
         let bytes = Array(text.utf8)
-        try #require(bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == bytes.count)
+        try #require(bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !String(decoding: received, as: UTF8.self).contains("PONG\r\n") {
