@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "ParleyWebSocket", dependencies: ["ParleyHTTP", "ParleyNet", "ParleyCrypto", "ParleyObservability"],
                 swiftSettings: swiftSettings),
         // A NATS client (the relay between instances): pure parser, encoder and connection state machine + driver.
-        .target(name: "ParleyNATS", dependencies: ["ParleyNet"], swiftSettings: swiftSettings),
+        .target(name: "ParleyNATS", dependencies: ["ParleyNet", "ParleyObservability"], swiftSettings: swiftSettings),
 
         // Message kinds and their one-line previews: shared by messaging and push (which must not depend on it).
         .target(name: "ParleyMessageModel", dependencies: ["ParleyJSON"], swiftSettings: swiftSettings),
@@ -165,7 +165,8 @@ let package = Package(
         .testTarget(name: "ParleyCallsTests", dependencies: ["ParleyCalls", "ParleyAuth", "ParleyMessaging", "ParleyJSON", "ParleyHTTP",
                                                              "ParleyCrypto", "ParleyPostgres", "ParleyTestSupport",
                                                              "ParleyLiveSupport"]),
-        .testTarget(name: "ParleyNATSTests", dependencies: ["ParleyNATS", "ParleyNet", "ParleyTestSupport"]),
+        .testTarget(name: "ParleyNATSTests", dependencies: ["ParleyNATS", "ParleyNet", "ParleyObservability",
+                                                            "ParleyTestSupport"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyNet",
                                                            "ParleyObservability", "ParleyLiveSupport"]),

@@ -2,6 +2,9 @@
 public enum NATSClientEvent: Sendable, Hashable {
     /// The first connection is confirmed (the server answered the PING after CONNECT).
     case connected(server: String)
+    /// An attempt to connect to `server` failed (refused, timed out, credentials refused, ...); the client tries
+    /// again after its backoff.
+    case attemptFailed(server: String, NATSError)
     /// A confirmed connection ended; the client is reconnecting.
     case disconnected(NATSError)
     /// A connection is confirmed again after a loss: the subscriptions are back and the pending publishes sent.

@@ -62,6 +62,8 @@ public struct NATSConnectionStateMachine: Sendable {
         var writtenPublishes: UInt64
         /// The `flushRequested` token waiting for it, if any.
         var flush: UInt64?
+        /// The drain's PING: its PONG (not an earlier one) ends the drain.
+        var endsDrain = false
     }
 
     struct Subscription: Sendable, Hashable {
@@ -189,15 +191,17 @@ public struct NATSConnectionStateMachine: Sendable {
 
     public mutating func pongReceived(now: Instant) -> [Action] {
         var flushed: [Action] = []
+        var endsDrain = false
         if !pingMarks.isEmpty {
             let mark = pingMarks.removeFirst()
             confirmedPublishes = max(confirmedPublishes, mark.writtenPublishes)
             if let token = mark.flush { flushed.append(.completeFlush(token: token, confirmed: true)) }
+            endsDrain = mark.endsDrain
         }
-        return flushed + pongActions(now: now)
+        return flushed + pongActions(endsDrain: endsDrain, now: now)
     }
 
-    private mutating func pongActions(now: Instant) -> [Action] {
+    private mutating func pongActions(endsDrain: Bool, now: Instant) -> [Action] {
         switch state {
         case .handshaking(let server, _):
             state = .connected(server: server, nextPing: now + configuration.pingInterval)
@@ -233,7 +237,7 @@ public struct NATSConnectionStateMachine: Sendable {
             outstandingPings = 0
             return []
         case .draining:
-            return closeForGood(nil, closeSocket: true)
+            return endsDrain ? closeForGood(nil, closeSocket: true) : []
         case .idle, .connecting, .waitingToReconnect, .closed:
             return []
         }
@@ -314,7 +318,9 @@ public struct NATSConnectionStateMachine: Sendable {
             return closeForGood(error, closeSocket: true)
         case .connecting(let attempted, _), .handshaking(let attempted, _):
             server = attempted
-            actions.append(.closeSocket)
+            actions += [
+                .closeSocket, .report(.attemptFailed(server: configuration.servers[attempted].description, error)),
+            ]
         case .connected(let lost, _):
             server = lost
             if !subscriptions.isEmpty || writtenPublishes > confirmedPublishes { outageMayHaveLostMessages = true }
@@ -350,7 +356,7 @@ public struct NATSConnectionStateMachine: Sendable {
                 NATSEncoder.unsubscribe(sid: NATSSubscriptionID(sid), into: &bytes)
             }
             NATSEncoder.ping(into: &bytes)
-            pingMarks.append(PingMark(writtenPublishes: writtenPublishes))
+            pingMarks.append(PingMark(writtenPublishes: writtenPublishes, endsDrain: true))
             state = .draining(deadline: now + configuration.drainTimeout)
             return [.send(bytes)]
         case .connecting, .handshaking:

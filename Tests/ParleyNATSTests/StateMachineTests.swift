@@ -30,6 +30,10 @@ private func info(maxPayload: Int? = 1 << 20, tls: Bool? = nil) -> NATSServerInf
 
 private func sent(_ text: String) -> Action { .send(Array(text.utf8)) }
 
+private func attemptFailed(_ server: Int, _ error: NATSError) -> Action {
+    .report(.attemptFailed(server: "nats://10.0.0.\(server + 1):4222", error))
+}
+
 /// The text of the first `.send` among `actions`.
 private func sentText(_ actions: [Action]) -> String? {
     for case .send(let bytes) in actions { return String(decoding: bytes, as: UTF8.self) }
@@ -111,14 +115,14 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         _ = machine.started(now: t(0))
         _ = machine.infoReceived(info(), now: t(0.5))
         #expect(machine.timerFired(now: t(1.9)) == [])
-        #expect(machine.timerFired(now: t(2)) == [.closeSocket])
+        #expect(machine.timerFired(now: t(2)) == [.closeSocket, attemptFailed(0, .connectTimedOut)])
         #expect(plannedAttempt(machine, after: t(2))?.server == 1)
     }
 
     @Test func triesTheNextServerWhenTheServerRequiresTLS() {
         var machine = Machine(configuration: configuration(servers: 2), seed: 1)
         _ = machine.started(now: t(0))
-        #expect(machine.infoReceived(info(tls: true), now: t(0)) == [.closeSocket])
+        #expect(machine.infoReceived(info(tls: true), now: t(0)) == [.closeSocket, attemptFailed(0, .tlsRequired)])
         #expect(plannedAttempt(machine, after: t(0))?.server == 1)
     }
 
@@ -136,7 +140,9 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         var now = t(0)
         var servers: [Int] = []
         for expected in [0.1, 0.2, 0.4, 0.8, 0.8, 0.8] {
-            #expect(machine.connectFailed(.connectFailed("refused"), now: now) == [.closeSocket])
+            let attempted = try #require(machine.currentServer)
+            let failed = machine.connectFailed(.connectFailed("refused"), now: now)
+            #expect(failed == [.closeSocket, attemptFailed(attempted, .connectFailed("refused"))])
             let (delay, server) = try #require(plannedAttempt(machine, after: now))
             #expect(delay >= expected && delay <= expected * 1.5, "delay \(delay) for base \(expected)")
             servers.append(server)
@@ -234,7 +240,7 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         var now = t(0)
         for _ in 0..<3 {
             _ = machine.infoReceived(info(), now: now)
-            #expect(machine.errorReceived(refused, now: now) == [.closeSocket])
+            #expect(machine.errorReceived(refused, now: now).first == .closeSocket)
             now = machine.nextDeadline!
             _ = machine.timerFired(now: now)
         }
@@ -256,7 +262,7 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         _ = machine.connectionLost(.connectionLost("reset"), now: t(2))
         _ = machine.timerFired(now: machine.nextDeadline!)
         _ = machine.infoReceived(info(), now: t(3))
-        #expect(machine.errorReceived(refused, now: t(3)) == [.closeSocket])
+        #expect(machine.errorReceived(refused, now: t(3)) == [.closeSocket, attemptFailed(0, .server(refused))])
         #expect(!machine.isClosed)
     }
 }
@@ -379,7 +385,10 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         _ = machine.started(now: t(0))
         _ = publish(&machine)
         _ = machine.infoReceived(info(), now: t(0))
-        #expect(machine.connectionLost(.connectionLost("reset"), now: t(0.5)) == [.closeSocket])
+        #expect(
+            machine.connectionLost(.connectionLost("reset"), now: t(0.5)) == [
+                .closeSocket, attemptFailed(0, .connectionLost("reset")),
+            ])
         #expect(machine.pendingCount == 1)
         #expect(machine.failedAttempts == 1)
     }
@@ -427,6 +436,15 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
         #expect(machine.pongReceived(now: t(1.1)) == [.closeSocket, .report(.closed(nil))])
         #expect(machine.isClosed)
         #expect(machine.nextDeadline == nil)
+    }
+
+    @Test func waitsForTheDrainsOwnPONGNotAnEarlierOne() {
+        var machine = connectedMachine()
+        #expect(machine.timerFired(now: t(10)) == [sent("PING\r\n")])
+        _ = machine.closeRequested(now: t(10.5))
+        #expect(machine.pongReceived(now: t(10.6)) == [])
+        #expect(!machine.isClosed)
+        #expect(machine.pongReceived(now: t(10.7)) == [.closeSocket, .report(.closed(nil))])
     }
 
     @Test func closesAtTheDrainDeadlineWithoutAPONG() {
@@ -489,12 +507,12 @@ private func plannedAttempt(_ machine: Machine, after now: Instant) -> (delay: D
                 .closeSocket, .report(.disconnected(.connectionLost("reset"))),
                 .completeFlush(token: 2, confirmed: false),
             ])
+        // A flush asked before close() is still answered; one asked during the drain is not.
         machine = connectedMachine()
         _ = machine.flushRequested(token: 3)
         _ = machine.closeRequested(now: t(1))
-        #expect(
-            machine.pongReceived(now: t(1)) == [.completeFlush(token: 3, confirmed: true)] + [
-                .closeSocket, .report(.closed(nil)),
-            ])
+        #expect(machine.flushRequested(token: 4) == [.completeFlush(token: 4, confirmed: false)])
+        #expect(machine.pongReceived(now: t(1)) == [.completeFlush(token: 3, confirmed: true)])
+        #expect(machine.pongReceived(now: t(1)) == [.closeSocket, .report(.closed(nil))])
     }
 }
