@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "ParleyMessaging", dependencies: ["ParleyMessageModel", "ParleyLifecycle", "ParleyAuth", "ParleyHTTP", "ParleyPostgres", "ParleyJSON",
                                                         "ParleyCrypto", "ParleyNet", "ParleyObservability"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyRealtime", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP",
+        .target(name: "ParleyRealtime", dependencies: ["ParleyLifecycle", "ParleyMessaging", "ParleyAuth", "ParleyWebSocket", "ParleyHTTP", "ParleyNATS",
                                                        "ParleyPostgres", "ParleyJSON", "ParleyNet", "ParleyCrypto",
                                                        "ParleyObservability", "ParleyBytes"],
                 swiftSettings: swiftSettings),
@@ -99,7 +99,7 @@ let package = Package(
         // Composition root and executable.
         .target(name: "ParleyApp", dependencies: ["ParleyLifecycle", "ParleyHTTP", "ParleyPostgres", "ParleyNet",
                                                   "ParleyCrypto", "ParleyObservability", "ParleyAuth",
-                                                  "ParleyWebSocket", "ParleyMessaging", "ParleyRealtime",
+                                                  "ParleyWebSocket", "ParleyMessaging", "ParleyRealtime", "ParleyNATS",
                                                   "ParleyFiles", "ParleyUpdates", "ParleyPush", "ParleyHTTPClient",
                                                   "ParleyJSON", "ParleyWebhooks", "ParleyCalls"],
                 swiftSettings: swiftSettings),

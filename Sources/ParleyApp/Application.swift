@@ -96,7 +96,8 @@ public final class Application: Sendable {
         self.calls = calls
         realtime = RealtimeModule(
             configuration: configuration.realtime, auth: auth, messaging: messaging,
-            database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers)
+            database: database, logger: logger, metrics: metrics, frameHandlers: calls.frameHandlers,
+            relayLoop: group.loops[0])
         updates = UpdatesModule(database: database, auth: auth, logger: logger)
         // Files needs no part: the profile's avatar is cleared, so the account's uploads that no message references
         // are left to the file sweeper like any other unreferenced file.

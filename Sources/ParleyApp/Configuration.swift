@@ -5,6 +5,7 @@ import ParleyCrypto
 import ParleyFiles
 import ParleyHTTP
 import ParleyMessaging
+import ParleyNATS
 import ParleyObservability
 import ParleyPostgres
 import ParleyPush
@@ -293,6 +294,12 @@ public struct Configuration: Sendable {
             name: "PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", defaultValue: "1000",
             help: "distinct users one user's connections may watch together (presence_subscribe; 1510 past it)"),
         Setting(
+            name: "PARLEY_RELAY", defaultValue: "postgres",
+            help: "how instances hear each other: postgres (LISTEN/NOTIFY) or nats://host:4222[,nats://...]"),
+        Setting(
+            name: "PARLEY_RELAY_SUBJECT_PREFIX", defaultValue: "parley",
+            help: "first tokens of the relay's NATS subjects (deployments sharing NATS servers need their own)"),
+        Setting(
             name: "PARLEY_PUSH_POLL_MS", defaultValue: "250",
             help: "how often this instance looks for messages to push (0: it pushes nothing; others still do)"),
         Setting(
@@ -496,6 +503,22 @@ public struct Configuration: Sendable {
         realtime.presenceCoalesceWindow = .milliseconds(
             try integer("PARLEY_PRESENCE_COALESCE_MS", 3000, range: 0...60_000))
         realtime.maxPresenceSubscriptions = try integer("PARLEY_PRESENCE_MAX_SUBSCRIPTIONS", 1000, range: 1...100_000)
+        if let relay = value("PARLEY_RELAY"), relay != "postgres" {
+            do {
+                realtime.relay = .nats(try NATSConfiguration(urls: relay))
+            } catch {
+                throw Invalid(
+                    description: "PARLEY_RELAY=\(relay): use postgres or nats://host:4222[,nats://...] (\(error))")
+            }
+        }
+        if let prefix = value("PARLEY_RELAY_SUBJECT_PREFIX") {
+            guard RealtimeConfiguration.isValidRelaySubjectPrefix(prefix) else {
+                throw Invalid(
+                    description:
+                        "PARLEY_RELAY_SUBJECT_PREFIX=\(prefix): use dot-separated tokens of letters, digits, _ and -")
+            }
+            realtime.relaySubjectPrefix = prefix
+        }
         push.pollInterval = .milliseconds(try integer("PARLEY_PUSH_POLL_MS", 250, range: 0...3_600_000))
         push.maxAttempts = try integer("PARLEY_PUSH_MAX_ATTEMPTS", 10, range: 1...100)
         push.leaseSeconds = try integer("PARLEY_PUSH_LEASE_SECONDS", 30, range: 1...3600)

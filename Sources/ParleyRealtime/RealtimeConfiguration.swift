@@ -1,4 +1,5 @@
 import ParleyMessaging
+import ParleyNATS
 import ParleyWebSocket
 
 /// Settings of the WebSocket gateway; `ParleyApp` builds it from the environment.
@@ -37,6 +38,20 @@ public struct RealtimeConfiguration: Sendable {
     public var maxPresenceSubscriptions = 1000
     /// NOTIFY channel shared by the instances of one deployment.
     public var clusterChannel = "parley_realtime"
+    /// How the instances of a deployment hear each other (`PARLEY_RELAY`).
+    public var relay = Relay.postgres
+    /// The NATS subjects' first tokens (`PARLEY_RELAY_SUBJECT_PREFIX`): deployments sharing NATS servers need
+    /// their own.
+    public var relaySubjectPrefix = "parley"
+
+    public static func isValidRelaySubjectPrefix(_ prefix: String) -> Bool { RelaySubjects.isValidPrefix(prefix) }
+
+    public enum Relay: Sendable {
+        /// LISTEN/NOTIFY on the database (one moving part).
+        case postgres
+        /// NATS, routed by interest.
+        case nats(NATSConfiguration)
+    }
     /// Chat rooms (Rooms/).
     public var rooms = RoomConfiguration()
 

@@ -4,6 +4,7 @@ import ParleyHTTP
 import ParleyJSON
 import ParleyLifecycle
 import ParleyMessaging
+import ParleyNATS
 import ParleyNet
 import ParleyObservability
 import ParleyPostgres
@@ -25,7 +26,7 @@ public final class RealtimeModule: Sendable {
     public init(
         configuration: RealtimeConfiguration, auth: AuthModule, messaging: MessagingModule,
         database: PostgresClient, logger: Logger, metrics: MetricsRegistry,
-        frameHandlers: [String: FrameHandler] = [:]
+        frameHandlers: [String: FrameHandler] = [:], relayLoop: EventLoop? = nil
     ) {
         self.configuration = configuration
         self.auth = auth
@@ -35,15 +36,26 @@ public final class RealtimeModule: Sendable {
         sessionEvents = auth.events.subscribe()
         let logger = logger.with("component", "realtime")
         self.logger = logger
-        let registry = ConnectionRegistry()
+        let relay = Self.makeRelay(
+            configuration, database: database, messages: messaging.messages, loop: relayLoop, logger: logger,
+            metrics: metrics)
+        var userInterest: (@Sendable (ConnectionRegistry.UserKey, Bool) -> Void)?
+        var route: (@Sendable (Delivery, [UInt8], [String]) -> Void)?
+        if relay.routesByRecipient {
+            userInterest = { key, present in relay.userInterest(appId: key.appId, userId: key.userId, present: present)
+            }
+            route = { delivery, frame, users in relay.route(delivery, frame: frame, to: users) }
+        }
+        let registry = ConnectionRegistry(userInterest: userInterest)
         let members = MemberCache(conversations: messaging.conversations)
         let notifier = ConversationNotifier(
             conversations: messaging.conversations, registry: registry, logger: logger, metrics: metrics)
         let fanOut = FanOut(
-            registry: registry, members: members, logger: logger, metrics: metrics, notifier: notifier)
-        let relay = ClusterRelay(
-            database: database, channel: configuration.clusterChannel,
-            messages: messaging.messages, logger: logger, metrics: metrics)
+            registry: registry, members: members, logger: logger, metrics: metrics, notifier: notifier, route: route)
+        relay.onDescriptors(ofKind: RelayDescriptor.membersChangedKind) { object in
+            guard let appId = object["a"]?.int64Value, let conversationId = object["c"]?.stringValue else { return }
+            members.invalidate(appId: appId, conversationId: conversationId)
+        }
         var socketConfiguration = configuration.webSocket
         socketConfiguration.metrics = socketConfiguration.metrics ?? WebSocketMetrics(registry: metrics)
         var withMetrics = configuration
@@ -74,6 +86,25 @@ public final class RealtimeModule: Sendable {
             rooms: rooms)
         metrics.gaugeFunction("parley_realtime_connections", help: "Open gateway connections on this instance.") {
             [([:], Double(registry.connectionCount))]
+        }
+    }
+
+    static func makeRelay(
+        _ configuration: RealtimeConfiguration, database: PostgresClient, messages: MessageService, loop: EventLoop?,
+        logger: Logger, metrics: MetricsRegistry
+    ) -> any ClusterRelay {
+        switch configuration.relay {
+        case .nats(let nats):
+            guard let loop, let subjects = RelaySubjects(prefix: configuration.relaySubjectPrefix) else {
+                preconditionFailure("a NATS relay needs an event loop and a valid subject prefix (checked at startup)")
+            }
+            var nats = nats
+            nats.name = "parley"
+            return NATSRelay(configuration: nats, subjects: subjects, loop: loop, logger: logger, metrics: metrics)
+        case .postgres:
+            return PostgresRelay(
+                database: database, channel: configuration.clusterChannel, messages: messages, logger: logger,
+                metrics: metrics)
         }
     }
 

@@ -50,7 +50,7 @@ struct RelayDescriptorTests {
         #expect(parts.count > 1)
         var named: [String] = []
         for part in parts {
-            #expect(part.count <= ClusterRelay.maxPayloadBytes)
+            #expect(part.count <= PostgresRelay.maxPayloadBytes)
             let object = try #require(try JSONValue.parse(part).objectValue)
             let delivery = try #require(RelayDescriptor.delivery(object, messages: [:]))
             guard case .users(let recipients) = delivery.audience else {

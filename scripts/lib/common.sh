@@ -19,6 +19,11 @@
 #   pg_url PORT [DB]                  postgresql://parley:PASSWORD@127.0.0.1:PORT/DB (DB defaults to parley)
 #   pg_psql PORT DB [psql args...]    psql as user parley over TCP, ON_ERROR_STOP, no psqlrc
 #   pg_createdb PORT NAME             create database NAME if missing
+#   nats_start DIR [PORT]             start nats-server (Debian's package; installed when missing) on 127.0.0.1:PORT,
+#                                     or on the port of DIR's previous start; log DIR/nats.log, pid DIR/nats.pid;
+#                                     returns once it accepts connections. No-op when running.
+#   nats_stop DIR                     SIGTERM and wait (no-op when not running)
+#   nats_url DIR                      nats://127.0.0.1:PORT of DIR's server
 #   free_port                         print a TCP port nobody listens on (outside the ephemeral range)
 #   wait_http URL TIMEOUT [PID]       wait until URL answers 2xx (TIMEOUT in seconds); fail early if PID dies
 #   websocket_venv                    print the virtualenv with Python's WebSocket client (websockets 13.1, from
@@ -296,6 +301,50 @@ pg_createdb() {
 
 # ---------------------------------------------------------------------------------------------------------------
 # Network
+
+# ---------------------------------------------------------------------------------------------------------------
+# NATS (the relay between instances when PARLEY_RELAY=nats://...)
+
+nats_running() {
+    local dir=$1
+    [[ -f $dir/nats.pid ]] && kill -0 "$(cat "$dir/nats.pid")" 2>/dev/null
+}
+
+nats_start() {
+    local dir=$1 port=${2:-} bin deadline
+    ensure_apt_packages nats-server
+    bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+    mkdir -p "$dir"
+    if nats_running "$dir"; then return 0; fi
+    if [[ -z $port ]]; then
+        [[ -f $dir/nats.port ]] || die "nats_start: no port given and none recorded in $dir"
+        port=$(cat "$dir/nats.port")
+    fi
+    echo "$port" >"$dir/nats.port"
+    "$bin" -a 127.0.0.1 -p "$port" -n "parley-$port" </dev/null >>"$dir/nats.log" 2>&1 &
+    echo $! >"$dir/nats.pid"
+    deadline=$((SECONDS + 20))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        nats_running "$dir" || { tail -n 20 "$dir/nats.log" >&2; die "nats-server did not start (port $port)"; }
+        ((SECONDS < deadline)) || die "nats-server did not accept connections on port $port within 20 s"
+        sleep 0.05
+    done
+}
+
+nats_stop() {
+    local dir=$1 pid deadline
+    nats_running "$dir" || return 0
+    pid=$(cat "$dir/nats.pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + 20))
+    while kill -0 "$pid" 2>/dev/null; do
+        ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null || true; break; }
+        sleep 0.05
+    done
+    rm -f "$dir/nats.pid"
+}
+
+nats_url() { echo "nats://127.0.0.1:$(cat "$1/nats.port")"; }
 
 free_port() {
     local used=" " hex port i

@@ -1,199 +1,60 @@
-import ParleyCrypto
 import ParleyJSON
-import ParleyMessaging
-import ParleyObservability
-import ParleyPostgres
-import Synchronization
 
-/// Carries events between the instances of a deployment over PostgreSQL LISTEN/NOTIFY, so that one database is
-/// the only moving part. Outgoing descriptors are batched: while one NOTIFY is in flight the next ones gather,
-/// and each batch goes out as one statement (one commit, one notify-queue lock) however many events it holds.
-/// Incoming notifications from other instances are resolved (messages loaded by id, one query per
-/// notification) and handed to the local fan-out; an instance ignores its own.
-final class ClusterRelay: Sendable {
-    /// Stay well under PostgreSQL's 8,000-byte payload limit.
-    static let maxPayloadBytes = 7000
-    /// At most one NOTIFY per this interval: each is a transaction that takes a cluster-wide lock at commit and
-    /// wakes every listener, so under load events wait up to this long to share one.
-    static let minimumInterval: Duration = .milliseconds(3)
+/// How the instances of one deployment hear each other's events. Two transports:
+///
+/// - `PostgresRelay` (the default): LISTEN/NOTIFY on the one database, so nothing else needs running. Every
+///   instance hears every event and resolves it itself (messages loaded by id, audiences from its member cache).
+/// - `NATSRelay` (`PARLEY_RELAY=nats://...`): routed by interest. The instance that stored an event resolves its
+///   recipients and publishes the encoded frame to each recipient's subject; an instance subscribes to the users
+///   it holds sockets for and the chat rooms it has connections inside, so an event reaches only the instances
+///   with a recipient, and none reads it back from the database.
+///
+/// Either way a lost feed (a reconnect after an outage) closes this instance's sockets with 4003: clients sync
+/// what they missed, as after any reconnect.
+protocol ClusterRelay: AnyObject, Sendable {
+    var instanceId: String { get }
 
-    let instanceId: String
-    private let database: PostgresClient
-    private let channel: String
-    private let messages: MessageService
-    private let logger: Logger
-    private let notifies: Counter
-    private let received: Counter
+    /// Routes messaging deliveries by recipient: the fan-out hands every local delivery here with its resolved
+    /// users (`route`), and only membership changes are broadcast. false: `publish` every event's descriptor.
+    var routesByRecipient: Bool { get }
 
-    private struct Outbox {
-        /// Serialized descriptors (JSON objects), in publish order.
-        var descriptors: [[UInt8]] = []
-        var flushing = false
-    }
+    /// A descriptor (`RelayDescriptor`, `PresenceDescriptor`, `RoomDescriptor`) for every other instance.
+    func publish(serialized descriptor: [UInt8])
 
-    private let outbox = Mutex(Outbox())
-    /// Descriptor kinds another part of the gateway reads itself (chat rooms' "R...", presence's "p"), instead of
-    /// fan-out deliveries.
-    private let kindHandlers = Mutex<[String: @Sendable (JSONObject) async -> Void]>([:])
+    /// A chat-room descriptor, for the instances with a connection inside the room.
+    func publish(serialized descriptor: [UInt8], toRoom key: RoomKey)
 
-    /// How this instance's own payloads begin (see `payloads`).
-    private let ownPrefix: String
+    /// Sends `delivery` (stored here), encoded as `frame`, to the other instances holding sockets of `userIds`
+    /// (routing relays only).
+    func route(_ delivery: Delivery, frame: [UInt8], to userIds: [String])
 
-    init(database: PostgresClient, channel: String, messages: MessageService, logger: Logger, metrics: MetricsRegistry)
-    {
-        instanceId = SecureRandom.token(bytes: 9)
-        ownPrefix = #"{"i":"# + JSONValue.string(instanceId).serializedString + ","
-        self.database = database
-        self.channel = channel
-        self.messages = messages
-        self.logger = logger
-        notifies = metrics.counter(
-            "parley_realtime_cluster_notifies_total",
-            help: "NOTIFY statements sent to other instances (each carries a batch of events)."
-        )
-        .labels()
-        received = metrics.counter(
-            "parley_realtime_cluster_events_received_total",
-            help: "Events received from other instances."
-        ).labels()
-    }
+    /// Hands other instances' descriptors of `kind` to `handler` (in order) instead of resolving them into
+    /// deliveries.
+    func onDescriptors(ofKind kind: String, _ handler: @escaping @Sendable (JSONObject) async -> Void)
 
-    // MARK: Outgoing
+    /// Interest, for routing relays, called in order on every change: the first socket of a user opened here
+    /// (`present` true) or the last one closed; the first connection here entered a chat room or the last one
+    /// left it.
+    func userInterest(appId: Int64, userId: String, present: Bool)
+    func roomInterest(_ key: RoomKey, present: Bool)
 
+    /// Connects and returns once other instances' events reach this one (false if not within `timeout`; the feed
+    /// still comes up by itself, and clients catch up through sync meanwhile). From then on `deliver` gets
+    /// deliveries to resolve (broadcast relays), `deliverRouted` the ones routed to a user here (on the relay's
+    /// thread, in order), and `lostFeed` is called when events may have been missed.
+    func start(
+        timeout: Duration,
+        deliver: @escaping @Sendable (Delivery) async -> Void,
+        deliverRouted: @escaping @Sendable (UserDeliveryPayload) -> Void,
+        lostFeed: @escaping @Sendable () -> Void
+    ) async -> Bool
+
+    /// Reads other instances' events until cancelled, then disconnects.
+    func run() async
+}
+
+extension ClusterRelay {
     func publish(_ descriptor: JSONValue) {
         publish(serialized: descriptor.serialized())
-    }
-
-    /// A descriptor already serialized (`RelayDescriptor.describeSerialized`: every stored message passes here).
-    func publish(serialized descriptor: [UInt8]) {
-        let startFlush = outbox.withLock { box -> Bool in
-            box.descriptors.append(descriptor)
-            if box.flushing { return false }
-            box.flushing = true
-            return true
-        }
-        if startFlush { Task { await self.flush() } }
-    }
-
-    private func flush() async {
-        while true {
-            let batch = outbox.withLock { box -> [[UInt8]] in
-                let taken = box.descriptors
-                box.descriptors.removeAll(keepingCapacity: true)
-                if taken.isEmpty { box.flushing = false }
-                return taken
-            }
-            guard !batch.isEmpty else { return }
-            let payloads = Self.payloads(instanceId: instanceId, descriptors: batch)
-            do {
-                try await send(payloads)
-                notifies.increment()
-                try? await Task.sleep(for: Self.minimumInterval)
-            } catch {
-                // Other instances' clients catch up through sync when they reconnect; this is rare (DB down).
-                logger.warning(
-                    "cluster NOTIFY failed; other instances miss these events until their clients sync",
-                    ["events": .int(batch.count), "error": .string(String(describing: error))])
-            }
-        }
-    }
-
-    /// `{"i": INSTANCE, "e": [descriptor, ...]}` chunks under the payload limit.
-    static func payloads(instanceId: String, descriptors: [[UInt8]]) -> [String] {
-        let prefix = Array(#"{"i":"#.utf8) + JSONValue.string(instanceId).serialized() + Array(#","e":["#.utf8)
-        var payloads: [String] = []
-        var current = prefix
-        var count = 0
-        for bytes in descriptors {
-            if count > 0 && current.count + bytes.count + 3 > maxPayloadBytes {
-                current.append(contentsOf: "]}".utf8)
-                payloads.append(String(decoding: current, as: UTF8.self))
-                current = prefix
-                count = 0
-            }
-            if count > 0 { current.append(UInt8(ascii: ",")) }
-            current.append(contentsOf: bytes)
-            count += 1
-        }
-        if count > 0 {
-            current.append(contentsOf: "]}".utf8)
-            payloads.append(String(decoding: current, as: UTF8.self))
-        }
-        return payloads
-    }
-
-    private func send(_ payloads: [String]) async throws {
-        // One statement: one transaction takes the notify lock once for the whole batch.
-        var query = PostgresQuery(unsafeSQL: "SELECT ")
-        for (index, payload) in payloads.enumerated() {
-            if index > 0 { query.sql += ", " }
-            query.binds.append(.text(channel))
-            query.binds.append(.text(payload))
-            query.sql += "pg_notify($\(query.binds.count - 1)::text, $\(query.binds.count)::text)"
-        }
-        _ = try await database.query(query)
-    }
-
-    // MARK: Incoming
-
-    /// Hands other instances' descriptors of `kind` to `handler` (on the feed's task, in order) instead of resolving
-    /// them into deliveries.
-    func onDescriptors(ofKind kind: String, _ handler: @escaping @Sendable (JSONObject) async -> Void) {
-        kindHandlers.withLock { $0[kind] = handler }
-    }
-
-    /// Subscribes to the other instances' events and returns once PostgreSQL LISTENs for this instance (at most
-    /// `timeout`; false if it did not by then): an instance that serves before its feed is up would miss, live, the
-    /// events published meanwhile.
-    func subscribe(timeout: Duration) async -> (feed: AsyncStream<PostgresNotificationEvent>, listening: Bool) {
-        let feed = database.listen(channel)
-        return (feed, await database.waitUntilListening(channel, timeout: timeout))
-    }
-
-    /// Reads `feed` (from `subscribe`) until cancelled. `deliver` gets every resolved delivery of other instances;
-    /// `lostFeed` is called when the listening connection was lost and notifications may have been missed.
-    func run(
-        _ feed: AsyncStream<PostgresNotificationEvent>, deliver: @escaping @Sendable (Delivery) async -> Void,
-        lostFeed: @escaping @Sendable () -> Void
-    ) async {
-        for await event in feed {
-            switch event {
-            case .reconnected:
-                lostFeed()
-            case .notification(_, let payload):
-                await handle(payload, deliver: deliver)
-            }
-        }
-    }
-
-    private func handle(_ payload: String, deliver: @Sendable (Delivery) async -> Void) async {
-        // Every instance hears its own notifications too: skip them before parsing.
-        if payload.hasPrefix(ownPrefix) { return }
-        guard case .object(let envelope)? = try? JSONValue.parse(payload),
-            case .string(let sender)? = envelope["i"], sender != instanceId,
-            case .array(let descriptors)? = envelope["e"]
-        else { return }
-        let objects = descriptors.compactMap(\.objectValue)
-        received.increment(by: objects.count)
-        let ids = objects.compactMap { object -> Int64? in
-            guard let kind = object["k"]?.stringValue, ["m", "e", "v"].contains(kind) else { return nil }
-            return object["id"]?.stringValue.flatMap { Int64($0) }
-        }
-        var loaded: [String: IMMessage] = [:]
-        if !ids.isEmpty {
-            do {
-                for message in try await messages.loadForDelivery(ids: ids) { loaded[message.id] = message }
-            } catch {
-                logger.warning("could not load relayed messages", ["error": .string(String(describing: error))])
-            }
-        }
-        let handlers = kindHandlers.withLock { $0 }
-        for object in objects {
-            if let kind = object["k"]?.stringValue, let handler = handlers[kind] {
-                await handler(object)
-                continue
-            }
-            if let delivery = RelayDescriptor.delivery(object, messages: loaded) { await deliver(delivery) }
-        }
     }
 }

@@ -17,7 +17,20 @@ import ParleyMessaging
 ///                                                                               stored, so nothing to load)
 ///   {"k":"p",...}                                                              presence (PresenceDescriptor: read by
 ///                                                                               the presence hub, not fan-out)
+///   {"k":"g","a":APP,"c":CONV}                                                 the conversation's members changed
+///                                                                               (routing relays only, which send
+///                                                                               none of the above but "p": member
+///                                                                               caches forget them)
 enum RelayDescriptor {
+    static let membersChangedKind = "g"
+
+    static func membersChanged(appId: Int64, conversationId: String) -> JSONValue {
+        .object(
+            JSONObject([
+                ("k", .string(membersChangedKind)), ("a", .number(JSONNumber(appId))), ("c", .string(conversationId)),
+            ]))
+    }
+
     /// A conversation change larger than this is relayed as `{"conversationId", "changed": true}`.
     static let maxInlineChangeBytes = 2000
 
@@ -99,10 +112,10 @@ enum RelayDescriptor {
     static func describeUserEvent(_ event: MessagingEvent) -> [[UInt8]] {
         let users = recipients(event.audience)
         let whole = describe(event).serialized()
-        guard whole.count > ClusterRelay.maxPayloadBytes - 64, users.count > 1 else { return [whole] }
+        guard whole.count > PostgresRelay.maxPayloadBytes - 64, users.count > 1 else { return [whole] }
         var empty = event
         empty.audience = .users([])
-        let budget = max(256, ClusterRelay.maxPayloadBytes - 64 - describe(empty).serialized().count)
+        let budget = max(256, PostgresRelay.maxPayloadBytes - 64 - describe(empty).serialized().count)
         var parts: [[UInt8]] = []
         var chunk: [String] = []
         var size = 0

@@ -9,8 +9,6 @@ import Synchronization
 final class EventDelivery: Service {
     let gateway: Gateway
     let logger: Logger
-    /// The other instances' events, subscribed to in `prepare` and read in `run`.
-    private let feed = Mutex<AsyncStream<PostgresNotificationEvent>?>(nil)
 
     init(gateway: Gateway, logger: Logger) {
         self.gateway = gateway
@@ -21,40 +19,44 @@ final class EventDelivery: Service {
 
     /// Observes the bus inline, on the thread that published (the request's event loop, right after the commit):
     /// no queue and no hop through another thread between a stored message and its recipients' loops. Then
-    /// subscribes to the other instances' events and waits until PostgreSQL listens, so that nothing published
-    /// after this instance starts serving is missed.
+    /// starts the relay and waits until other instances' events reach this one, so that nothing published after
+    /// this instance starts serving is missed.
     func prepare() async {
         let gateway = gateway
+        let relay = gateway.relay
         gateway.messaging.events.observe { event in
+            // A routing relay gets the delivery from the fan-out, with its resolved recipients.
             gateway.fanOut.deliverNow(Delivery(event))
-            if case .userEvent = event.payload {
-                for descriptor in RelayDescriptor.describeUserEvent(event) {
-                    gateway.relay.publish(serialized: descriptor)
+            if relay.routesByRecipient {
+                // The other instances' member caches must forget the conversation's members.
+                if event.membershipChanged {
+                    relay.publish(
+                        RelayDescriptor.membersChanged(appId: event.appId, conversationId: event.conversationId))
                 }
+            } else if case .userEvent = event.payload {
+                for descriptor in RelayDescriptor.describeUserEvent(event) { relay.publish(serialized: descriptor) }
             } else {
-                gateway.relay.publish(serialized: RelayDescriptor.describeSerialized(event))
+                relay.publish(serialized: RelayDescriptor.describeSerialized(event))
             }
         }
-        let (feed, listening) = await gateway.relay.subscribe(timeout: .seconds(10))
-        if !listening {
-            // The feed still comes up by itself; until then clients catch up through sync.
-            logger.warning("serving before the cluster feed listens", ["waited_seconds": .int(10)])
-        }
-        self.feed.withLock { $0 = feed }
-    }
-
-    /// Other instances' events, until cancelled.
-    func run() async {
-        guard let feed = feed.withLock({ $0 }) else { return }
-        let gateway = gateway
         let logger = logger
-        await gateway.relay.run(
-            feed,
+        let started = await relay.start(
+            timeout: .seconds(10),
             deliver: { await gateway.fanOut.deliver($0) },
+            deliverRouted: { gateway.fanOut.deliverRouted($0) },
             lostFeed: {
                 // Events of other instances may be lost: clients must sync.
                 gateway.fanOut.members.invalidateAll()
                 RealtimeModule.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
             })
+        if !started {
+            // The feed still comes up by itself; until then clients catch up through sync.
+            logger.warning("serving before the cluster feed is up", ["waited_seconds": .int(10)])
+        }
+    }
+
+    /// Other instances' events, until cancelled.
+    func run() async {
+        await gateway.relay.run()
     }
 }

@@ -13,15 +13,19 @@ final class FanOut: Sendable {
     let deliveries: Counter
     /// Sends `conversation` events after deliveries that change summaries (nil: none, in bare test gateways).
     let notifier: ConversationNotifier?
+    /// A relay that routes by recipient (NATS) gets every delivery with its resolved users, for the other
+    /// instances holding their sockets (nil: the relay broadcasts descriptors instead).
+    private let route: (@Sendable (Delivery, [UInt8], [String]) -> Void)?
 
     init(
         registry: ConnectionRegistry, members: MemberCache, logger: Logger, metrics: MetricsRegistry,
-        notifier: ConversationNotifier? = nil
+        notifier: ConversationNotifier? = nil, route: (@Sendable (Delivery, [UInt8], [String]) -> Void)? = nil
     ) {
         self.registry = registry
         self.members = members
         self.logger = logger
         self.notifier = notifier
+        self.route = route
         deliveries = metrics.counter(
             "parley_realtime_deliveries_total",
             help: "Event frames handed to gateway connections."
@@ -126,9 +130,16 @@ final class FanOut: Sendable {
     private func send(_ delivery: Delivery, to userIds: [String]) {
         var userIds = userIds
         if let excluded = delivery.excludedUserId { userIds.removeAll { $0 == excluded } }
+        // With a routing relay every delivery here is this instance's own (other instances' arrive through
+        // `deliverRouted`): the others get it now, resolved.
+        var frame: [UInt8]?
+        if let route {
+            frame = delivery.frame
+            route(delivery, frame!, userIds)
+        }
         guard delivery.touchesSummary, let notifier else {
             broadcast(
-                delivery,
+                frame ?? delivery.frame,
                 registry.connections(
                     appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId))
             return
@@ -137,14 +148,31 @@ final class FanOut: Sendable {
         let handles = registry.connections(
             appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId,
             online: { online.append($0) })
-        broadcast(delivery, handles)
+        broadcast(frame ?? delivery.frame, handles)
         // After the event itself: the summaries follow it.
         notifier.touched(appId: delivery.appId, conversationId: delivery.conversationId, userIds: online)
     }
 
-    private func broadcast(_ delivery: Delivery, _ handles: [WebSocketSessionHandle]) {
+    /// A delivery another instance stored and routed to one user here: its frame as it was encoded there.
+    func deliverRouted(_ payload: UserDeliveryPayload) {
+        guard payload.userId != payload.excludedUserId else { return }
+        var online = false
+        let handles = registry.connections(
+            appId: payload.appId, userIds: CollectionOfOne(payload.userId), excludingSession: payload.originSessionId,
+            online: { _ in online = true })
+        if !handles.isEmpty {
+            deliveries.increment(by: handles.count)
+            WebSocketSessionHandle.broadcast(encodedFrame: payload.frame, to: handles)
+        }
+        if payload.touchesSummary, online, let notifier {
+            notifier.touched(appId: payload.appId, conversationId: payload.conversationId, userIds: [payload.userId])
+        }
+    }
+
+    /// `frame` is evaluated only when somebody here receives it.
+    private func broadcast(_ frame: @autoclosure () -> [UInt8], _ handles: [WebSocketSessionHandle]) {
         guard !handles.isEmpty else { return }
         deliveries.increment(by: handles.count)
-        WebSocketSessionHandle.broadcast(encodedFrame: delivery.frame, to: handles)
+        WebSocketSessionHandle.broadcast(encodedFrame: frame(), to: handles)
     }
 }

@@ -26,9 +26,13 @@ final class ConnectionRegistry: Sendable {
     private static let shardCount = 32
     private let shards: [Shard]
     private let count = Atomic<Int>(0)
+    /// Told, under the user's shard lock (so in order), when a user's first connection here opens (true) and
+    /// when their last one closes (false): a routing relay subscribes to the user's events then.
+    private let userInterest: (@Sendable (UserKey, Bool) -> Void)?
 
-    init() {
+    init(userInterest: (@Sendable (UserKey, Bool) -> Void)? = nil) {
         shards = (0..<Self.shardCount).map { _ in Shard() }
+        self.userInterest = userInterest
     }
 
     private func shard(_ key: UserKey) -> Shard {
@@ -47,6 +51,7 @@ final class ConnectionRegistry: Sendable {
                 sessionIds: entries.map(\.sessionId), adding: entry.sessionId, limit: maxPerSession)
             let replaced = oldest.map { entries[$0] }
             for index in oldest.reversed() { entries.remove(at: index) }
+            if entries.isEmpty { userInterest?(key, true) }
             entries.append(entry)
             map[key] = entries
             return replaced
@@ -74,6 +79,7 @@ final class ConnectionRegistry: Sendable {
             count.subtract(1, ordering: .relaxed)
             entries.remove(at: index)
             map[key] = entries.isEmpty ? nil : entries
+            if entries.isEmpty { userInterest?(key, false) }
             return entries.count
         }
     }

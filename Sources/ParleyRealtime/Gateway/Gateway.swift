@@ -16,7 +16,7 @@ final class Gateway: Sendable {
     let messaging: MessagingModule
     let registry: ConnectionRegistry
     let fanOut: FanOut
-    let relay: ClusterRelay
+    let relay: any ClusterRelay
     /// Where connections are recorded for other features (offline push); nil in tests that build a bare gateway.
     let presence: ClusterPresence?
     /// Statuses, subscriptions and `presence` events (nil in tests that build a bare gateway).
@@ -30,7 +30,7 @@ final class Gateway: Sendable {
 
     init(
         configuration: RealtimeConfiguration, messaging: MessagingModule, registry: ConnectionRegistry,
-        fanOut: FanOut, relay: ClusterRelay, presence: ClusterPresence? = nil, presenceHub: PresenceHub? = nil,
+        fanOut: FanOut, relay: any ClusterRelay, presence: ClusterPresence? = nil, presenceHub: PresenceHub? = nil,
         logger: Logger, frameHandlers: [String: FrameHandler] = [:], rooms: RoomService? = nil
     ) {
         self.configuration = configuration
@@ -113,11 +113,14 @@ final class Gateway: Sendable {
                     frame: RelayDescriptor.typingFrame(
                         conversationId: conversationId,
                         userId: principal.userId))
+                // A routing relay gets it from the fan-out.
                 await fanOut.deliver(delivery)
-                relay.publish(
-                    RelayDescriptor.typing(
-                        appId: principal.appId, conversationId: conversationId,
-                        userId: principal.userId))
+                if !relay.routesByRecipient {
+                    relay.publish(
+                        RelayDescriptor.typing(
+                            appId: principal.appId, conversationId: conversationId,
+                            userId: principal.userId))
+                }
             }
             return ServerFrame.ack(reqId: reqId, data: Array("{}".utf8))
         case "sync":

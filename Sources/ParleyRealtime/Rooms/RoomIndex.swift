@@ -20,6 +20,13 @@ final class RoomIndex: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Told, under the lock (so in order), when the first connection here enters a room (true) and when the last
+    /// one leaves it or it is dismissed (false): a routing relay subscribes to the room's messages then.
+    private let interest: (@Sendable (RoomKey, Bool) -> Void)?
+
+    init(interest: (@Sendable (RoomKey, Bool) -> Void)? = nil) {
+        self.interest = interest
+    }
 
     /// Records that `connection` (opened on `loop`) is inside the room.
     func enter(_ key: RoomKey, _ connection: ConnectionRooms, on loop: EventLoop) {
@@ -27,6 +34,7 @@ final class RoomIndex: Sendable {
             let id = ObjectIdentifier(loop)
             let rooms = state.loops[id] ?? LoopRooms(loop: loop)
             state.loops[id] = rooms
+            if state.counts.total(key) == 0 { interest?(key, true) }
             state.counts.add(key, on: id)
             return rooms
         }
@@ -38,7 +46,9 @@ final class RoomIndex: Sendable {
         guard
             let rooms = state.withLock({ state -> LoopRooms? in
                 let id = ObjectIdentifier(loop)
+                let before = state.counts.total(key)
                 state.counts.remove(key, on: id)
+                if before > 0 && state.counts.total(key) == 0 { interest?(key, false) }
                 return state.loops[id]
             })
         else { return }
@@ -69,6 +79,7 @@ final class RoomIndex: Sendable {
     func dismiss(_ key: RoomKey, frame: [UInt8]) {
         let targets = state.withLock { state -> [LoopRooms] in
             let targets = state.counts.loops(key).compactMap { state.loops[$0] }
+            if state.counts.total(key) > 0 { interest?(key, false) }
             state.counts.removeAll(key)
             return targets
         }

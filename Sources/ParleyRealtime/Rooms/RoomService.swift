@@ -14,8 +14,8 @@ import Synchronization
 final class RoomService: Sendable {
     let configuration: RoomConfiguration
     let repository: RoomRepository
-    let index = RoomIndex()
-    let relay: ClusterRelay
+    let index: RoomIndex
+    let relay: any ClusterRelay
     let messages: MessageService
     /// This instance's row in `realtime_instances` (nil: counts stay local, in bare test gateways).
     let instanceId: String?
@@ -27,12 +27,13 @@ final class RoomService: Sendable {
     static let fullOnlineWriteEvery = 15
 
     init(
-        configuration: RoomConfiguration, repository: RoomRepository, relay: ClusterRelay, messages: MessageService,
+        configuration: RoomConfiguration, repository: RoomRepository, relay: any ClusterRelay, messages: MessageService,
         instanceId: String?, logger: Logger
     ) {
         self.configuration = configuration
         self.repository = repository
         self.relay = relay
+        index = RoomIndex(interest: { key, present in relay.roomInterest(key, present: present) })
         self.messages = messages
         self.instanceId = instanceId
         self.logger = logger
@@ -159,7 +160,7 @@ final class RoomService: Sendable {
         else { throw APIError.roomNotFound }
         let json = message.jsonBytes()
         index.deliver(ServerFrame.encoded(type: "message", data: json), to: key, excluding: connection.connectionId)
-        relay.publish(serialized: RoomDescriptor.message(message, json: json).serialized())
+        relay.publish(serialized: RoomDescriptor.message(message, json: json).serialized(), toRoom: key)
         return json
     }
 

@@ -31,6 +31,18 @@ def main():
         p.add_argument("--timeout", type=float, default=600, help="the whole scenario, seconds")
         return p
 
+    p = scenario("natsrestart")
+    p.add_argument("--natsctl", required=True)
+    p.add_argument("--nats-dir", required=True)
+    p.add_argument("--clients", type=int, default=30)
+    p.add_argument("--rate", type=float, default=10)
+    p.add_argument("--window", type=int, default=4)
+    p.add_argument("--warmup", type=float, default=3)
+    p.add_argument("--outage", type=float, default=3)
+    p.add_argument("--settle", type=float, default=6)
+    p.add_argument("--feed-limit", type=float, default=5,
+                   help="an instance must resync its clients within this many seconds of NATS being back")
+
     p = scenario("kill9")
     p.add_argument("--kill-pid", type=int, required=True)
     p.add_argument("--clients", type=int, default=50)
@@ -53,6 +65,8 @@ def main():
     p.add_argument("--settle", type=float, default=5)
     p.add_argument("--recovery-limit", type=float, default=20)
     p.add_argument("--hang-limit", type=float, default=7, help="no answer may take longer (seconds)")
+    p.add_argument("--relay", choices=["postgres", "nats"], default="postgres",
+                   help="the instances' relay: only LISTEN/NOTIFY loses its feed with PostgreSQL (then a 4003 resync)")
     p.add_argument("--feed-limit", type=float, default=3,
                    help="seconds after PostgreSQL is back within which the cluster feed (LISTEN) must be too")
 
@@ -105,7 +119,8 @@ def main():
     import soak
     from net import Failed
 
-    run = {"kill9": faults.kill9, "pgrestart": faults.pgrestart, "abuse": abuse.run, "soak": soak.run}[args.scenario]
+    run = {"kill9": faults.kill9, "pgrestart": faults.pgrestart, "natsrestart": faults.natsrestart, "abuse": abuse.run,
+           "soak": soak.run}[args.scenario]
     started = time.monotonic()
 
     async def bounded():

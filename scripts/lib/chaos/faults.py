@@ -332,10 +332,82 @@ async def pgrestart(args):
     if live != total or total == 0:
         failures.append(f"after the cluster feed was back, {total - live} of {total} messages did not arrive live")
     feeds = [v for c in cycles for v in c["feed_restored_after_ms"].values()]
-    if any(v is None for v in feeds):
+    if args.relay == "nats":
+        # The relay does not go through PostgreSQL: nothing of it was lost, and no instance needs a resync.
+        figures["feed_restored_max_ms"] = "n/a (NATS relay)"
+    elif any(v is None for v in feeds):
         failures.append(f"an instance's cluster feed did not come back (no 4003 resync): {cycles}")
     elif max(feeds) > args.feed_limit * 1000:
         failures.append(f"the cluster feed came back {max(feeds):.0f} ms after PostgreSQL (limit {args.feed_limit} s)")
     if rest_found != rest_acked:
         failures.append(f"{rest_acked - rest_found} REST-acknowledged messages missing or stored differently")
+    return figures, failures
+
+
+async def natsrestart(args):
+    """The NATS relay's broker stopped and started again while WebSocket clients on the instances send to each
+    other (user i to user i+1, on the next instance). Sends must still be acknowledged during the outage (they
+    commit in PostgreSQL); once NATS is back each instance tells its clients to resync (4003) within the limit;
+    after that every message arrives live; no acknowledged message is lost or doubled."""
+    bases = args.bases.split(",")
+    log = args.log
+    log(f"natsrestart: registering {args.clients} users over {len(bases)} instances")
+    sessions = await register_users(bases, args.app_key, "nrw", args.clients)
+    fleet = Fleet(sessions, bases, args.rate, args.window)
+    await fleet.start(time.monotonic() + 60)
+    moments = {}
+
+    async def natsctl(action):
+        process = await asyncio.create_subprocess_exec(
+            args.natsctl, action, args.nats_dir, stdin=asyncio.subprocess.DEVNULL)
+        if await asyncio.wait_for(process.wait(), 30) != 0:
+            raise Failed(f"natsctl {action} failed")
+
+    async def outage():
+        await asyncio.sleep(args.warmup)
+        moments["down"] = time.monotonic()
+        await natsctl("stop")
+        log(f"natsrestart: NATS stopped for {args.outage} s")
+        await asyncio.sleep(args.outage)
+        await natsctl("start")
+        moments["up"] = time.monotonic()
+        log("natsrestart: NATS started again")
+
+    await asyncio.gather(fleet.send_for(args.warmup + args.outage + args.settle), outage())
+    moments["end"] = time.monotonic()
+    log("natsrestart: sending stopped; resending what has no ack, draining, syncing")
+    await fleet.finish(resend_seconds=20, drain_seconds=3)
+    final = await fleet.final_sync(bases[0])
+    rows = db_messages(args.psql, args.database_url)
+    figures, failures = fleet.verify(rows, final)
+    failures = explain_missing_syncs(failures, args.psql, args.database_url)
+
+    feed = {}
+    for base in bases:
+        times = [t for c in fleet.clients for t, code, b in c.close_events
+                 if b == base and code == 4003 and t >= moments["up"]]
+        feed[base] = _ms(min(times) - moments["up"]) if times else None
+    restored = [v for v in feed.values() if v is not None]
+    # From a second after the last instance's resync: the relay is back, every message must arrive live.
+    live_from = moments["up"] + (max(restored) / 1000 if restored else 0) + 1
+    live, total = fleet.live_share(live_from, moments["end"])
+    acked_during = sum(1 for c in fleet.clients for at in c.acked_at.values()
+                       if moments["down"] <= at < moments["up"])
+    await fleet.stop()
+    figures.update({
+        "instances": len(bases),
+        "outage_s": args.outage,
+        "acked_during_outage": acked_during,
+        "resync_after_restart_ms": feed,
+        "resync_after_restart_max_ms": max(restored) if restored else None,
+        "live_after_recovery": f"{live}/{total}",
+    })
+    if acked_during == 0:
+        failures.append("no send was acknowledged while NATS was down (sends must not depend on the relay)")
+    if len(restored) != len(bases):
+        failures.append(f"an instance did not resync its clients after NATS came back: {feed}")
+    elif max(restored) > args.feed_limit * 1000:
+        failures.append(f"an instance resynced {max(restored):.0f} ms after NATS was back (limit {args.feed_limit} s)")
+    if live != total or total == 0:
+        failures.append(f"after the relay was back, {total - live} of {total} messages did not arrive live")
     return figures, failures

@@ -61,14 +61,14 @@ def _failures(result):
 
 def kill9(result, logs_dir):
     f = result["figures"]
-    out = [f"#### kill9: SIGKILL to one of two instances while {f.get('clients', '?')} clients send — {_verdict(result)}",
+    out = [f"#### kill9: SIGKILL to one of the instances while {f.get('clients', '?')} clients send — {_verdict(result)}",
            ""]
     if "sent" not in f:
         return out + _failures(result)
-    out.append(f"- {f['clients']} WebSocket clients in a ring (each sends 1:1 text to the next), spread over two "
-               f"instances on one database, {_fmt(f['rate_per_client'])} messages/s each, window 4, for "
+    out.append(f"- {f['clients']} WebSocket clients in a ring (each sends 1:1 text to the next), spread over the "
+               f"instances (two, or three with `--nats`) on one database, {_fmt(f['rate_per_client'])} messages/s each, window 4, for "
                f"{_fmt(f['duration_s'])} s; SIGKILL to the first instance after {_fmt(f['acked_before_kill'])} acks, at "
-               f"a moment with sends in flight. Its {f['victim_clients']} clients reconnect to the survivor, "
+               f"a moment with sends in flight. Its {f['victim_clients']} clients reconnect to a survivor, "
                "sync from their cursor and resend what had no ack with the same clientMsgId; then every client syncs "
                f"once more, and a full sync from each one's first cursor is compared with the database. Survivor's "
                f"log: {_problems(logs_dir, 'kill9')} error lines.")
@@ -88,7 +88,7 @@ def pgrestart(result, logs_dir):
     out = [f"#### pgrestart: PostgreSQL stopped and started under load — {_verdict(result)}", ""]
     if "sent" not in f:
         return out + _failures(result)
-    out.append(f"- Two instances; {f['clients']} WebSocket clients (ring, 10 messages/s each) and 4 REST clients "
+    out.append(f"- Two instances (three with `--nats`); {f['clients']} WebSocket clients (ring, 10 messages/s each) and 4 REST clients "
                "(a `POST /api/im/messages` and a `GET /api/im/conversations` in turn, ~10/s each, failed sends retried "
                "with the same clientMsgId); `GET /readyz` on each instance every 50 ms and a new WebSocket "
                "(`ws-upgrade`) every 250 ms. PostgreSQL is stopped "
@@ -211,8 +211,29 @@ def soak(result, logs_dir):
     return out + _table(rows) + _failures(result)
 
 
+def natsrestart(result, logs_dir):
+    f = result["figures"]
+    out = [f"#### natsrestart: the relay's nats-server stopped and started under load — {_verdict(result)}", ""]
+    if "sent" not in f:
+        return out + _failures(result)
+    out.append(f"- {f['instances']} instances relaying through one nats-server (`PARLEY_RELAY=nats://...`); "
+               f"{f['clients']} WebSocket clients in a ring spread over them (each sends to the next, on another "
+               f"instance). nats-server is stopped (SIGTERM), left down {_fmt(f['outage_s'])} s and started again. "
+               "Sends commit in PostgreSQL whatever the relay does; once NATS is back each instance closes its "
+               "WebSockets with 4003 so that they sync what the outage kept from them. Server logs: "
+               f"{_problems(logs_dir, 'natsrestart')} error lines.")
+    out.append("")
+    resync = " / ".join(f"{_fmt(v)} ms" for v in f["resync_after_restart_ms"].values())
+    rows = [
+        ("sends acknowledged while NATS was down", _fmt(f["acked_during_outage"])),
+        ("each instance's 4003 resync after NATS was back", resync),
+        ("messages acknowledged from a second after the last resync that arrived live", f["live_after_recovery"]),
+    ]
+    return out + _table(_messages_rows(f) + rows) + _failures(result)
+
+
 def report(paths, logs_dir):
-    render = {"kill9": kill9, "pgrestart": pgrestart, "abuse": abuse, "soak": soak}
+    render = {"kill9": kill9, "pgrestart": pgrestart, "natsrestart": natsrestart, "abuse": abuse, "soak": soak}
     for path in paths:
         with open(path) as f:
             result = json.load(f)
