@@ -71,6 +71,8 @@ final class ClientConnection: IOHandler {
     private var output: [UInt8] = []
     /// Server pings answered (the heartbeat check of idle mode).
     private(set) var pingsReceived: UInt32 = 0
+    /// Our `message` frames received (the cluster mode checks each recipient's count).
+    var messagesReceived: UInt32 = 0
     /// Set by the owner when the `hello` frame arrived.
     var helloReceived = false
     /// The sending side of the load, for the few connections that send.

@@ -8,6 +8,8 @@ struct CommonOptions {
 
     var host: String
     var port: UInt16
+    /// `host:port` for WebSockets (modes that spread them over several instances take more).
+    var server: ServerEndpoint
     var loops: Int
     var loginWorkers: Int
     var connectConcurrency: Int
@@ -21,6 +23,7 @@ struct CommonOptions {
             throw BenchError("--port: expected 1-65535")
         }
         self.port = port
+        server = try ServerEndpoint(host: host, port: port)
         loops = try options.int("loops", Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), in: 1...64)
         loginWorkers = try options.int("login-workers", 8, in: 1...256)
         connectConcurrency = try options.int("connect-concurrency", defaultConcurrency, in: 1...10_000)

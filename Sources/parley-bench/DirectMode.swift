@@ -14,19 +14,19 @@ enum DirectMode {
         let receiverIds = (0..<pairs).map { "\(common.runId)-b\($0)" }
         let tokens = try common.accounts.imTokens(for: senderIds + receiverIds, workers: common.loginWorkers)
 
-        let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
-        try fleet.open(tokens: tokens, maxInFlight: common.connectConcurrency, timeout: 120)
+        let fleet = try Fleet(loops: common.loops)
+        try fleet.open(tokens: tokens, to: common.server, maxInFlight: common.connectConcurrency, timeout: 120)
         // Connection i (0..<pairs) is sender i; connection pairs + i is its receiver.
         let senders = (0..<pairs).map { i in
             (
                 index: i,
                 sender: Sender(
-                    toId: receiverIds[i], chatType: "single", clientMsgIdPrefix: "\(common.runId)-\(i)-",
+                    toId: receiverIds[i], chatType: "single", recipients: 1, clientMsgIdPrefix: "\(common.runId)-\(i)-",
                     window: plan.window, messagesPerSecond: plan.rate / Double(pairs),
                     phase: Double(i) / Double(pairs))
             )
         }
-        let test = LoadTest(plan: plan, deliveriesPerAck: 1)
+        let test = LoadTest(plan: plan)
         let outcome = try test.run(fleet, senders: senders)
         Console.result("mode", "direct")
         Console.result("pairs", pairs)

@@ -23,8 +23,10 @@ enum FanoutMode {
             accessToken: owner.accessToken)
         Console.log("group \(groupId) with \(members) members")
 
-        let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
-        try fleet.open(tokens: [owner.imToken] + memberTokens, maxInFlight: common.connectConcurrency, timeout: 120)
+        let fleet = try Fleet(loops: common.loops)
+        try fleet.open(
+            tokens: [owner.imToken] + memberTokens, to: common.server, maxInFlight: common.connectConcurrency,
+            timeout: 120)
         // Connections 1...senders (members, not the owner) send.
         return try LoadTest.runOneToMany(
             fleet, plan: plan, common: common, mode: "fanout", toId: groupId, chatType: "group", members: members,

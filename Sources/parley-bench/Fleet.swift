@@ -3,7 +3,8 @@ import ParleyNet
 import Synchronization
 
 /// A set of client connections spread over one event loop per core (connection `i` lives on loop
-/// `i % loops`), and the steps of a run: open them all, put load on some of them, close them.
+/// `i % loops`, and goes to the server it was opened with), and the steps of a run: open them all, put load on
+/// some of them, close them.
 /// The main thread drives the steps and waits by polling the shared counters.
 final class Fleet {
     let group: EventLoopGroup
@@ -11,29 +12,32 @@ final class Fleet {
     let counters = RunCounters()
     private(set) var size = 0
 
-    init(loops: Int, host: String, port: UInt16) throws(BenchError) {
-        guard let address = IPv4Address(host: host, port: port) else {
-            throw BenchError("not an IPv4 address: \(host)")
-        }
+    init(loops: Int) throws(BenchError) {
         do {
             group = try EventLoopGroup(threads: loops)
         } catch {
             throw BenchError("event loops: \(error)")
         }
         let counters = counters
-        contexts = group.loops.map {
-            LoopContext(loop: $0, counters: counters, address: address, hostHeader: "\(host):\(port)")
-        }
+        contexts = group.loops.map { LoopContext(loop: $0, counters: counters) }
     }
 
-    /// Opens one connection per token and waits for every `hello`. Fails, naming the reasons, when any
-    /// connection could not be opened or `timeout` passed.
-    func open(tokens: [String], maxInFlight: Int, timeout: Double) throws(BenchError) {
-        size = tokens.count
+    /// Opens one connection per token, all to `server`.
+    func open(tokens: [String], to server: ServerEndpoint, maxInFlight: Int, timeout: Double) throws(BenchError) {
+        try open(tokens.map { (token: $0, server: server) }, maxInFlight: maxInFlight, timeout: timeout)
+    }
+
+    /// Opens connection `i` with `connections[i].token` to `connections[i].server` and waits for every `hello`.
+    /// Fails, naming the reasons, when any connection could not be opened or `timeout` passed.
+    func open(_ connections: [(token: String, server: ServerEndpoint)], maxInFlight: Int, timeout: Double)
+        throws(BenchError)
+    {
+        let total = connections.count
+        size = total
         let perLoop = max(1, maxInFlight / contexts.count)
         for (position, context) in contexts.enumerated() {
-            let entries = stride(from: position, to: tokens.count, by: contexts.count).map {
-                (index: Int32($0), token: tokens[$0])
+            let entries = stride(from: position, to: connections.count, by: contexts.count).map {
+                LoopContext.Opening(index: Int32($0), token: connections[$0].token, server: connections[$0].server)
             }
             context.loop.execute { context.open(entries, maxInFlight: perLoop) }
         }
@@ -43,17 +47,17 @@ final class Fleet {
             let now = MonotonicClock.now()
             if now - lastReport > 5_000_000_000 {
                 lastReport = now
-                Console.log("  \(counters.helloed.value) of \(tokens.count) connections open")
+                Console.log("  \(counters.helloed.value) of \(total) connections open")
             }
-            return counters.helloed.value + counters.setupFailures.value >= tokens.count
+            return counters.helloed.value + counters.setupFailures.value >= total
         }
         let seconds = MonotonicClock.seconds(since: started)
         Console.log(
-            "opened \(counters.helloed.value) of \(tokens.count) WebSockets in "
+            "opened \(counters.helloed.value) of \(total) WebSockets in "
                 + "\(Console.format(seconds, decimals: 1)) s")
         if counters.setupFailures.value > 0 || !done {
             throw BenchError(
-                "\(tokens.count - counters.helloed.value) of \(tokens.count) connections did not open"
+                "\(total - counters.helloed.value) of \(total) connections did not open"
                     + (done ? "" : " within \(Int(timeout)) s") + ": \(counters.reasonSummary)")
         }
     }

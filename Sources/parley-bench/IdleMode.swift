@@ -25,9 +25,9 @@ enum IdleMode {
 
         barrier.announce("ready")
         try barrier.wait(for: "go", timeout: timeout)
-        let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
+        let fleet = try Fleet(loops: common.loops)
         let openStarted = MonotonicClock.now()
-        try fleet.open(tokens: tokens, maxInFlight: common.connectConcurrency, timeout: timeout)
+        try fleet.open(tokens: tokens, to: common.server, maxInFlight: common.connectConcurrency, timeout: timeout)
         let openSeconds = MonotonicClock.seconds(since: openStarted)
         let clientAfter = ProcessStatus.residentKiB() ?? 0
 

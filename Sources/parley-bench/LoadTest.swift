@@ -14,9 +14,9 @@ struct LoadPlan {
     /// (the drain ends sooner when everything arrived, and after ten times this at most).
     var drain: Double
 
-    init(_ options: BenchOptions, window: Int) throws(BenchError) {
+    init(_ options: BenchOptions, window: Int, rate: Double = 0) throws(BenchError) {
         self.window = try options.int("window", window, in: 1...60) // the gateway pauses a connection at 64
-        rate = try options.double("rate", 0, in: 0...1_000_000)
+        self.rate = try options.double("rate", rate, in: 0...1_000_000)
         warmup = try options.double("warmup", 3, in: 0...600)
         duration = try options.double("duration", 10, in: 1...3600)
         drain = try options.double("drain", 10, in: 1...600)
@@ -26,8 +26,14 @@ struct LoadPlan {
 /// One load run on open connections: warm-up, measured window, drain, then the checks every mode shares.
 struct LoadTest {
     var plan: LoadPlan
-    /// Deliveries each stored message must produce (1 for a pair, members - 1 in a group).
-    var deliveriesPerAck: Int
+    /// Where to announce `window` when the measured window starts (the script measures the servers' CPU and
+    /// queries from then on); nil: nowhere.
+    var barrier: Barrier?
+
+    init(plan: LoadPlan, barrier: Barrier? = nil) {
+        self.plan = plan
+        self.barrier = barrier
+    }
 
     struct Outcome {
         var sent = 0, acked = 0, errors = 0, delivered = 0, expected = 0
@@ -53,8 +59,15 @@ struct LoadTest {
                 + (plan.rate > 0 ? "paced at \(Console.format(plan.rate, decimals: 0)) messages/s" : "unpaced")
                 + "; warm-up \(plan.warmup) s, measuring \(plan.duration) s")
         fleet.startLoad(begin: begin, windowStart: windowStart, end: end)
+        var announced = false
         while MonotonicClock.now() < end {
-            usleep(200_000)
+            let now = MonotonicClock.now()
+            if !announced && now >= windowStart {
+                barrier?.announce("window")
+                announced = true
+            }
+            // Short naps before the window starts, so that the announcement is not late.
+            usleep(announced ? 200_000 : UInt32(max(1_000, min(200_000, (windowStart - now) / 1_000))))
             if counters.unexpectedEnds.value > 0 && MonotonicClock.now() < end {
                 Console.log("connections ended during the run: \(counters.reasonSummary)")
                 break
@@ -68,7 +81,7 @@ struct LoadTest {
         let drainEnd = MonotonicClock.now() + Int64(10 * plan.drain * 1e9)
         _ = fleet.wait(timeout: 10 * plan.drain) {
             let answered = counters.acked.value + counters.errors.value
-            if answered >= counters.sent.value && counters.delivered.value >= counters.acked.value * deliveriesPerAck {
+            if answered >= counters.sent.value && counters.delivered.value >= counters.expectedDeliveries.value {
                 return true
             }
             let now = MonotonicClock.now()
@@ -86,7 +99,7 @@ struct LoadTest {
         outcome.acked = counters.acked.value
         outcome.errors = counters.errors.value
         outcome.delivered = counters.delivered.value
-        outcome.expected = outcome.acked * deliveriesPerAck
+        outcome.expected = counters.expectedDeliveries.value
         outcome.windowAcks = counters.windowAcks.value
         outcome.windowDeliveries = counters.windowDeliveries.value
         outcome.ackMismatches = counters.ackMismatches.value
@@ -183,12 +196,12 @@ extension LoadTest {
             (
                 index: i,
                 sender: Sender(
-                    toId: toId, chatType: chatType, clientMsgIdPrefix: "\(common.runId)-\(i)-",
+                    toId: toId, chatType: chatType, recipients: members - 1, clientMsgIdPrefix: "\(common.runId)-\(i)-",
                     window: plan.window, messagesPerSecond: plan.rate / Double(senderCount),
                     phase: Double(i - 1) / Double(senderCount))
             )
         }
-        let test = LoadTest(plan: plan, deliveriesPerAck: members - 1)
+        let test = LoadTest(plan: plan)
         let outcome = try test.run(fleet, senders: senders)
         Console.result("mode", mode)
         Console.result("members", members)

@@ -11,11 +11,16 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     let loop: EventLoop
     let counters: RunCounters
     let readBuffer: UnsafeMutableRawBufferPointer
-    private let address: IPv4Address
-    private let hostHeader: String
+
+    /// A connection still to open.
+    struct Opening: Sendable {
+        var index: Int32
+        var token: String
+        var server: ServerEndpoint
+    }
 
     private(set) var connections: [ClientConnection] = []
-    private var queue: [(index: Int32, token: String)] = []
+    private var queue: [Opening] = []
     private var queued = 0
     private var inFlight = 0
     private var maxInFlight = 1
@@ -35,11 +40,9 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
     /// `heartbeatSeconds` of the first `hello`.
     private(set) var heartbeatSeconds: Int?
 
-    init(loop: EventLoop, counters: RunCounters, address: IPv4Address, hostHeader: String) {
+    init(loop: EventLoop, counters: RunCounters) {
         self.loop = loop
         self.counters = counters
-        self.address = address
-        self.hostHeader = hostHeader
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
@@ -49,7 +52,7 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
 
     /// Opens a connection per entry, at most `maxInFlight` handshakes at a time (a connection counts until its
     /// `hello`), so that neither the server's accept queue nor its token checks are flooded.
-    func open(_ entries: [(index: Int32, token: String)], maxInFlight: Int) {
+    func open(_ entries: [Opening], maxInFlight: Int) {
         queue = entries
         queued = 0
         self.maxInFlight = max(1, maxInFlight)
@@ -69,7 +72,9 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
             inFlight += 1
             let connection = ClientConnection(index: entry.index, loop: loop, delegate: self)
             connections.append(connection)
-            connection.connect(to: address, host: hostHeader, headers: [("Authorization", "Bearer \(entry.token)")])
+            connection.connect(
+                to: entry.server.address, host: entry.server.hostHeader,
+                headers: [("Authorization", "Bearer \(entry.token)")])
         }
     }
 
@@ -89,6 +94,7 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
         case .message(let sentAt?):
             let now = MonotonicClock.now()
             counters.delivered.bump()
+            connection.messagesReceived += 1
             if now >= windowStart && now < windowEnd {
                 counters.windowDeliveries.bump()
                 latencies.append(now - sentAt)
@@ -195,7 +201,9 @@ final class LoopContext: ClientConnectionDelegate, @unchecked Sendable {
             counters.note(error)
         } else {
             if !inOrder { counters.ackMismatches.bump() }
+            sender.acked += 1
             counters.acked.bump()
+            counters.expectedDeliveries.bump(by: sender.recipients)
             let now = MonotonicClock.now()
             if now >= windowStart && now < windowEnd {
                 counters.windowAcks.bump()

@@ -33,8 +33,8 @@ enum PresenceMode {
         barrier.announce("ready")
         try barrier.wait(for: "go", timeout: timeout)
 
-        let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
-        try fleet.open(tokens: tokens, maxInFlight: common.connectConcurrency, timeout: timeout)
+        let fleet = try Fleet(loops: common.loops)
+        try fleet.open(tokens: tokens, to: common.server, maxInFlight: common.connectConcurrency, timeout: timeout)
         let counters = fleet.counters
 
         // Every connection subscribes to its ring neighbours; the acks list who it may see (all of them).

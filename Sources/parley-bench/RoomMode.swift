@@ -23,8 +23,10 @@ enum RoomMode {
         let memberTokens = try accounts.imTokens(for: memberIds, workers: common.loginWorkers)
         let roomId = try accounts.createRoom(name: "bench \(common.runId)", accessToken: owner.accessToken)
 
-        let fleet = try Fleet(loops: common.loops, host: common.host, port: common.port)
-        try fleet.open(tokens: [owner.imToken] + memberTokens, maxInFlight: common.connectConcurrency, timeout: 300)
+        let fleet = try Fleet(loops: common.loops)
+        try fleet.open(
+            tokens: [owner.imToken] + memberTokens, to: common.server, maxInFlight: common.connectConcurrency,
+            timeout: 300)
         let started = MonotonicClock.now()
         var enter = Array(#"{"type":"room_enter","reqId":"enter","data":{"roomId":"#.utf8)
         JSONString.append(roomId, to: &enter)

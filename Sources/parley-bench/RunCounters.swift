@@ -21,6 +21,8 @@ final class RunCounters: Sendable {
     let ackMismatches = Atomic<Int>(0)
     /// Our messages received, whenever.
     let delivered = Atomic<Int>(0)
+    /// Deliveries the acked messages call for (each sender's recipients per ack).
+    let expectedDeliveries = Atomic<Int>(0)
     /// Messages that are not ours (e.g. the group's creation notice).
     let foreignMessages = Atomic<Int>(0)
     /// Frames of other types (conversation changes...).

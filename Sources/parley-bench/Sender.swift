@@ -9,6 +9,8 @@ import ParleyJSON
 /// connection that owns it (hence `@unchecked Sendable`).
 final class Sender: @unchecked Sendable {
     let window: Int
+    /// Deliveries each stored message calls for: 1 to the other user of a pair, members - 1 in a group.
+    let recipients: Int
     /// Messages per nanosecond for this sender; 0: as fast as the window allows.
     let ratePerNanosecond: Double
     /// Where in one message interval this sender starts (0..<1), so that paced senders do not fire together.
@@ -21,6 +23,8 @@ final class Sender: @unchecked Sendable {
     var outstanding = 0
     /// The `reqId` whose answer comes next.
     var nextAnswer: Int64 = 1
+    /// Requests answered with an `ack` (stored messages).
+    var acked = 0
     /// Send times of the requests in flight, by `reqId % window` (answers come in request order).
     private var sentTimes: [Int64]
 
@@ -33,10 +37,11 @@ final class Sender: @unchecked Sendable {
     /// `clientMsgIdPrefix` must be unique per sender and run: `clientMsgId`s make sends idempotent, so a reused
     /// one would be answered with the old message and never delivered.
     init(
-        toId: String, chatType: String, clientMsgIdPrefix: String, window: Int, messagesPerSecond: Double,
-        phase: Double
+        toId: String, chatType: String, recipients: Int, clientMsgIdPrefix: String, window: Int,
+        messagesPerSecond: Double, phase: Double
     ) {
         self.window = window
+        self.recipients = recipients
         sentTimes = Array(repeating: 0, count: window)
         ratePerNanosecond = messagesPerSecond / 1e9
         self.phase = phase

@@ -6,6 +6,7 @@
 //   parley-bench idle   --port P [--count 10000] [--hold 20] ...               idle connections with heartbeats
 //   parley-bench room   --port P [--members 10000] [--senders 1] [--rate 10] ... one chat room, everyone inside
 //   parley-bench presence --port P --server-pid PID [--count 10000] ...       presence changes and their cost
+//   parley-bench cluster --port P --ws-ports P1,P2,... [--pairs 100] [--groups 10] ... 1:1 and groups across instances
 //
 // Environment: BENCH_APP_KEY and BENCH_APP_SECRET (an app created with `--session-policy unlimited`).
 // Results are `key=value` lines on stdout; exit status 1 when a check fails (errors over 0.1%, deliveries
@@ -16,7 +17,7 @@ import ParleyNet
 Socket.ignoreSIGPIPE()
 
 let usage = """
-    usage: parley-bench direct|fanout|idle|room|presence --port PORT [options]
+    usage: parley-bench direct|fanout|idle|room|presence|cluster --port PORT [options]
       every mode:  --host 127.0.0.1  --loops CORES  --login-workers 8  --connect-concurrency N  --run-id ID
       direct:      --pairs 100  --window 16  --rate 0 (messages/s over all senders; 0 = unpaced)
                    --warmup 3  --duration 10  --drain 10
@@ -25,6 +26,10 @@ let usage = """
       idle:        --count 10000  --hold 20  --min-pings 1  --timeout 600  --barrier-dir DIR  --name NAME
       presence:    --server-pid PID  --count 10000  --subscriptions 200  --period 60  --baseline 30
                    --duration 60  --timeout 900  --barrier-dir DIR
+      cluster:     --ws-ports PORT,PORT,... (WebSocket i to the (i % n)th; default --port)  --pairs 100  --groups 10
+                   --group-size 20  --group-senders 2  --rate 300 (over all senders)  --window 8  --warmup 3
+                   --duration 10  --drain 10  --idle 0 (seconds connected without load first)
+                   --barrier-dir DIR (announces cluster.idle and cluster.window as they start)
       environment: BENCH_APP_KEY, BENCH_APP_SECRET
     """
 
@@ -42,6 +47,7 @@ do {
     case "idle": passed = try IdleMode.run(rest)
     case "room": passed = try RoomMode.run(rest)
     case "presence": passed = try PresenceMode.run(rest)
+    case "cluster": passed = try ClusterMode.run(rest)
     case "-h", "--help", "help":
         Console.log(usage)
         exit(0)
