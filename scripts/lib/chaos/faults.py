@@ -369,6 +369,8 @@ async def natsrestart(args):
         await natsctl("stop")
         log(f"natsrestart: NATS stopped for {args.outage} s")
         await asyncio.sleep(args.outage)
+        # An instance may reconnect (and resync) before `natsctl start` has seen the port open and returned.
+        moments["starting"] = time.monotonic()
         await natsctl("start")
         moments["up"] = time.monotonic()
         log("natsrestart: NATS started again")
@@ -385,8 +387,8 @@ async def natsrestart(args):
     feed = {}
     for base in bases:
         times = [t for c in fleet.clients for t, code, b in c.close_events
-                 if b == base and code == 4003 and t >= moments["up"]]
-        feed[base] = _ms(min(times) - moments["up"]) if times else None
+                 if b == base and code == 4003 and t >= moments["starting"]]
+        feed[base] = _ms(max(0.0, min(times) - moments["up"])) if times else None
     restored = [v for v in feed.values() if v is not None]
     # From a second after the last instance's resync: the relay is back, every message must arrive live.
     live_from = moments["up"] + (max(restored) / 1000 if restored else 0) + 1
