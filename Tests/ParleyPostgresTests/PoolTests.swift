@@ -29,7 +29,13 @@ import Testing
             let stats = client.poolStatistics
             #expect(stats.total <= 4 && stats.total >= 1)
             #expect(stats.inUse == 0 && stats.waiting == 0)
-            #expect(stats.idle == stats.total)
+            // A connection the burst asked for may still be opening (counted in `total`, not yet idle) when the
+            // last query returns, on a loaded machine: once it is open, every connection is idle.
+            #expect(
+                try await eventually {
+                    let settled = client.poolStatistics
+                    return settled.idle == settled.total && settled.total <= 4
+                } != nil)
         }
     }
 

@@ -24,10 +24,13 @@ prefix="$E2E_TMP/nginx"
 mkdir -p "$prefix"
 nginx_port=$(free_port)
 version=$(nginx -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')
+# The scale profile's instance list, pointed at the two local instances, in place of the file compose mounts.
 sed -E -e "s/server parley:8080/server 127.0.0.1:$first_port/" -e "s/server parley-2:8080/server 127.0.0.1:$second_port/" \
+    "$PARLEY_ROOT/docker/nginx-upstream-scale.conf" >"$prefix/parley-upstream.conf"
+sed -E -e "s|include /etc/nginx/parley-upstream.conf;|include $prefix/parley-upstream.conf;|" \
     -e "s/listen 8080;/listen 127.0.0.1:$nginx_port;/" "$PARLEY_ROOT/docker/nginx.conf" >"$prefix/nginx.conf"
 if [[ $(printf '%s\n1.27.3\n' "$version" | sort -V | head -1) != 1.27.3 ]]; then
-    sed -i -E 's/ resolve / /' "$prefix/nginx.conf"
+    sed -i -E 's/ resolve / /' "$prefix/parley-upstream.conf"
 fi
 nginx -p "$prefix" -e "$prefix/error.log" -c "$prefix/nginx.conf" -g "daemon off; pid $prefix/nginx.pid;" \
     </dev/null >"$prefix/stdout.log" 2>"$prefix/stderr.log" &

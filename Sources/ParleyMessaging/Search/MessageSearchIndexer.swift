@@ -16,14 +16,18 @@ public struct MessageSearchIndexer: Sendable {
 
     /// Indexes one batch; returns how many queued messages it took (`batchSize`: more may be waiting). A revoked
     /// message, or one no longer there, loses its entry.
+    ///
+    /// The batch's ids are taken in an `ARRAY(...)` sub-select, which runs once. As `IN (SELECT ... FOR UPDATE)` the
+    /// planner, seeing a queue that was empty when last analyzed (it usually is), joined it as the inner side of a
+    /// nested loop: the locking sub-select ran again for every queued row, and locked up to 500 rows each time.
     @discardableResult
     func indexBatch() async throws -> Int {
         let rows = try await database.query(
             """
             WITH taken AS (
                 DELETE FROM message_search_queue q
-                WHERE q.message_id IN (SELECT message_id FROM message_search_queue ORDER BY message_id
-                                       LIMIT \(Self.batchSize) FOR UPDATE SKIP LOCKED)
+                WHERE q.message_id = ANY (ARRAY(SELECT message_id FROM message_search_queue ORDER BY message_id
+                                                LIMIT \(Self.batchSize) FOR UPDATE SKIP LOCKED))
                 RETURNING q.message_id),
             source AS (
                 SELECT t.message_id, m.app_id, m.conversation_id, m.seq, m.created_at,

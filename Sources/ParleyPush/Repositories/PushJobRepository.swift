@@ -28,13 +28,17 @@ public struct PushJobRepository: Sendable {
 
     /// Leases up to `limit` due jobs for `leaseSeconds`: other workers skip them (SKIP LOCKED while this runs,
     /// `leased_until` afterwards) until the lease ends, which is how a crashed worker's jobs come back.
+    ///
+    /// The ids are taken in an `ARRAY(...)` sub-select, which runs once. As `IN (SELECT ... FOR UPDATE)` the planner,
+    /// seeing an outbox that was empty when last analyzed, joined it as the inner side of a nested loop over every
+    /// job: the locking sub-select ran again, locking up to `limit` rows, for each row of a backlog.
     func lease(limit: Int, leaseSeconds: Int) async throws -> [Job] {
         try await database.query(
             """
             UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(leaseSeconds)), attempts = attempts + 1
-            WHERE id IN (SELECT id FROM push_jobs
-                         WHERE next_attempt_at <= now() AND (leased_until IS NULL OR leased_until < now())
-                         ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            WHERE id = ANY (ARRAY(SELECT id FROM push_jobs
+                                  WHERE next_attempt_at <= now() AND (leased_until IS NULL OR leased_until < now())
+                                  ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED))
             RETURNING id, app_id, message_id, call::text AS call, attempts
             """
         ).map { row in

@@ -39,18 +39,21 @@ protocol ClusterRelay: AnyObject, Sendable {
     func roomInterest(_ key: RoomKey, present: Bool)
 
     /// Connects and returns once other instances' events reach this one (false if not within `timeout`; the feed
-    /// still comes up by itself, and clients catch up through sync meanwhile). From then on `deliver` gets
-    /// deliveries to resolve (broadcast relays), `deliverRouted` the ones routed to a user here (on the relay's
-    /// thread, in order), and `lostFeed` is called when events may have been missed.
-    func start(
-        timeout: Duration,
-        deliver: @escaping @Sendable (Delivery) async -> Void,
-        deliverRouted: @escaping @Sendable (UserDeliveryPayload) -> Void,
-        lostFeed: @escaping @Sendable () -> Void
-    ) async -> Bool
+    /// still comes up by itself, and clients catch up through sync meanwhile); from then on they go to `sinks`.
+    func start(timeout: Duration, sinks: RelaySinks) async -> Bool
 
     /// Reads other instances' events until cancelled, then disconnects.
     func run() async
+}
+
+/// Where a relay hands other instances' events.
+struct RelaySinks: Sendable {
+    /// A delivery to resolve here (broadcast relays).
+    var deliver: @Sendable (Delivery) async -> Void
+    /// A delivery routed to a user here, on the relay's thread, in order (routing relays).
+    var deliverRouted: @Sendable (UserDeliveryPayload) -> Void
+    /// Events may have been missed (the feed was lost and is back).
+    var lostFeed: @Sendable () -> Void
 }
 
 extension ClusterRelay {

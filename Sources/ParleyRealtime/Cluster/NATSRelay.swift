@@ -26,7 +26,7 @@ final class NATSRelay: ClusterRelay {
     private let metrics: MetricsRegistry
     private let client = Mutex<NATSClientHandle?>(nil)
     /// What `start` was given.
-    private let sinks = Mutex<Sinks?>(nil)
+    private let sinks = Mutex<RelaySinks?>(nil)
     private let kindHandlers = Mutex<[String: @Sendable (JSONObject) async -> Void]>([:])
     /// Subscribed subjects, counted: users whose keys collide (and any subject asked for twice) share one
     /// subscription, so nothing arrives twice.
@@ -37,11 +37,6 @@ final class NATSRelay: ClusterRelay {
     private let firstConnection = Mutex<(connected: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let received: Counter
     private let undecodable: Counter
-
-    private struct Sinks: Sendable {
-        var deliverRouted: @Sendable (UserDeliveryPayload) -> Void
-        var lostFeed: @Sendable () -> Void
-    }
 
     init(
         configuration: NATSConfiguration, subjects: RelaySubjects, loop: EventLoop, logger: Logger,
@@ -161,13 +156,8 @@ final class NATSRelay: ClusterRelay {
         sinks.withLock { $0 }?.deliverRouted(payload)
     }
 
-    func start(
-        timeout: Duration,
-        deliver: @escaping @Sendable (Delivery) async -> Void,
-        deliverRouted: @escaping @Sendable (UserDeliveryPayload) -> Void,
-        lostFeed: @escaping @Sendable () -> Void
-    ) async -> Bool {
-        sinks.withLock { $0 = Sinks(deliverRouted: deliverRouted, lostFeed: lostFeed) }
+    func start(timeout: Duration, sinks: RelaySinks) async -> Bool {
+        self.sinks.withLock { $0 = sinks }
         let handle = NATSClientHandle.start(
             configuration: configuration, loop: loop, logger: logger, metrics: metrics
         ) { [self] event in clientEvent(event) }

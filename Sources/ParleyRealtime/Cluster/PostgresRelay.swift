@@ -40,8 +40,7 @@ final class PostgresRelay: ClusterRelay {
     private let ownPrefix: String
     private struct Feed: Sendable {
         var stream: AsyncStream<PostgresNotificationEvent>
-        var deliver: @Sendable (Delivery) async -> Void
-        var lostFeed: @Sendable () -> Void
+        var sinks: RelaySinks
     }
 
     /// Subscribed in `start`, read in `run`.
@@ -160,14 +159,9 @@ final class PostgresRelay: ClusterRelay {
 
     /// Subscribes to the other instances' events and returns once PostgreSQL LISTENs for this instance (at most
     /// `timeout`): an instance that serves before its feed is up would miss, live, the events published meanwhile.
-    func start(
-        timeout: Duration,
-        deliver: @escaping @Sendable (Delivery) async -> Void,
-        deliverRouted: @escaping @Sendable (UserDeliveryPayload) -> Void,
-        lostFeed: @escaping @Sendable () -> Void
-    ) async -> Bool {
+    func start(timeout: Duration, sinks: RelaySinks) async -> Bool {
         let stream = database.listen(channel)
-        feed.withLock { $0 = Feed(stream: stream, deliver: deliver, lostFeed: lostFeed) }
+        feed.withLock { $0 = Feed(stream: stream, sinks: sinks) }
         return await database.waitUntilListening(channel, timeout: timeout)
     }
 
@@ -177,9 +171,9 @@ final class PostgresRelay: ClusterRelay {
         for await event in feed.stream {
             switch event {
             case .reconnected:
-                feed.lostFeed()
+                feed.sinks.lostFeed()
             case .notification(_, let payload):
-                await handle(payload, deliver: feed.deliver)
+                await handle(payload, deliver: feed.sinks.deliver)
             }
         }
     }

@@ -40,8 +40,7 @@ final class EventDelivery: Service {
             }
         }
         let logger = logger
-        let started = await relay.start(
-            timeout: .seconds(10),
+        let sinks = RelaySinks(
             deliver: { await gateway.fanOut.deliver($0) },
             deliverRouted: { gateway.fanOut.deliverRouted($0) },
             lostFeed: {
@@ -49,6 +48,7 @@ final class EventDelivery: Service {
                 gateway.fanOut.members.invalidateAll()
                 RealtimeModule.closeAllForResync(gateway: gateway, logger: logger, reason: "cluster feed reconnected")
             })
+        let started = await relay.start(timeout: .seconds(10), sinks: sinks)
         if !started {
             // The feed still comes up by itself; until then clients catch up through sync.
             logger.warning("serving before the cluster feed is up", ["waited_seconds": .int(10)])
