@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The common core of the benchmark scripts (scripts/bench, bench-auth, bench-files, bench-messaging,
-# bench-realtime, bench-updates). Source it after scripts/lib/common.sh; do not execute it.
+# bench-realtime, bench-updates, bench-cluster). Source it after scripts/lib/common.sh; do not execute it.
 #
 # Lifecycle
 #   bench_setup NAME              TMP: a fresh directory /tmp/parley-NAME.XXXXXX, PG_DIR=$TMP/pg, RESULTS (below).
