@@ -140,6 +140,26 @@ public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> 
     }
 }
 
+/// A fresh database with every migration applied and a client of one connection on it, both gone afterwards: for tests
+/// of a repository's SQL without a server.
+public func withMigratedClient<T>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+    try await withDatabase { url in
+        let logger = TestEnvironment.capturingLogger().logger
+        let client = PostgresClient(
+            configuration: PostgresConfiguration(conninfo: url, poolSize: 1), group: TestEnvironment.eventLoopGroup,
+            logger: logger)
+        do {
+            _ = try await Migrator(client: client, directory: LiveApp.migrationsDirectory, logger: logger).migrate()
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+}
+
 /// A fresh database and a server on it, both gone afterwards.
 public func withLiveApp<T>(
     environment: [String: String] = [:], logLevel: LogLevel = .info,

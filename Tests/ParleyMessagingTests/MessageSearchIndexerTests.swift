@@ -13,13 +13,7 @@ import Testing
     /// with) and then filled: `IN (SELECT ... FOR UPDATE SKIP LOCKED)` became a nested loop that re-ran the locking
     /// sub-select for every queued row, and took the whole queue in one statement, quadratic in its length.
     @Test func aBatchTakesAtMostItsSizeWhenTheQueueLooksEmptyToThePlanner() async throws {
-        let database = try await TestDatabase.create()
-        let logger = TestEnvironment.capturingLogger().logger
-        let client = PostgresClient(
-            configuration: PostgresConfiguration(conninfo: database.url, poolSize: 1),
-            group: TestEnvironment.eventLoopGroup, logger: logger)
-        do {
-            _ = try await Migrator(client: client, directory: LiveApp.migrationsDirectory, logger: logger).migrate()
+        try await withMigratedClient { client in
             try await client.withConnection { connection in
                 try await connection.execute(
                     unsafeSQL: """
@@ -30,19 +24,13 @@ import Testing
                         INSERT INTO message_search_queue (message_id) SELECT g FROM generate_series(100001, 101200) g;
                         """)
             }
-            let indexer = MessageSearchIndexer(database: client, logger: logger)
+            let indexer = MessageSearchIndexer(database: client, logger: TestEnvironment.capturingLogger().logger)
             #expect(try await indexer.indexBatch() == MessageSearchIndexer.batchSize)
             let left = try await client.query("SELECT count(*) AS n FROM message_search_queue")
             #expect(try left[0].decode("n", as: Int.self) == 1200 - MessageSearchIndexer.batchSize)
             try await indexer.drain()
             let none = try await client.query("SELECT count(*) AS n FROM message_search_queue")
             #expect(try none[0].decode("n", as: Int.self) == 0)
-        } catch {
-            await client.shutdown()
-            await database.drop()
-            throw error
         }
-        await client.shutdown()
-        await database.drop()
     }
 }

@@ -13,13 +13,7 @@ import Testing
     /// filled: `IN (SELECT ... FOR UPDATE SKIP LOCKED)` became a nested loop that re-ran the locking sub-select for
     /// every job, and leased the whole backlog at once, quadratic in its length.
     @Test func aLeaseTakesAtMostItsLimitWhenTheOutboxLooksEmptyToThePlanner() async throws {
-        let database = try await TestDatabase.create()
-        let logger = TestEnvironment.capturingLogger().logger
-        let client = PostgresClient(
-            configuration: PostgresConfiguration(conninfo: database.url, poolSize: 1),
-            group: TestEnvironment.eventLoopGroup, logger: logger)
-        do {
-            _ = try await Migrator(client: client, directory: LiveApp.migrationsDirectory, logger: logger).migrate()
+        try await withMigratedClient { client in
             try await client.withConnection { connection in
                 try await connection.execute(
                     unsafeSQL: """
@@ -37,12 +31,6 @@ import Testing
             #expect(first.compactMap(\.messageId) == (1...100).map { Int64($0) })
             let second = try await jobs.lease(limit: 100, leaseSeconds: 30)
             #expect(second.compactMap(\.messageId) == (101...200).map { Int64($0) })
-        } catch {
-            await client.shutdown()
-            await database.drop()
-            throw error
         }
-        await client.shutdown()
-        await database.drop()
     }
 }
