@@ -169,7 +169,8 @@ let package = Package(
                                                             "ParleyTestSupport"]),
         .testTarget(name: "ParleyChatClientTests", dependencies: ["ParleyChatClient", "ParleyJSON"]),
         .testTarget(name: "ParleyAppTests", dependencies: ["ParleyApp", "ParleyHTTP", "ParleyNet",
-                                                           "ParleyObservability", "ParleyLiveSupport"]),
+                                                           "ParleyObservability", "ParleyLiveSupport", "ParleyPostgres",
+                                                           "ParleyTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

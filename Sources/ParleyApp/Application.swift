@@ -24,6 +24,7 @@ public final class Application: Sendable {
     public let metrics: MetricsRegistry
     public let group: EventLoopGroup
     public let database: PostgresClient
+    let coordinator: DeploymentCoordinator
     public let server: HTTPServer
     public let auth: AuthModule
     public let messaging: MessagingModule
@@ -58,6 +59,7 @@ public final class Application: Sendable {
             configuration: configuration.postgres, group: group, logger: logger,
             metrics: metrics)
         self.database = database
+        coordinator = DeploymentCoordinator(database: database, logger: logger, metrics: metrics)
         OperationsController.registerProcessMetrics(metrics)
         let auth = AuthModule(
             configuration: authConfiguration, database: database, logger: logger, metrics: metrics)
@@ -149,8 +151,8 @@ public final class Application: Sendable {
     }
 
     /// What `run` starts, in this order, and stops in reverse: the log flusher (stopped last, so the shutdown is
-    /// logged), the loops, the database (its schema checked, or migrated, before anything uses it), the features
-    /// (auth first: the others rely on its state), the HTTP server last. So on a signal the server stops first,
+    /// logged), the loops, the database (its schema checked, or migrated, before anything uses it), the deployment
+    /// coordinator, the features (auth first: the others rely on its state), the HTTP server last. So on a signal the server stops first,
     /// letting in-flight requests finish within PARLEY_SHUTDOWN_GRACE_SECONDS, and the database goes last.
     func services(applyMigrations: Bool) -> [any Service] {
         let logSink = logSink
@@ -165,15 +167,17 @@ public final class Application: Sendable {
                 "database", start: { try await self.prepareSchema(apply: applyMigrations) },
                 stop: { await database.shutdown() }),
         ]
-        services += auth.backgroundServices
-        services += messaging.backgroundServices
-        services += realtime.backgroundServices
-        services += files.backgroundServices
+        services.append(coordinator)
+        let role = coordinator.role
+        services += auth.backgroundServices(coordinator: role)
+        services += messaging.backgroundServices(coordinator: role)
+        services += realtime.backgroundServices(coordinator: role)
+        services += files.backgroundServices(coordinator: role)
         services += updates.backgroundServices
         services.append(ResourceService("push client", stop: { pushClient.shutdown() }))
-        services += push.backgroundServices
-        services += webhooks.backgroundServices
-        services += calls.backgroundServices
+        services += push.backgroundServices(coordinator: role)
+        services += webhooks.backgroundServices(coordinator: role)
+        services += calls.backgroundServices(coordinator: role)
         services.append(
             ResourceService("http server", start: { try await server.start() }, stop: { await server.shutdown() }))
         return services

@@ -122,8 +122,8 @@ public final class AuthModule: Sendable {
     /// password-hashing threads with the dummy hash unknown users' logins are checked against, the sync service
     /// (apps and recently ended sessions are loaded before anything serves), the statistics' flush (the last one
     /// when auth stops, after every feature that counts), the poll, and the hourly sweep
-    /// that frees deleted accounts' usernames after their grace period (any instance may run it: it is idempotent).
-    public var backgroundServices: [any Service] {
+    /// that frees deleted accounts' usernames after their grace period (the coordinator's: it is idempotent).
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let events = events
         let services = services
         let configuration = configuration
@@ -140,7 +140,9 @@ public final class AuthModule: Sendable {
             sync,
         ] + statistics.services + [
             PeriodicService("auth poll", every: configuration.pollInterval) { await sync.poll() },
-            PeriodicService("deleted usernames", every: .seconds(3600), firstAfter: .seconds(60)) { [self] in
+            PeriodicService(
+                "deleted usernames", every: .seconds(3600), firstAfter: .seconds(60), on: .coordinator(coordinator)
+            ) { [self] in
                 do {
                     let freed = try await freeDeletedUsernames()
                     if freed > 0 { services.logger.info("deleted accounts' usernames freed", ["count": .int(freed)]) }

@@ -51,16 +51,16 @@ public final class CallsModule: Sendable {
         }
     }
 
-    /// The sweep (every PARLEY_CALL_SWEEP_MS on every instance: a call is decided by whoever locks it first) and
-    /// hourly pruning of ended calls.
-    public var backgroundServices: [any Service] {
+    /// The sweep (every PARLEY_CALL_SWEEP_MS on the coordinator, now and then on the others: a call is decided by
+    /// whoever locks it first) and hourly pruning of ended calls on the coordinator.
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let service = service
         let logger = logger
         let retention = configuration.retentionHours
         var services: [any Service] = []
         if configuration.sweepInterval > .zero {
             services.append(
-                PeriodicService("call timeouts", every: configuration.sweepInterval) {
+                PeriodicService("call timeouts", every: configuration.sweepInterval, on: .sharedQueue(coordinator)) {
                     do {
                         // Again at once while a run found a full page.
                         while try await service.sweepOnce() >= 100 {}
@@ -70,7 +70,9 @@ public final class CallsModule: Sendable {
                 })
         }
         services.append(
-            PeriodicService("call pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
+            PeriodicService(
+                "call pruner", every: .seconds(3600), firstAfter: .seconds(60), on: .coordinator(coordinator)
+            ) {
                 do {
                     _ = try await service.prune(endedBeforeHours: retention)
                 } catch {

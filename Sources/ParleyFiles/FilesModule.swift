@@ -59,15 +59,17 @@ public final class FilesModule: Sendable {
     }
 
     /// What files runs while the server serves: the spool and the storage made ready, and the sweeper every
-    /// `sweepIntervalSeconds` (unless zero).
-    public var backgroundServices: [any Service] {
+    /// `sweepIntervalSeconds` (unless zero) on the coordinator.
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         var services: [any Service] = [
             StoragePreparation(configuration: configuration, storage: storage, logger: logger)
         ]
         if configuration.sweepIntervalSeconds > 0 {
             let logger = logger
             services.append(
-                PeriodicService("file sweeper", every: .seconds(configuration.sweepIntervalSeconds)) { [self] in
+                PeriodicService(
+                    "file sweeper", every: .seconds(configuration.sweepIntervalSeconds), on: .coordinator(coordinator)
+                ) { [self] in
                     do {
                         _ = try await sweep()
                     } catch {

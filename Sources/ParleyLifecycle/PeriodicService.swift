@@ -1,29 +1,33 @@
 /// Runs `work` over and over until cancelled: first after `delay`, then `interval` after each run ended (runs
 /// never overlap; a slow one delays the next instead of piling up). `work` handles its own errors (it logs
-/// them: the next run is the retry). Cancellation ends the wait at once; a run in progress is left to finish.
+/// them: the next run is the retry). Cancellation ends the wait at once; a run in progress is left to finish. Its
+/// `participation` decides, at each due pass, whether this instance runs it or skips it.
 public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
     public let name: String
     public let interval: Duration
     public let delay: Duration
+    public let participation: Participation
     private let clock: C
     private let work: @Sendable () async -> Void
 
     /// `firstAfter`: the wait before the first run (default: one `interval`; `.zero` runs at once). `clock`: an
     /// injected clock for tests.
     public init(
-        _ name: String, every interval: Duration, firstAfter delay: Duration? = nil, clock: C,
-        work: @escaping @Sendable () async -> Void
+        _ name: String, every interval: Duration, firstAfter delay: Duration? = nil,
+        on participation: Participation = .everyInstance, clock: C, work: @escaping @Sendable () async -> Void
     ) {
         precondition(interval > .zero, "a periodic service needs a positive interval")
         self.name = name
         self.interval = interval
         self.delay = delay ?? interval
+        self.participation = participation
         self.clock = clock
         self.work = work
     }
 
     public func run() async {
         var wait = delay
+        var lastRun: C.Instant?
         while !Task.isCancelled {
             if wait > .zero {
                 do {
@@ -33,8 +37,11 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
                 }
             }
             if Task.isCancelled { return }
-            await work()
             wait = interval
+            let now = clock.now
+            guard participation.runs(sinceLastRun: lastRun.map { $0.duration(to: now) }) else { continue }
+            lastRun = now
+            await work()
         }
     }
 }
@@ -42,8 +49,8 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
 extension PeriodicService where C == ContinuousClock {
     public init(
         _ name: String, every interval: Duration, firstAfter delay: Duration? = nil,
-        work: @escaping @Sendable () async -> Void
+        on participation: Participation = .everyInstance, work: @escaping @Sendable () async -> Void
     ) {
-        self.init(name, every: interval, firstAfter: delay, clock: ContinuousClock(), work: work)
+        self.init(name, every: interval, firstAfter: delay, on: participation, clock: ContinuousClock(), work: work)
     }
 }

@@ -139,9 +139,9 @@ public final class MessagingModule: Sendable {
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's
-    /// changes log past the retention, a minute after start and then hourly (any instance may; the deletes are
-    /// idempotent).
-    public var backgroundServices: [any Service] {
+    /// changes log past the retention, a minute after start and then hourly, on the coordinator (the deletes are
+    /// idempotent); the search indexer and the broadcast jobs, shared queues.
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let events = events
         let repository = syncRepository
         let days = configuration.syncRetentionDays
@@ -150,8 +150,10 @@ public final class MessagingModule: Sendable {
         return [
             ResourceService("messaging events", stop: { events.finish() }),
             readReceipts.service,
-            searchIndexer.service,
-            PeriodicService("sync pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
+            searchIndexer.service(coordinator: coordinator),
+            PeriodicService(
+                "sync pruner", every: .seconds(3600), firstAfter: .seconds(60), on: .coordinator(coordinator)
+            ) {
                 do {
                     let deleted = try await repository.prune(olderThanDays: days)
                     if deleted > 0 {
@@ -162,7 +164,7 @@ public final class MessagingModule: Sendable {
                 }
             },
             // Broadcasts to every user: any instance takes a job whose lease is free (a second worker finds none).
-            PeriodicService("broadcast jobs", every: .seconds(1)) {
+            PeriodicService("broadcast jobs", every: .seconds(1), on: .sharedQueue(coordinator)) {
                 do {
                     while try await jobs.runOnce() {}
                 } catch {

@@ -11,7 +11,7 @@ public final class PostgresClient: Sendable {
     let group: EventLoopGroup
     let logger: Logger
     let pools: [LoopPool]
-    let listener: PostgresListener
+    let session: SessionConnection
 
     public init(
         configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,
@@ -27,8 +27,9 @@ public final class PostgresClient: Sendable {
                 loop: loop, maxConnections: configuration.connectionsPerLoop(index: index, loopCount: loops.count),
                 configuration: configuration, resolver: resolver, logger: logger)
         }
-        listener = PostgresListener(
-            loop: group.next(), configuration: configuration, resolver: resolver, logger: logger)
+        session = SessionConnection(
+            loop: group.next(), configuration: configuration, resolver: resolver, logger: logger,
+            lockRetryInterval: configuration.sessionLockRetryInterval)
         if let metrics {
             let pools = self.pools
             metrics.gaugeFunction("parley_db_pool_connections", help: "Database connections by state.") {
@@ -104,7 +105,17 @@ public final class PostgresClient: Sendable {
     /// connection is lost and re-established (with backoff) the stream yields `.reconnected`: anything sent
     /// meanwhile was missed, so consumers should resync. Cancel the iteration to unsubscribe.
     public func listen(_ channel: String) -> AsyncStream<PostgresNotificationEvent> {
-        listener.subscribe(channel)
+        session.subscribe(channel)
+    }
+
+    /// A session advisory lock (`pg_try_advisory_lock(key)`) held on the client's session connection for as long as the
+    /// stream is iterated: it yields `.acquired` once the lock is taken (tried again every few seconds while another
+    /// session holds it) and `.lost` when the connection is lost (the server then released it; it is tried again
+    /// after the reconnect). Ending the iteration unlocks it. For work one client of a deployment should do at a
+    /// time, where two at once would only duplicate effort: a lost connection is noticed late, so the stream does
+    /// not make holders exclusive at every instant.
+    public func sessionLock(_ key: Int64) -> AsyncStream<SessionLockEvent> {
+        session.subscribeLock(key)
     }
 
     /// `pg_notify(channel, payload)`: delivered to listeners when the surrounding transaction commits.
@@ -129,10 +140,10 @@ public final class PostgresClient: Sendable {
         return sum
     }
 
-    /// Fails waiting requests with `.closed`, closes idle connections and the listener, and waits (up to
+    /// Fails waiting requests with `.closed`, closes idle connections and the session connection, and waits (up to
     /// `acquireTimeout`) for leased connections to come back before closing them too.
     public func shutdown() async {
-        await listener.shutDown()
+        await session.shutDown()
         let grace = configuration.acquireTimeout
         await withTaskGroup(of: Void.self) { group in
             for pool in pools {
@@ -153,7 +164,7 @@ extension PostgresClient {
     public func waitUntilListening(_ channel: String, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if await listener.listeningChannels().contains(channel) { return true }
+            if await session.listeningChannels().contains(channel) { return true }
             if ContinuousClock.now >= deadline || Task.isCancelled { return false }
             try? await Task.sleep(for: .milliseconds(10))
         }

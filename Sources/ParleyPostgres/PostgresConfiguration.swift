@@ -11,6 +11,9 @@ public struct PostgresConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(5)
     /// Prepared statements kept per connection (least recently used are deallocated); 0 disables preparing.
     public var statementCacheCapacity: Int = 256
+    /// How often a `sessionLock` another session holds is tried again: how long its work may go undone after the
+    /// holder is gone.
+    public var sessionLockRetryInterval: Duration = .seconds(2)
 
     public init(
         conninfo: String, poolSize: Int = 16, acquireTimeout: Duration = .seconds(5),

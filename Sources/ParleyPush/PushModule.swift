@@ -53,14 +53,18 @@ public final class PushModule: Sendable {
     }
 
     /// What push runs while the server serves: the worker (unless `pollInterval` is zero: then this instance
-    /// delivers nothing), the unbinding of ended sessions' tokens and its backstop, a sweep.
-    public var backgroundServices: [any Service] {
+    /// delivers nothing; the outbox is a shared queue), the unbinding of ended sessions' tokens and its backstop, a
+    /// sweep (the coordinator's).
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         var services: [any Service] = []
         if configuration.pollInterval > .zero {
             let worker = worker
             let batchSize = configuration.batchSize
             services.append(
-                PeriodicService("push worker", every: configuration.pollInterval, firstAfter: .zero) {
+                PeriodicService(
+                    "push worker", every: configuration.pollInterval, firstAfter: .zero,
+                    on: .sharedQueue(coordinator)
+                ) {
                     // Full batches mean more are due: pass again at once.
                     while !Task.isCancelled, await worker.runPass() >= batchSize {}
                 })
@@ -69,7 +73,7 @@ public final class PushModule: Sendable {
         let tokens = tokens
         let logger = logger
         services.append(
-            PeriodicService("push token sweep", every: configuration.sweepInterval) {
+            PeriodicService("push token sweep", every: configuration.sweepInterval, on: .coordinator(coordinator)) {
                 do {
                     let removed = try await tokens.sweepEndedSessions()
                     if removed > 0 { logger.info("push tokens of ended sessions removed", ["count": .int(removed)]) }

@@ -143,7 +143,7 @@ public final class RealtimeModule: Sendable {
     /// What the gateway runs while the server serves: presence (written, then heartbeated), delivery of local and
     /// other instances' events, the ends of sessions, and a safety net under the session events (which shed
     /// events when overloaded): every few seconds, connections whose session is known to have ended are ended.
-    public var backgroundServices: [any Service] {
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let gateway = gateway
         var services: [any Service] = []
         if let presence = gateway.presence { services += [presence, presence.heartbeatService] }
@@ -154,7 +154,7 @@ public final class RealtimeModule: Sendable {
         }
         services.append(EventDelivery(gateway: gateway, logger: logger))
         services.append(SessionEndListener(events: sessionEvents, registry: gateway.registry))
-        services += gateway.rooms?.backgroundServices ?? []
+        services += gateway.rooms?.backgroundServices(coordinator: coordinator) ?? []
         let revocations = auth.revocations
         services.append(
             PeriodicService("realtime revocation check", every: .seconds(5)) {

@@ -56,8 +56,8 @@ public final class WebhooksModule: Sendable {
 
     /// What webhooks run while the server serves, in start order: the settings cache (loaded before anything
     /// serves; `before_send` reads it), the HTTP client (closed after the worker), the worker (unless `pollInterval`
-    /// is zero), the backlog gauges, the pruning of finished events.
-    public var backgroundServices: [any Service] {
+    /// is zero; the outbox is a shared queue), the backlog gauges, the pruning of finished events (the coordinator's).
+    public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let client = client
         let settings = settings
         var services: [any Service] = [
@@ -70,7 +70,10 @@ public final class WebhooksModule: Sendable {
         let worker = worker
         if configuration.pollInterval > .zero {
             services.append(
-                PeriodicService("webhook worker", every: configuration.pollInterval, firstAfter: .zero) {
+                PeriodicService(
+                    "webhook worker", every: configuration.pollInterval, firstAfter: .zero,
+                    on: .sharedQueue(coordinator)
+                ) {
                     // A full lease means more may be waiting: pass again at once. Otherwise wait for the next
                     // tick, so that a busy app's events are leased many at a time, not a few per pass.
                     while !Task.isCancelled, await worker.runPass().full {}
@@ -81,7 +84,9 @@ public final class WebhooksModule: Sendable {
         let hours = configuration.retentionHours
         let logger = logger
         services.append(
-            PeriodicService("webhook pruner", every: .seconds(3600), firstAfter: .seconds(60)) {
+            PeriodicService(
+                "webhook pruner", every: .seconds(3600), firstAfter: .seconds(60), on: .coordinator(coordinator)
+            ) {
                 do {
                     let deleted = try await jobs.prune(olderThanHours: hours)
                     if deleted > 0 { logger.info("pruned webhook events", ["deleted": .int(deleted)]) }

@@ -72,4 +72,60 @@ import Testing
         #expect(try await eventually(timeout: .seconds(30)) { returned.load(ordering: .relaxed) } != nil)
         #expect(runs.load(ordering: .relaxed) == 0)
     }
+
+    /// Advances one interval and waits until the service sleeps again (after its pass, if it ran one).
+    private func tick(_ clock: ManualClock, _ interval: Duration) async throws {
+        clock.advance(by: interval)
+        #expect(try await eventually(timeout: .seconds(30)) { clock.sleeperCount == 1 } != nil)
+    }
+
+    @Test func coordinatorWorkRunsOnlyWhileThisInstanceCoordinates() async throws {
+        let clock = ManualClock()
+        let runs = Atomic<Int>(0)
+        let coordinates = Atomic<Bool>(false)
+        let role = CoordinatorRole { coordinates.load(ordering: .relaxed) }
+        let service = PeriodicService("sweep", every: .seconds(10), on: .coordinator(role), clock: clock) {
+            runs.add(1, ordering: .relaxed)
+        }
+        let task = Task { await service.run() }
+        #expect(try await eventually(timeout: .seconds(30)) { clock.sleeperCount == 1 } != nil)
+        for _ in 0..<3 { try await tick(clock, .seconds(10)) }
+        #expect(runs.load(ordering: .relaxed) == 0)
+        coordinates.store(true, ordering: .relaxed)
+        for _ in 0..<2 { try await tick(clock, .seconds(10)) }
+        #expect(runs.load(ordering: .relaxed) == 2)
+        coordinates.store(false, ordering: .relaxed)
+        try await tick(clock, .seconds(10))
+        #expect(runs.load(ordering: .relaxed) == 2)
+        task.cancel()
+        await task.value
+    }
+
+    @Test func aSharedQueueIsPolledEveryIntervalByTheCoordinatorAndSeldomByTheOthers() async throws {
+        let clock = ManualClock()
+        let runs = Atomic<Int>(0)
+        let coordinates = Atomic<Bool>(false)
+        let role = CoordinatorRole(othersEvery: .seconds(4)) { coordinates.load(ordering: .relaxed) }
+        let service = PeriodicService(
+            "queue", every: .seconds(1), firstAfter: .zero, on: .sharedQueue(role), clock: clock
+        ) {
+            runs.add(1, ordering: .relaxed)
+        }
+        let task = Task { await service.run() }
+        // Not the coordinator: the first pass at once (nothing waits on a new instance), then one every 4 s.
+        #expect(try await eventually(timeout: .seconds(30)) { clock.sleeperCount == 1 } != nil)
+        #expect(runs.load(ordering: .relaxed) == 1)
+        for _ in 0..<3 { try await tick(clock, .seconds(1)) }
+        #expect(runs.load(ordering: .relaxed) == 1)
+        try await tick(clock, .seconds(1))
+        #expect(runs.load(ordering: .relaxed) == 2)
+        for _ in 0..<8 { try await tick(clock, .seconds(1)) }
+        #expect(runs.load(ordering: .relaxed) == 4)
+        // The coordinator: every interval.
+        coordinates.store(true, ordering: .relaxed)
+        for _ in 0..<5 { try await tick(clock, .seconds(1)) }
+        #expect(runs.load(ordering: .relaxed) == 9)
+        task.cancel()
+        await task.value
+    }
 }

@@ -43,9 +43,9 @@ import Testing
             }
             #expect(await client.waitUntilListening("temporary", timeout: .seconds(30)))
             #expect(await client.waitUntilListening("kept", timeout: .seconds(30)))
-            #expect(await client.listener.listeningChannels() == ["kept", "temporary"])
+            #expect(await client.session.listeningChannels() == ["kept", "temporary"])
             consumer.cancel()
-            #expect(try await eventually { await client.listener.listeningChannels() == ["kept"] } != nil)
+            #expect(try await eventually { await client.session.listeningChannels() == ["kept"] } != nil)
             try await client.notify("kept", payload: "still here")
             var iterator = kept.makeAsyncIterator()
             #expect(await iterator.next() == .notification(channel: "kept", payload: "still here"))
@@ -60,13 +60,13 @@ import Testing
             try await client.notify("presence", payload: "before")
             #expect(await iterator.next() == .notification(channel: "presence", payload: "before"))
 
-            let pid = try #require(await client.listener.backendPID())
+            let pid = try #require(await client.session.backendPID())
             try await withAdminClient(url: url) { admin in
                 let rows = try await admin.query("SELECT pg_terminate_backend(\(Int32(pid)))")
                 #expect(try rows.first?.decode(0, as: Bool.self) == true)
             }
             #expect(await iterator.next() == .reconnected)
-            let newPID = try #require(await client.listener.backendPID())
+            let newPID = try #require(await client.session.backendPID())
             #expect(newPID != pid)
             try await client.notify("presence", payload: "after")
             #expect(await iterator.next() == .notification(channel: "presence", payload: "after"))
@@ -77,7 +77,7 @@ import Testing
         try await withTestClient { client, _ in
             let stream = client.listen("bye")
             #expect(await client.waitUntilListening("bye", timeout: .seconds(30)))
-            await client.listener.shutDown()
+            await client.session.shutDown()
             var count = 0
             for await _ in stream { count += 1 }
             #expect(count == 0)

@@ -3,8 +3,8 @@ import ParleyObservability
 import ParleyPostgres
 
 /// Turns queued messages into search entries (migrations/0037), off the send path: a send, an edit or a revoke only
-/// queues the message's id, and this worker tokenizes a batch of them in one statement. Any instance may run it: each
-/// batch takes its queue rows with SKIP LOCKED and deletes them in the transaction that writes their entries, so a
+/// queues the message's id, and this worker tokenizes a batch of them in one statement. Any instance may run it (the
+/// coordinator does, the others now and then, so a backlog is shared): each batch takes its queue rows with SKIP LOCKED and deletes them in the transaction that writes their entries, so a
 /// crash leaves them queued.
 public struct MessageSearchIndexer: Sendable {
     let database: PostgresClient
@@ -52,10 +52,11 @@ public struct MessageSearchIndexer: Sendable {
         while try await indexBatch() == Self.batchSize {}
     }
 
-    /// The worker: a pass every `interval` while the server serves.
-    var service: PeriodicService<ContinuousClock> {
+    /// The worker: a pass every `interval` while the server serves (a shared queue: the coordinator's, the other
+    /// instances' now and then).
+    func service(coordinator: CoordinatorRole) -> PeriodicService<ContinuousClock> {
         let indexer = self
-        return PeriodicService("message search indexer", every: Self.interval) {
+        return PeriodicService("message search indexer", every: Self.interval, on: .sharedQueue(coordinator)) {
             do {
                 try await indexer.drain()
             } catch {

@@ -186,13 +186,13 @@ final class RoomService: Sendable {
 
     // MARK: Services
 
-    var backgroundServices: [any Service] {
+    func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let repository = repository
         let index = index
         let logger = logger
         let bound = configuration.bound
         var services: [any Service] = [
-            PeriodicService("room history prune", every: configuration.pruneInterval) {
+            PeriodicService("room history prune", every: configuration.pruneInterval, on: .coordinator(coordinator)) {
                 do {
                     _ = try await repository.prune(bound: bound)
                 } catch {

@@ -9,15 +9,25 @@ public enum PostgresNotificationEvent: Sendable, Hashable {
     case reconnected
 }
 
-/// The one connection a client uses for LISTEN. It connects on the first subscription, LISTENs to every
-/// channel that has subscribers, and after losing the connection reconnects with exponential backoff
-/// (50 ms doubling to 1 s, jittered by up to half), LISTENs again and tells every subscriber `.reconnected`.
+/// What a `sessionLock` stream yields.
+public enum SessionLockEvent: Sendable, Hashable {
+    /// The client holds the lock now.
+    case acquired
+    /// The session connection was lost: the server has released the lock, and another client may hold it.
+    case lost
+}
+
+/// The one connection a client keeps for session state: LISTEN and session advisory locks, both of which live and
+/// die with one server session. It connects on the first subscription, LISTENs to every channel that has
+/// subscribers, tries to take every lock that has subscribers (again every `lockRetryInterval` while another
+/// session holds it), and after losing the connection reconnects with exponential backoff (50 ms doubling to 1 s,
+/// jittered by up to half), LISTENs again, tells every channel subscriber `.reconnected` and tries its locks again.
 /// The cap is short because every realtime event between instances waits for this connection: after a
 /// database restart the pool is back at the first query, and the feed should follow within about a second
 /// (one attempt a second per instance costs the database nothing).
 ///
 /// Loop-confined like `LoopPool`; `@unchecked Sendable` so it can be named in closures sent to its loop.
-final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
+final class SessionConnection: @unchecked Sendable, ConnectionDelegate {
     typealias Continuation = AsyncStream<PostgresNotificationEvent>.Continuation
 
     let loop: EventLoop
@@ -38,12 +48,29 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     private var isShutDown = false
     private var nextConnectionID = 0
 
-    init(loop: EventLoop, configuration: PostgresConfiguration, resolver: HostResolver, logger: Logger) {
+    typealias LockContinuation = AsyncStream<SessionLockEvent>.Continuation
+    private let lockRetryInterval: Duration
+    private var lockSubscribers: [Int64: [UInt64: LockContinuation]] = [:]
+    /// Locks the current connection holds.
+    private var heldLocks: Set<Int64> = []
+    /// Locks whose attempt is on its way.
+    private var pendingLocks: Set<Int64> = []
+    private var lockRetryTimer: EventLoop.TimerID?
+    /// Lock attempts answered so far (for tests).
+    private var lockAttempts = 0
+
+    init(
+        loop: EventLoop, configuration: PostgresConfiguration, resolver: HostResolver, logger: Logger,
+        lockRetryInterval: Duration = .seconds(2)
+    ) {
         self.loop = loop
         self.configuration = configuration
         self.resolver = resolver
-        self.logger = logger.with("component", "listener")
+        self.logger = logger.with("component", "session connection")
+        self.lockRetryInterval = lockRetryInterval
     }
+
+    private var hasSubscribers: Bool { !subscribers.isEmpty || !lockSubscribers.isEmpty }
 
     private func onLoop(_ work: @escaping @Sendable () -> Void) {
         if loop.inEventLoop { work() } else { loop.execute(work) }
@@ -67,11 +94,15 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
             }
             if let driver, driver.isReady {
                 listen([channel], on: driver)
-            } else if driver == nil && reconnectTimer == nil {
-                connect()
+            } else {
+                connectIfIdle()
             }
         }
         return stream
+    }
+
+    private func connectIfIdle() {
+        if driver == nil && reconnectTimer == nil { connect() }
     }
 
     private func unsubscribe(id: UInt64, channel: String) {
@@ -93,7 +124,101 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         }
     }
 
-    /// The listening connection's server process id, or nil while disconnected.
+    // MARK: Session locks
+
+    func subscribeLock(_ key: Int64) -> AsyncStream<SessionLockEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionLockEvent.self)
+        onLoop { [self] in
+            guard !isShutDown else {
+                continuation.finish()
+                return
+            }
+            nextSubscriberID += 1
+            let id = nextSubscriberID
+            lockSubscribers[key, default: [:]][id] = continuation
+            continuation.onTermination = { [weak self] _ in
+                guard let self else { return }
+                self.loop.execute { self.unsubscribeLock(id: id, key: key) }
+            }
+            if heldLocks.contains(key) {
+                continuation.yield(.acquired)
+            } else if let driver, driver.isReady {
+                tryLocks(on: driver)
+            } else {
+                connectIfIdle()
+            }
+        }
+        return stream
+    }
+
+    private func unsubscribeLock(id: UInt64, key: Int64) {
+        lockSubscribers[key]?[id] = nil
+        guard lockSubscribers[key]?.isEmpty == true else { return }
+        lockSubscribers[key] = nil
+        if heldLocks.remove(key) != nil, let driver, driver.isReady {
+            driver.enqueue(
+                ConnectionOperation(
+                    command: .extended("SELECT pg_advisory_unlock(\(key))"), completion: .callback { _ in }))
+        }
+    }
+
+    /// Tries every wanted lock this connection neither holds nor is already trying; a lock another session holds
+    /// is tried again after `lockRetryInterval`.
+    private func tryLocks(on driver: ConnectionDriver) {
+        for key in lockSubscribers.keys where !heldLocks.contains(key) && !pendingLocks.contains(key) {
+            pendingLocks.insert(key)
+            driver.enqueue(
+                ConnectionOperation(
+                    command: .extended("SELECT pg_try_advisory_lock(\(key)) AS held"),
+                    completion: .callback { [self] result in
+                        guard self.driver === driver else { return }
+                        pendingLocks.remove(key)
+                        lockAttempts += 1
+                        let held: Bool
+                        switch result {
+                        case .success(let rows):
+                            held = (try? rows.first?.decode("held", as: Bool.self)) == true
+                        case .failure(let error):
+                            logger.warning("taking a session lock failed", ["error": .string(error.description)])
+                            held = false
+                        }
+                        guard let subscribers = lockSubscribers[key] else {
+                            // Nobody wants it any more.
+                            if held {
+                                driver.enqueue(
+                                    ConnectionOperation(
+                                        command: .extended("SELECT pg_advisory_unlock(\(key))"),
+                                        completion: .callback { _ in }))
+                            }
+                            return
+                        }
+                        if held {
+                            heldLocks.insert(key)
+                            for continuation in subscribers.values { continuation.yield(.acquired) }
+                        } else {
+                            scheduleLockRetry()
+                        }
+                    }))
+        }
+    }
+
+    private func scheduleLockRetry() {
+        guard lockRetryTimer == nil, !isShutDown else { return }
+        lockRetryTimer = loop.scheduleTimer(after: lockRetryInterval) { [self] in
+            lockRetryTimer = nil
+            guard !isShutDown, let driver, driver.isReady else { return }
+            tryLocks(on: driver)
+        }
+    }
+
+    /// Locks the current connection holds, and how many lock attempts were answered so far (for tests).
+    func lockState() async -> (held: Set<Int64>, attempts: Int) {
+        await withUnsafeContinuation { continuation in
+            onLoop { [self] in continuation.resume(returning: (heldLocks, lockAttempts)) }
+        }
+    }
+
+    /// The session connection's server process id, or nil while disconnected.
     func backendPID() async -> Int? {
         await withUnsafeContinuation { continuation in
             onLoop { [self] in
@@ -148,14 +273,15 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     func connectionEstablished(_ connection: ConnectionDriver) {
         let reconnect = hasConnectedBefore
         hasConnectedBefore = true
-        if reconnect { logger.info("listening connection restored") }
+        if reconnect { logger.info("session connection restored") }
         listen(Array(subscribers.keys), on: connection, thenAnnounceReconnect: reconnect)
+        tryLocks(on: connection)
     }
 
     func connection(_ connection: ConnectionDriver, failedToConnect error: PostgresError) {
         guard driver === connection else { return }
         driver = nil
-        logger.debug("listening connection failed", ["error": .string(error.description)])
+        logger.debug("session connection failed", ["error": .string(error.description)])
         scheduleReconnect()
     }
 
@@ -164,7 +290,15 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
         driver = nil
         listening.removeAll()
         pendingListen.removeAll()
-        if !isShutDown { logger.warning("listening connection lost", ["error": .string(error.description)]) }
+        pendingLocks.removeAll()
+        if let lockRetryTimer { loop.cancelTimer(lockRetryTimer) }
+        lockRetryTimer = nil
+        for key in heldLocks {
+            guard let holders = lockSubscribers[key] else { continue }
+            for continuation in holders.values { continuation.yield(.lost) }
+        }
+        heldLocks.removeAll()
+        if !isShutDown { logger.warning("session connection lost", ["error": .string(error.description)]) }
         scheduleReconnect()
     }
 
@@ -173,12 +307,12 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
     }
 
     private func scheduleReconnect() {
-        guard !isShutDown, !subscribers.isEmpty, reconnectTimer == nil else { return }
+        guard !isShutDown, hasSubscribers, reconnectTimer == nil else { return }
         let delay = backoff + .nanoseconds(Int64.random(in: 0...Int64(backoff.nanosecondsClamped / 2)))
         backoff = min(backoff * 2, .seconds(1))
         reconnectTimer = loop.scheduleTimer(after: delay) { [self] in
             reconnectTimer = nil
-            guard !isShutDown, driver == nil, !subscribers.isEmpty else { return }
+            guard !isShutDown, driver == nil, hasSubscribers else { return }
             connect()
         }
     }
@@ -191,9 +325,15 @@ final class PostgresListener: @unchecked Sendable, ConnectionDelegate {
                 isShutDown = true
                 if let reconnectTimer { loop.cancelTimer(reconnectTimer) }
                 reconnectTimer = nil
+                if let lockRetryTimer { loop.cancelTimer(lockRetryTimer) }
+                lockRetryTimer = nil
                 let all = subscribers.values.flatMap(\.values)
                 subscribers.removeAll()
                 for continuation in all { continuation.finish() }
+                let lockHolders = lockSubscribers.values.flatMap(\.values)
+                lockSubscribers.removeAll()
+                heldLocks.removeAll()
+                for continuation in lockHolders { continuation.finish() }
                 driver?.close()
                 driver = nil
                 continuation.resume()
