@@ -33,17 +33,17 @@ public enum Participation: Sendable {
     /// `othersEvery`, so an idle queue costs one instance's polling and a busy one is shared.
     case sharedQueue(CoordinatorRole)
 
-    /// Whether a pass due now runs, `sinceLastRun` after the previous one ran (nil before the first).
-    func runs(sinceLastRun: Duration?) -> Bool {
+    /// Whether a pass due now runs, and how long to wait for the next one: an instance that is not the coordinator
+    /// looks again after `othersEvery` at the soonest (to pass over a shared queue, or to see whether it has become
+    /// the coordinator), so it wakes no more often than that for work it skips.
+    func pass(interval: Duration) -> (runs: Bool, next: Duration) {
         switch self {
         case .everyInstance:
-            return true
+            return (true, interval)
         case .coordinator(let role):
-            return role.isCoordinator
+            return role.isCoordinator ? (true, interval) : (false, max(interval, role.othersEvery))
         case .sharedQueue(let role):
-            if role.isCoordinator { return true }
-            guard let sinceLastRun else { return true }
-            return sinceLastRun >= role.othersEvery
+            return (true, role.isCoordinator ? interval : max(interval, role.othersEvery))
         }
     }
 }

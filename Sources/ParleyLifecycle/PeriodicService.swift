@@ -27,7 +27,6 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
 
     public func run() async {
         var wait = delay
-        var lastRun: C.Instant?
         while !Task.isCancelled {
             if wait > .zero {
                 do {
@@ -37,11 +36,9 @@ public struct PeriodicService<C: Clock>: Service where C.Duration == Duration {
                 }
             }
             if Task.isCancelled { return }
-            wait = interval
-            let now = clock.now
-            guard participation.runs(sinceLastRun: lastRun.map { $0.duration(to: now) }) else { continue }
-            lastRun = now
-            await work()
+            let pass = participation.pass(interval: interval)
+            wait = pass.next
+            if pass.runs { await work() }
         }
     }
 }

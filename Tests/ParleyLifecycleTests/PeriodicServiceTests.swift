@@ -121,9 +121,11 @@ import Testing
         #expect(runs.load(ordering: .relaxed) == 2)
         for _ in 0..<8 { try await tick(clock, .seconds(1)) }
         #expect(runs.load(ordering: .relaxed) == 4)
-        // The coordinator: every interval.
+        // The coordinator: every interval, once the wait it began as another instance is over.
         coordinates.store(true, ordering: .relaxed)
-        for _ in 0..<5 { try await tick(clock, .seconds(1)) }
+        for _ in 0..<4 { try await tick(clock, .seconds(1)) }
+        #expect(runs.load(ordering: .relaxed) == 5)
+        for _ in 0..<4 { try await tick(clock, .seconds(1)) }
         #expect(runs.load(ordering: .relaxed) == 9)
         task.cancel()
         await task.value
