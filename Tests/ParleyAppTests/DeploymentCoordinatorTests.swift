@@ -19,7 +19,7 @@ import Testing
             let first = try await LiveApp(databaseURL: url)
             var second: LiveApp?
             do {
-                #expect(try await eventually { first.app.coordinator.role.isCoordinator } != nil)
+                #expect(try await eventually(timeout: .seconds(30)) { first.app.coordinator.role.isCoordinator } != nil)
                 #expect(try await coordinates(first))
                 let other = try await LiveApp(databaseURL: url, masterKeyHex: first.masterKeyHex)
                 second = other

@@ -20,7 +20,9 @@ private final class LockEvents: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct SessionLockTests {
+/// No time limit: in the whole suite these wait their turn for a database with every other test (ListenTests has none
+/// either); each wait below is bounded by `eventually`.
+@Suite struct SessionLockTests {
     private static let key: Int64 = 0x5445_5354
 
     private func withSecondClient(url: String, _ body: (PostgresClient) async throws -> Void) async throws {
@@ -55,26 +57,26 @@ private final class LockEvents: Sendable {
         try await withTestClient { first, url in
             try await withSecondClient(url: url) { second in
                 let (firstEvents, firstHolder) = LockEvents.hold(Self.key, on: first)
-                #expect(try await eventually { firstEvents.all == [.acquired] } != nil)
+                #expect(try await eventually(timeout: .seconds(60)) { firstEvents.all == [.acquired] } != nil)
                 let firstPID = try #require(await first.session.backendPID())
                 #expect(try await holders(url: url) == [firstPID])
 
                 let (secondEvents, secondHolder) = LockEvents.hold(Self.key, on: second)
                 // Refused while the first holds it, however often it tries.
-                #expect(try await eventually { await second.session.lockState().attempts >= 3 } != nil)
+                #expect(try await eventually(timeout: .seconds(60)) { await second.session.lockState().attempts >= 3 } != nil)
                 #expect(secondEvents.all.isEmpty)
                 #expect(await second.session.lockState().held.isEmpty)
 
                 // The first lets go: the second's next attempt takes it.
                 firstHolder.cancel()
                 await firstHolder.value
-                #expect(try await eventually { secondEvents.all == [.acquired] } != nil)
+                #expect(try await eventually(timeout: .seconds(60)) { secondEvents.all == [.acquired] } != nil)
                 let secondPID = try #require(await second.session.backendPID())
                 #expect(try await holders(url: url) == [secondPID])
                 #expect(await first.session.lockState().held.isEmpty)
                 secondHolder.cancel()
                 await secondHolder.value
-                #expect(try await eventually { try await holders(url: url).isEmpty } != nil)
+                #expect(try await eventually(timeout: .seconds(60)) { try await holders(url: url).isEmpty } != nil)
             }
         }
     }
@@ -82,13 +84,13 @@ private final class LockEvents: Sendable {
     @Test func aLostConnectionLosesTheLockAndTheReconnectTakesItAgain() async throws {
         try await withTestClient { client, url in
             let (events, holder) = LockEvents.hold(Self.key, on: client)
-            #expect(try await eventually { events.all == [.acquired] } != nil)
+            #expect(try await eventually(timeout: .seconds(60)) { events.all == [.acquired] } != nil)
             let pid = try #require(await client.session.backendPID())
             try await withAdminClient(url: url) { admin in
                 let rows = try await admin.query("SELECT pg_terminate_backend(\(Int32(pid)))")
                 #expect(try rows.first?.decode(0, as: Bool.self) == true)
             }
-            #expect(try await eventually { events.all == [.acquired, .lost, .acquired] } != nil)
+            #expect(try await eventually(timeout: .seconds(60)) { events.all == [.acquired, .lost, .acquired] } != nil)
             let newPID = try #require(await client.session.backendPID())
             #expect(newPID != pid)
             #expect(try await holders(url: url) == [newPID])
@@ -102,7 +104,7 @@ private final class LockEvents: Sendable {
             let (events, holder) = LockEvents.hold(Self.key, on: client)
             let stream = client.listen("shared")
             #expect(await client.waitUntilListening("shared", timeout: .seconds(30)))
-            #expect(try await eventually { events.all == [.acquired] } != nil)
+            #expect(try await eventually(timeout: .seconds(60)) { events.all == [.acquired] } != nil)
             try await client.notify("shared", payload: "one connection")
             var iterator = stream.makeAsyncIterator()
             #expect(await iterator.next() == .notification(channel: "shared", payload: "one connection"))
@@ -115,7 +117,7 @@ private final class LockEvents: Sendable {
     @Test func shutdownEndsTheLockStream() async throws {
         try await withTestClient { client, _ in
             let (events, holder) = LockEvents.hold(Self.key, on: client)
-            let acquired = try await eventually { events.all == [.acquired] }
+            let acquired = try await eventually(timeout: .seconds(60)) { events.all == [.acquired] }
             #expect(acquired != nil)
             await client.session.shutDown()
             await holder.value
