@@ -138,9 +138,9 @@ public final class MessagingModule: Sendable {
         AdminReportController(auth: auth, reports: reports.reports).register(on: &router)
     }
 
-    /// What messaging runs while the server serves: the event bus (closed at the end) and the pruning of sync's
-    /// changes log past the retention, a minute after start and then hourly, on the coordinator (the deletes are
-    /// idempotent); the search indexer and the broadcast jobs, shared queues.
+    /// What messaging runs while the server serves: the event bus (closed at the end); the upkeep of sync's change
+    /// log (its xid ranges made ahead, and dropped past the retention) every ten minutes on the coordinator; the search
+    /// indexer and the broadcast jobs, shared queues.
     public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let events = events
         let repository = syncRepository
@@ -152,15 +152,22 @@ public final class MessagingModule: Sendable {
             readReceipts.service,
             searchIndexer.service(coordinator: coordinator),
             PeriodicService(
-                "sync pruner", every: .seconds(3600), firstAfter: .seconds(60), on: .coordinator(coordinator)
+                "sync change log", every: .seconds(600), firstAfter: .seconds(10), on: .coordinator(coordinator)
             ) {
                 do {
-                    let deleted = try await repository.prune(olderThanDays: days)
-                    if deleted > 0 {
-                        logger.info("pruned sync changes", ["deleted": .int(deleted), "days": .int(days)])
+                    let done = try await repository.maintainChangeLog(retentionDays: days)
+                    if done != .init(partitionsAdded: 0, partitionsDropped: 0, rowsDeleted: 0, unpartitionedDropped: false) {
+                        logger.info(
+                            "sync change log maintained",
+                            [
+                                "partitions_added": .int(done.partitionsAdded),
+                                "partitions_dropped": .int(done.partitionsDropped),
+                                "rows_deleted": .int(done.rowsDeleted),
+                                "unpartitioned_dropped": .bool(done.unpartitionedDropped), "days": .int(days),
+                            ])
                     }
                 } catch {
-                    logger.warning("pruning sync changes failed", ["error": .string(String(describing: error))])
+                    logger.warning("sync change log maintenance failed", ["error": .string(String(describing: error))])
                 }
             },
             // Broadcasts to every user: any instance takes a job whose lease is free (a second worker finds none).

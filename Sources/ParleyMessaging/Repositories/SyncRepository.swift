@@ -13,7 +13,9 @@ struct StreamEntry: Sendable {
 }
 
 /// Reads a user's change stream (migrations/0003 explains the ordering). Rows are returned only below the
-/// snapshot's xmin, so a cursor never skips a transaction that commits later.
+/// snapshot's xmin, so a cursor never skips a transaction that commits later. The change log is partitioned by xid
+/// (migrations/0041): the `c.xid >= cursor` condition, implied by the row comparison, is spelled out so that only
+/// the partitions at or after the cursor are read.
 struct SyncRepository: Sendable {
     let database: PostgresClient
 
@@ -47,14 +49,16 @@ struct SyncRepository: Sendable {
                   AND m.seq > mine.clear_seq
                 UNION ALL
                 SELECT c.xid, c.id, c.kind, c.conversation_id, c.message_id, c.payload
-                FROM mine JOIN changes c ON c.app_id = \(appId) AND c.conversation_id = mine.conversation_id
-                                        AND c.user_id IS NULL
-                WHERE (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid < (SELECT xmin FROM horizon)
+                FROM mine JOIN sync_changes c ON c.app_id = \(appId) AND c.conversation_id = mine.conversation_id
+                                             AND c.user_id IS NULL
+                WHERE (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid >= \(xid)::xid8
+                  AND c.xid < (SELECT xmin FROM horizon)
                 UNION ALL
                 SELECT c.xid, c.id, c.kind, c.conversation_id, c.message_id, c.payload
-                FROM changes c
+                FROM sync_changes c
                 WHERE c.app_id = \(appId) AND c.user_id = \(userId)
-                  AND (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid < (SELECT xmin FROM horizon)
+                  AND (c.xid, c.id) > (\(xid)::xid8, \(position)) AND c.xid >= \(xid)::xid8
+                  AND c.xid < (SELECT xmin FROM horizon)
                 ORDER BY 1, 2
                 LIMIT \(limit + 1))
             SELECT h.xmin::text AS horizon, h.expired, s.xid::text AS stream_xid, s.position, s.kind, s.conversation_id,
@@ -101,19 +105,23 @@ struct SyncRepository: Sendable {
 }
 
 extension SyncRepository {
-    /// Deletes changes older than `days` and records how far they went; returns the number deleted.
-    func prune(olderThanDays days: Int) async throws -> Int {
-        let rows = try await database.query(
-            """
-            WITH gone AS (
-                DELETE FROM changes WHERE created_at < now() - \(days) * interval '1 day' RETURNING xid),
-            newest AS (SELECT xid FROM gone ORDER BY xid DESC LIMIT 1),
-            recorded AS (
-                UPDATE sync_horizon SET pruned_through = greatest(pruned_through, newest.xid), pruned_at = now()
-                FROM newest)
-            SELECT count(*) AS deleted FROM gone
-            """)
-        return try rows[0].decode("deleted", as: Int.self)
+    /// What one pass of `maintainChangeLog` did.
+    struct ChangeLogMaintenance: Sendable, Equatable {
+        var partitionsAdded: Int
+        var partitionsDropped: Int
+        var rowsDeleted: Int
+        var unpartitionedDropped: Bool
+    }
+
+    /// Keeps the change log's xid ranges ahead of the xids in use, drops ranges whose changes are all older than
+    /// `days` and deletes such changes outside the ranges, recording how far they went (migrations/0041).
+    func maintainChangeLog(retentionDays days: Int) async throws -> ChangeLogMaintenance {
+        let rows = try await database.query("SELECT * FROM parley_maintain_changes(\(Int32(days)))")
+        return ChangeLogMaintenance(
+            partitionsAdded: Int(try rows[0].decode("partitions_added", as: Int32.self)),
+            partitionsDropped: Int(try rows[0].decode("partitions_dropped", as: Int32.self)),
+            rowsDeleted: Int(try rows[0].decode("rows_deleted", as: Int64.self)),
+            unpartitionedDropped: try rows[0].decode("unpartitioned_dropped", as: Bool.self))
     }
 }
 

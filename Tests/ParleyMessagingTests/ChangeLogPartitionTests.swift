@@ -1,0 +1,152 @@
+import Foundation
+import ParleyLiveSupport
+import ParleyObservability
+import ParleyPostgres
+import ParleyTestSupport
+import Testing
+
+@testable import ParleyMessaging
+
+/// Uses up `count` transaction ids: a subtransaction that writes, each, in one statement.
+func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
+    try await database.withConnection { connection in
+        try await connection.execute(
+            unsafeSQL: """
+                CREATE TEMP TABLE IF NOT EXISTS xid_burn (n int);
+                DO $$ BEGIN
+                    FOR i IN 1..\(count) LOOP
+                        BEGIN INSERT INTO xid_burn VALUES (i); EXCEPTION WHEN others THEN NULL; END;
+                    END LOOP;
+                END $$;
+                DROP TABLE xid_burn;
+                """)
+    }
+}
+
+/// The sync change log partitioned by xid ranges (migrations/0041).
+@Suite struct ChangeLogPartitionTests {
+    /// The partition each change row is in.
+    private func partitions(_ database: PostgresClient) async throws -> [String] {
+        try await database.query("SELECT tableoid::regclass::text AS part FROM changes ORDER BY xid, id")
+            .map { try $0.decode("part", as: String.self) }
+    }
+
+    private func ranges(_ database: PostgresClient) async throws -> [String] {
+        try await database.query("SELECT name FROM change_partitions ORDER BY xid_from").map { try $0.decode("name") }
+    }
+
+    /// A change of user `u` of app 1 (per-user changes need no conversation).
+    private func addChange(_ database: PostgresClient, _ name: String) async throws {
+        let payload = "{\"n\":\"\(name)\"}"
+        _ = try await database.query(
+            "INSERT INTO changes (app_id, user_id, kind, payload) VALUES (1, 'u', 'profile', \(payload))")
+    }
+
+    @Test func rangesAreAddedAheadAndARowThatReachedTheOverflowMovesIntoItsRange() async throws {
+        try await withMigratedClient { database in
+            let repository = SyncRepository(database: database)
+            let start = try await repository.currentCursor()
+            let first = try await ranges(database)
+            #expect(first.count == 1)
+            try await addChange(database, "one")
+            #expect(Set(try await partitions(database)) == Set(first))
+
+            // More xids than the first range holds go by with no maintenance: the next change lands in the overflow
+            // partition, and sync reads it there.
+            try await burnTransactionIds(database, count: 1_500)
+            try await addChange(database, "two")
+            #expect(Set(try await partitions(database)) == Set(first + ["changes_overflow"]))
+            #expect(try await repository.changes(appId: 1, userId: "u", after: start, limit: 10).entries.count == 2)
+
+            // A pass adds the next range from where the first ends and moves the row into it.
+            let done = try await repository.maintainChangeLog(retentionDays: 30)
+            #expect(done.partitionsAdded == 1)
+            #expect(done.partitionsDropped == 0)
+            let now = try await ranges(database)
+            #expect(now.count == 2 && now.first == first.first)
+            #expect(Set(try await partitions(database)) == Set(now))
+            let bounds = try await database.query(
+                "SELECT xid_from::text AS f, xid_to::text AS t FROM change_partitions ORDER BY xid_from")
+            #expect(try bounds[1].decode("f", as: String.self) == bounds[0].decode("t", as: String.self))
+            // Far enough ahead that the next pass adds nothing.
+            #expect(try await repository.maintainChangeLog(retentionDays: 30).partitionsAdded == 0)
+
+            // Every change once, in order.
+            let page = try await repository.changes(appId: 1, userId: "u", after: start, limit: 10)
+            #expect(page.entries.count == 2)
+            #expect(page.entries.allSatisfy { $0.kind == "profile" })
+            #expect(page.entries.map { "\($0.payload)" }.map { $0.contains("one") } == [true, false])
+            #expect(!page.hasMore)
+        }
+    }
+
+    @Test func aSyncReadsOnlyTheRangesAtOrAfterItsCursor() async throws {
+        try await withMigratedClient { database in
+            try await burnTransactionIds(database, count: 1_500)
+            let repository = SyncRepository(database: database)
+            #expect(try await repository.maintainChangeLog(retentionDays: 30).partitionsAdded == 1)
+            let names = try await ranges(database)
+            let newest = try await database.query(
+                "SELECT xid_from::text AS f FROM change_partitions ORDER BY xid_from DESC LIMIT 1"
+            )[0].decode("f", as: String.self)
+            let plan = try await database.query(
+                "EXPLAIN SELECT * FROM sync_changes WHERE app_id = 1 AND user_id = 'u' AND xid >= \(newest)::xid8"
+            ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+            #expect(!plan.contains(" on \(names[0]) "), "\(plan)")
+            #expect(plan.contains(" on \(names[1]) "), "\(plan)")
+        }
+    }
+
+    @Test func rowsOfTheUnpartitionedTableAreReadUntilRetentionEmptiesItThenItIsDropped() async throws {
+        try await withDatabase { url in
+            let logger = TestEnvironment.capturingLogger().logger
+            let database = PostgresClient(
+                configuration: PostgresConfiguration(conninfo: url, poolSize: 1),
+                group: TestEnvironment.eventLoopGroup, logger: logger)
+            do {
+                // A database of before the partitioning, with a change in it.
+                let before = FileManager.default.temporaryDirectory.appendingPathComponent("m-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: before, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: before) }
+                for file in try FileManager.default.contentsOfDirectory(atPath: LiveApp.migrationsDirectory)
+                where file.hasSuffix(".sql") && file < "0041" {
+                    try FileManager.default.copyItem(
+                        atPath: LiveApp.migrationsDirectory + "/" + file, toPath: before.path + "/" + file)
+                }
+                _ = try await Migrator(client: database, directory: before.path, logger: logger).migrate()
+                _ = try await database.query(
+                    "INSERT INTO changes (app_id, user_id, kind, payload) VALUES (1, 'u', 'profile', '{\"old\":1}')")
+                _ = try await Migrator(client: database, directory: LiveApp.migrationsDirectory, logger: logger)
+                    .migrate()
+
+                // After the conversion: the old row is where it was and sync reads it with the new ones.
+                _ = try await database.query(
+                    "INSERT INTO changes (app_id, user_id, kind, payload) VALUES (1, 'u', 'profile', '{\"new\":1}')")
+                let payloads = {
+                    try await database.query("SELECT payload FROM sync_changes WHERE app_id = 1 AND user_id = 'u' ORDER BY xid")
+                        .map { try $0.decode("payload", as: String.self) }
+                }
+                #expect(try await payloads() == ["{\"old\":1}", "{\"new\":1}"])
+                let repository = SyncRepository(database: database)
+                #expect(try await repository.maintainChangeLog(retentionDays: 30).unpartitionedDropped == false)
+
+                // The old row ages out: deleted, recorded, and the empty old table is dropped.
+                _ = try await database.query("UPDATE changes_unpartitioned SET created_at = now() - interval '40 days'")
+                let done = try await repository.maintainChangeLog(retentionDays: 30)
+                #expect(done.rowsDeleted == 1)
+                #expect(done.unpartitionedDropped)
+                #expect(try await database.query("SELECT to_regclass('changes_unpartitioned') IS NULL AS gone")[0]
+                    .decode("gone", as: Bool.self))
+                #expect(try await payloads() == ["{\"new\":1}"])
+                let pruned = try await database.query(
+                    "SELECT pruned_through > '0'::xid8 AS recorded FROM sync_horizon")[0].decode("recorded", as: Bool.self)
+                #expect(pruned)
+                #expect(try await repository.maintainChangeLog(retentionDays: 30).unpartitionedDropped == false)
+            } catch {
+                await database.shutdown()
+                throw error
+            }
+            await database.shutdown()
+        }
+    }
+}
