@@ -156,7 +156,9 @@ public final class MessagingModule: Sendable {
             ) {
                 do {
                     let done = try await repository.maintainChangeLog(retentionDays: days)
-                    if done != .init(partitionsAdded: 0, partitionsDropped: 0, rowsDeleted: 0, unpartitionedDropped: false) {
+                    if done
+                        != .init(partitionsAdded: 0, partitionsDropped: 0, rowsDeleted: 0, unpartitionedDropped: false)
+                    {
                         logger.info(
                             "sync change log maintained",
                             [

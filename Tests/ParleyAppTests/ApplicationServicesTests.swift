@@ -26,8 +26,8 @@ import Testing
         #expect(names.first == "log flusher")
         #expect(names.last == "http server")
         let expectedOrder = [
-            "event loops", "database", "session events", "password hashing", "auth sync", "auth poll",
-            "sync pruner", "realtime presence", "realtime delivery", "file storage",
+            "event loops", "database", "deployment coordinator", "session events", "password hashing", "auth sync",
+            "auth poll", "sync change log", "realtime presence", "realtime delivery", "file storage",
             "release change listener", "push client", "push worker", "push token unbinder",
         ]
         let positions = try expectedOrder.map { name in

@@ -63,7 +63,9 @@ private final class LockEvents: Sendable {
 
                 let (secondEvents, secondHolder) = LockEvents.hold(Self.key, on: second)
                 // Refused while the first holds it, however often it tries.
-                #expect(try await eventually(timeout: .seconds(60)) { await second.session.lockState().attempts >= 3 } != nil)
+                #expect(
+                    try await eventually(timeout: .seconds(60)) { await second.session.lockState().attempts >= 3 }
+                        != nil)
                 #expect(secondEvents.all.isEmpty)
                 #expect(await second.session.lockState().held.isEmpty)
 
