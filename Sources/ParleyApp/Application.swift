@@ -24,6 +24,8 @@ public final class Application: Sendable {
     public let metrics: MetricsRegistry
     public let group: EventLoopGroup
     public let database: PostgresClient
+    /// Where lag-tolerant reads run: a caught-up replica (PARLEY_DATABASE_READ_URL), else `database`.
+    public let reads: PostgresReadRouter
     public let server: HTTPServer
     public let auth: AuthModule
     public let messaging: MessagingModule
@@ -58,6 +60,14 @@ public final class Application: Sendable {
             configuration: configuration.postgres, group: group, logger: logger,
             metrics: metrics)
         self.database = database
+        let group = group
+        let replicas = configuration.postgresReplicas.enumerated().map { index, replica in
+            PostgresClient(configuration: replica, group: group, logger: logger.with("replica", .int(index)))
+        }
+        let reads = PostgresReadRouter(
+            primary: database, replicas: replicas, maxWait: configuration.databaseReadMaxWait, metrics: metrics,
+            logger: logger)
+        self.reads = reads
         OperationsController.registerProcessMetrics(metrics)
         let auth = AuthModule(
             configuration: authConfiguration, database: database, logger: logger, metrics: metrics)
@@ -71,7 +81,7 @@ public final class Application: Sendable {
             configuration: configuration.webhooks, database: database, auth: auth, logger: logger, metrics: metrics)
         self.webhooks = webhooks
         messaging = MessagingModule(
-            configuration: configuration.messaging, database: database,
+            configuration: configuration.messaging, database: database, reads: reads,
             authenticator: auth.authenticator, logger: logger,
             revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
             attachments: { [access = files.access] keys, appId, userId in
@@ -156,6 +166,7 @@ public final class Application: Sendable {
         let logSink = logSink
         let group = group
         let database = database
+        let reads = reads
         let pushClient = pushClient
         let server = server
         var services: [any Service] = [
@@ -163,7 +174,10 @@ public final class Application: Sendable {
             ResourceService("event loops", stop: { group.shutdown() }),
             ResourceService(
                 "database", start: { try await self.prepareSchema(apply: applyMigrations) },
-                stop: { await database.shutdown() }),
+                stop: {
+                    await reads.shutdown()
+                    await database.shutdown()
+                }),
         ]
         services += auth.backgroundServices
         services += messaging.backgroundServices

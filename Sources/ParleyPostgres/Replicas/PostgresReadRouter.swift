@@ -44,7 +44,8 @@ public final class PostgresReadRouter: Sendable {
                     replicaCount: replicas.count, maxWait: maxWait, pollInterval: pollInterval,
                     // A poll is a trivial query: one that takes this long means the replica is in trouble.
                     pollTimeout: max(.seconds(1), maxWait), retryAfter: retryAfter)))
-        counters = Counters(metrics: metrics)
+        // Without replicas nothing is routed, so nothing is counted either.
+        counters = Counters(metrics: replicas.isEmpty ? nil : metrics)
     }
 
     /// Runs `body` with the client of the primary or of a caught-up replica. `body` must only read, outside any
