@@ -12,8 +12,9 @@ import Testing
 /// `syncUntil`.
 @Suite("Replica reads", .serialized)
 struct ReplicaReadTests {
-    /// Two instances on one database, both reading from the replica: `patient` waits up to 30 s for it (so its
-    /// reads land there however loaded the machine is), `impatient` 100 ms.
+    /// Two instances on one database, both reading from the replica: `patient` waits up to a minute for it (the
+    /// replica replays every test's WAL, and lagged seconds behind in loaded runs; its client waits longer still),
+    /// so its reads land there; `impatient` waits 100 ms.
     func withInstances(
         _ body:
             @Sendable (_ patient: MessagingFixture, _ impatient: MessagingFixture, _ replicaAdmin: PostgresClient)
@@ -24,7 +25,7 @@ struct ReplicaReadTests {
                 let replicaURL = try TestReplica.url(forPrimary: url)
                 let patient = try await LiveApp(
                     databaseURL: url,
-                    environment: ["PARLEY_DATABASE_READ_URL": replicaURL, "PARLEY_DATABASE_READ_MAX_WAIT_MS": "30000"])
+                    environment: ["PARLEY_DATABASE_READ_URL": replicaURL, "PARLEY_DATABASE_READ_MAX_WAIT_MS": "60000"])
                 // One master key: tokens one instance issues verify on the other.
                 let impatient = try? await LiveApp(
                     databaseURL: url, masterKeyHex: patient.masterKeyHex,
@@ -46,7 +47,9 @@ struct ReplicaReadTests {
                     let (app, secret) = try await patient.createApp(name: "Replicas")
                     impatient.auth.directory.upsert(app)
                     try await body(
-                        MessagingFixture(live: patient, appKey: app.appKey, appId: app.id, secret: secret),
+                        MessagingFixture(
+                            live: patient, appKey: app.appKey, appId: app.id, secret: secret,
+                            client: TestClient(port: patient.port, timeoutSeconds: 90)),
                         MessagingFixture(live: impatient, appKey: app.appKey, appId: app.id, secret: secret),
                         replicaAdmin)
                 } catch {
@@ -72,7 +75,7 @@ struct ReplicaReadTests {
             let (alice, bob) = (users[0], users[1])
             let start = try await fx.sync(bob, cursor: nil)
             let dm = MessagingFixture.singleID(alice, bob)
-            for n in 0..<3 {
+            for n in 0..<2 {
                 let sent = try await fx.sendOK(alice, to: bob.userId, content: "m\(n)")["id"] as! String
                 let synced = try await fx.syncUntil(bob, from: start.cursor, timeout: .seconds(120)) {
                     $0.contains { ($0["message"] as? [String: Any])?["id"] as? String == sent }
@@ -86,7 +89,7 @@ struct ReplicaReadTests {
             // Every routed read ran on the replica: the first sync, then per send at least one sync, the history and
             // the list.
             let reads = fx.live.app.reads.statistics
-            #expect(reads.primaryReads == 0 && reads.replicaReads >= 10, "\(reads)")
+            #expect(reads.primaryReads == 0 && reads.replicaReads >= 7, "\(reads)")
             #expect(
                 fx.live.app.metrics.render().contains(
                     "parley_db_reads_total{target=\"replica\"} \(reads.replicaReads)"))

@@ -82,17 +82,17 @@ import Testing
     @Test func eachReadAfterAWriteSeesItOnTheReplica() async throws {
         try await withReplicatedDatabase { primary, replica, _ in
             let metrics = MetricsRegistry()
-            // A long wait: on a loaded machine the replica may take a while, and this test is about where reads
-            // run once it has caught up.
+            // A long wait: the replica replays every test's WAL and lagged seconds behind in loaded runs, and this
+            // test is about where reads run once it has caught up.
             let router = PostgresReadRouter(
-                primary: primary, replicas: [replica], maxWait: .seconds(30), metrics: metrics)
-            for written in 1...5 {
+                primary: primary, replicas: [replica], maxWait: .seconds(60), metrics: metrics)
+            for written in 1...3 {
                 _ = try await primary.query("INSERT INTO notes (body) VALUES (\("note \(written)"))")
                 let seen = try await router.read(Self.look)
                 #expect(seen == Where(onReplica: true, rows: written))
             }
-            #expect(router.statistics.replicaReads == 5 && router.statistics.primaryReads == 0)
-            #expect(metrics.render().contains("parley_db_reads_total{target=\"replica\"} 5"))
+            #expect(router.statistics.replicaReads == 3 && router.statistics.primaryReads == 0)
+            #expect(metrics.render().contains("parley_db_reads_total{target=\"replica\"} 3"))
         }
     }
 
@@ -120,7 +120,7 @@ import Testing
     @Test func aStoppedReplicaLeavesReadsToThePrimaryAndServesAgainOnceBack() async throws {
         try await withReplicatedDatabase { primary, replica, _ in
             let router = PostgresReadRouter(
-                primary: primary, replicas: [replica], maxWait: .seconds(30), retryAfter: .milliseconds(100))
+                primary: primary, replicas: [replica], maxWait: .seconds(60), retryAfter: .milliseconds(100))
             _ = try await primary.query("INSERT INTO notes (body) VALUES ('before')")
             #expect(try await router.read(Self.look) == Where(onReplica: true, rows: 1))
             try await TestReplica.control("stop")
