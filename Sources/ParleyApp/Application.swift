@@ -25,6 +25,8 @@ public final class Application: Sendable {
     public let group: EventLoopGroup
     public let database: PostgresClient
     let coordinator: DeploymentCoordinator
+    /// Where lag-tolerant reads run: a caught-up replica (PARLEY_DATABASE_READ_URL), else `database`.
+    public let reads: PostgresReadRouter
     public let server: HTTPServer
     public let auth: AuthModule
     public let messaging: MessagingModule
@@ -60,6 +62,14 @@ public final class Application: Sendable {
             metrics: metrics)
         self.database = database
         coordinator = DeploymentCoordinator(database: database, logger: logger, metrics: metrics)
+        let group = group
+        let replicas = configuration.postgresReplicas.enumerated().map { index, replica in
+            PostgresClient(configuration: replica, group: group, logger: logger.with("replica", .int(index)))
+        }
+        let reads = PostgresReadRouter(
+            primary: database, replicas: replicas, maxWait: configuration.databaseReadMaxWait, metrics: metrics,
+            logger: logger)
+        self.reads = reads
         OperationsController.registerProcessMetrics(metrics)
         let auth = AuthModule(
             configuration: authConfiguration, database: database, logger: logger, metrics: metrics)
@@ -73,7 +83,7 @@ public final class Application: Sendable {
             configuration: configuration.webhooks, database: database, auth: auth, logger: logger, metrics: metrics)
         self.webhooks = webhooks
         messaging = MessagingModule(
-            configuration: configuration.messaging, database: database,
+            configuration: configuration.messaging, database: database, reads: reads,
             authenticator: auth.authenticator, logger: logger,
             revokeWindow: { [directory = auth.directory] in directory.app(id: $0)?.revokeWindowSeconds },
             attachments: { [access = files.access] keys, appId, userId in
@@ -158,6 +168,7 @@ public final class Application: Sendable {
         let logSink = logSink
         let group = group
         let database = database
+        let reads = reads
         let pushClient = pushClient
         let server = server
         var services: [any Service] = [
@@ -165,7 +176,10 @@ public final class Application: Sendable {
             ResourceService("event loops", stop: { group.shutdown() }),
             ResourceService(
                 "database", start: { try await self.prepareSchema(apply: applyMigrations) },
-                stop: { await database.shutdown() }),
+                stop: {
+                    await reads.shutdown()
+                    await database.shutdown()
+                }),
         ]
         services.append(coordinator)
         let role = coordinator.role

@@ -16,6 +16,10 @@ import ParleyWebhooks
 /// `parley --help` prints and the README's settings table mirrors.
 public struct Configuration: Sendable {
     public var databaseURL: String
+    /// PARLEY_DATABASE_READ_URL: streaming replicas for lag-tolerant reads (empty: every read on the primary).
+    public var databaseReadURLs: [String]
+    /// PARLEY_DATABASE_READ_MAX_WAIT_MS: how long such a read waits for a replica to catch up.
+    public var databaseReadMaxWait: Duration
     public var httpHost: String
     public var httpPort: UInt16
     public var eventLoops: Int
@@ -71,6 +75,15 @@ public struct Configuration: Sendable {
         Setting(
             name: "DATABASE_URL", defaultValue: "postgresql://parley@127.0.0.1:5432/parley",
             help: "PostgreSQL connection URI or libpq key=value string"),
+        Setting(
+            name: "PARLEY_DATABASE_READ_URL", defaultValue: "(none: the primary answers every read)",
+            help:
+                "streaming replicas for history, sync, conversation lists and searches, as postgresql:// URIs "
+                + "separated by commas (round robin); a read goes to one that has replayed the primary's position "
+                + "sampled after it arrived (read-your-writes), else to DATABASE_URL"),
+        Setting(
+            name: "PARLEY_DATABASE_READ_MAX_WAIT_MS", defaultValue: "100",
+            help: "how long such a read waits for a replica to catch up before the primary answers it (0: no wait)"),
         Setting(
             name: "PARLEY_HTTP_HOST", defaultValue: "127.0.0.1",
             help: "address to listen on (the Docker image sets 0.0.0.0)"),
@@ -372,6 +385,8 @@ public struct Configuration: Sendable {
             }
         }
         databaseURL = value("DATABASE_URL") ?? Configuration.settings[0].defaultValue
+        databaseReadURLs = try value("PARLEY_DATABASE_READ_URL").map(Self.replicaURLs) ?? []
+        databaseReadMaxWait = .milliseconds(try integer("PARLEY_DATABASE_READ_MAX_WAIT_MS", 100, range: 0...60_000))
         httpHost = value("PARLEY_HTTP_HOST") ?? "127.0.0.1"
         httpPort = UInt16(try integer("PARLEY_HTTP_PORT", 8080, range: 0...65535))
         eventLoops = try integer("PARLEY_EVENT_LOOPS", ProcessInfo.processInfo.activeProcessorCount, range: 1...256)
@@ -591,6 +606,39 @@ public struct Configuration: Sendable {
         config.poolSize = databasePoolSize
         config.acquireTimeout = databaseAcquireTimeout
         return config
+    }
+
+    /// One client configuration per replica, pooled like the primary's.
+    var postgresReplicas: [PostgresConfiguration] {
+        databaseReadURLs.map { url in
+            var config = postgres
+            config.conninfo = url
+            return config
+        }
+    }
+
+    /// PARLEY_DATABASE_READ_URL's URIs. A comma splits them only where a URI starts: a libpq URI may itself hold
+    /// commas (several hosts, `postgresql://a:5432,b:5432/db`).
+    static func replicaURLs(_ text: String) throws -> [String] {
+        var urls: [String] = []
+        var current = ""
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            if trimmed.hasPrefix("postgresql://") || trimmed.hasPrefix("postgres://") || current.isEmpty {
+                if !current.isEmpty { urls.append(current) }
+                current = trimmed
+            } else {
+                current += "," + trimmed
+            }
+        }
+        if !current.isEmpty { urls.append(current) }
+        guard !urls.isEmpty, urls.allSatisfy({ $0.hasPrefix("postgresql://") || $0.hasPrefix("postgres://") }) else {
+            throw Invalid(
+                description:
+                    "PARLEY_DATABASE_READ_URL must be postgresql:// URIs separated by commas (one URI per replica)")
+        }
+        return urls
     }
 
     /// PARLEY_LOG_FILE, else stdout.

@@ -38,14 +38,17 @@ public final class MessagingModule: Sendable {
     let messageSearch: MessageSearchRepository
     let authenticator: Authenticator
     let syncRepository: SyncRepository
+    /// Where lag-tolerant reads run (history, sync, lists, search): the primary unless replicas are configured.
+    let reads: PostgresReadRouter
     let logger: Logger
 
     /// `revokeWindow`: an app's own revoke window in seconds, when it set one. `attachments`: the file service's
     /// check of the object keys a message references. `avatars`: its avatar check for group avatars. `beforeSend`: the
     /// app backend's check of user sends (the webhooks module's). `storedCounts`: where stored messages are counted for
-    /// the admin API's statistics.
+    /// the admin API's statistics. `reads`: where lag-tolerant reads run (default: the primary, `database`).
     public init(
-        configuration: MessagingConfiguration, database: PostgresClient, authenticator: Authenticator,
+        configuration: MessagingConfiguration, database: PostgresClient, reads: PostgresReadRouter? = nil,
+        authenticator: Authenticator,
         logger: Logger = Logger(sink: LogSink(capturingAt: .error)),
         revokeWindow: @escaping @Sendable (Int64) -> Int? = { _ in nil },
         attachments: AttachmentAuthorizer? = nil,
@@ -55,6 +58,8 @@ public final class MessagingModule: Sendable {
         self.logger = logger.with("component", "messaging")
         self.configuration = configuration
         self.authenticator = authenticator
+        let reads = reads ?? PostgresReadRouter(primary: database)
+        self.reads = reads
         let events = MessagingEvents()
         let messageRepository = MessageRepository(database: database)
         let interactionRepository = InteractionRepository(database: database)
@@ -75,17 +80,17 @@ public final class MessagingModule: Sendable {
         conversations = ConversationService(
             configuration: configuration,
             conversations: ConversationRepository(database: database),
-            messages: messageRepository, interactions: interactionRepository, events: events,
+            messages: messageRepository, interactions: interactionRepository, events: events, reads: reads,
             readMoved: { readReceipts.readMoved(appId: $0, conversationId: $1, from: $2, to: $3) })
         groups = GroupService(
             configuration: configuration, database: database,
             groups: GroupRepository(database: database), messages: messageRepository, events: events,
-            avatars: avatars)
+            avatars: avatars, reads: reads)
         reports = ReportService(
             reports: ReportRepository(database: database), messages: messages,
             groups: GroupRepository(database: database))
         syncRepository = SyncRepository(database: database)
-        sync = SyncService(repository: syncRepository)
+        sync = SyncService(repository: syncRepository, reads: reads)
         let userEvents = UserEvents(events: events)
         self.userEvents = userEvents
         interactions = InteractionService(
@@ -101,7 +106,7 @@ public final class MessagingModule: Sendable {
         self.friends = friends
         blocks = BlockService(
             database: database, friends: friendRepository, blocks: blockRepository, friendService: friends,
-            userEvents: userEvents, maxBlocks: configuration.maxBlocks)
+            userEvents: userEvents, maxBlocks: configuration.maxBlocks, reads: reads)
         userSearch = UserSearchRepository(database: database)
         messageSearch = MessageSearchRepository(database: database)
         searchIndexer = MessageSearchIndexer(database: database, logger: self.logger)
@@ -125,7 +130,7 @@ public final class MessagingModule: Sendable {
         SyncController(authenticator: authenticator, service: sync).register(on: &router)
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
         SocialController(authenticator: authenticator, friends: friends, blocks: blocks).register(on: &router)
-        UserSearchController(authenticator: authenticator, repository: userSearch).register(on: &router)
+        UserSearchController(authenticator: authenticator, repository: userSearch, reads: reads).register(on: &router)
         MessageSearchController(authenticator: authenticator, repository: messageSearch, conversations: conversations)
             .register(on: &router)
     }

@@ -10,12 +10,13 @@ public struct MessagingFixture: Sendable {
     public let secret: String
     public let client: TestClient
 
-    public init(live: LiveApp, appKey: String, appId: Int64, secret: String = "") {
+    /// `client`: the live server's default client unless given (one with a longer timeout, say).
+    public init(live: LiveApp, appKey: String, appId: Int64, secret: String = "", client: TestClient? = nil) {
         self.live = live
         self.appKey = appKey
         self.appId = appId
         self.secret = secret
-        client = live.client()
+        self.client = client ?? live.client()
     }
 
     public static func run<T>(environment: [String: String] = [:], _ body: (MessagingFixture) async throws -> T)

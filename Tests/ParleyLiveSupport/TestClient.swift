@@ -25,18 +25,24 @@ public struct TestResponse: @unchecked Sendable {
 /// A client for the live server: each request runs the blocking `RawHTTPClient` on its own thread, so that tests
 /// never block Swift's cooperative pool (the server's background tasks share it).
 public struct TestClient: Sendable {
-    public init(port: UInt16) { self.port = port }
+    /// `timeoutSeconds`: how long a request may wait for its answer.
+    public init(port: UInt16, timeoutSeconds: Int = 10) {
+        self.port = port
+        self.timeoutSeconds = timeoutSeconds
+    }
 
     public let port: UInt16
+    public let timeoutSeconds: Int
 
     public func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [])
         async throws -> TestResponse
     {
         let port = self.port
+        let timeoutSeconds = self.timeoutSeconds
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    let client = try RawHTTPClient(port: port)
+                    let client = try RawHTTPClient(port: port, timeoutSeconds: timeoutSeconds)
                     var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                     for (name, value) in headers { head += "\(name): \(value)\r\n" }
                     if !body.isEmpty || method == "POST" || method == "PATCH" {

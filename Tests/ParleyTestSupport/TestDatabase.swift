@@ -11,6 +11,8 @@ import Synchronization
 public enum TestDatabase {
     public struct SetupError: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     public static let environmentVariable = "PARLEY_TEST_DATABASE_URL"

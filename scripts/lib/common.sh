@@ -10,6 +10,12 @@
 #                                     off fsync, synchronous_commit and full_page_writes. Clients authenticate
 #                                     with pg_password (scram-sha-256, never trust: any local user could connect);
 #                                     a cluster made with trust by an older script is converted. Exports PGPASSWORD.
+#   pg_replica_start PRIMARY_DIR DIR [PORT]
+#                                     a streaming replica of the running cluster PRIMARY_DIR: made on first use
+#                                     with `pg_basebackup -R` (replication over 127.0.0.1 as user parley, which
+#                                     pg_hba allows), then started like pg_cluster_start DIR PORT --fast (a hot
+#                                     standby: read-only queries while it replays). Returns once it accepts
+#                                     connections and has the primary's databases as of the start.
 #   pg_cluster_stop DIR               fast shutdown (no-op when not running)
 #   pg_cluster_kill DIR               immediate shutdown, like a crash (outage tests)
 #   pg_cluster_running DIR            exit status 0 when the postmaster is up
@@ -208,6 +214,9 @@ unix_socket_directories = '$socket_dir'
             # Every suite runs at once, each live server with its pool, listeners, presence and workers: 300 was
             # exhausted in a clean-clone CI run ("too many clients already").
             settings+="max_connections = 1000
+# streaming replicas (pg_replica_start): the defaults, spelled out
+wal_level = replica
+max_wal_senders = 10
 # throwaway cluster: durability off for speed
 fsync = off
 synchronous_commit = off
@@ -238,6 +247,37 @@ full_page_writes = off
         sleep 0.1
     done
     die "PostgreSQL in $dir does not accept connections on 127.0.0.1:$port"
+}
+
+pg_replica_start() {
+    local primary=$1 dir=$2 port=${3:-} primary_port hba
+    primary=$(_pg_abs "$primary")
+    pg_cluster_running "$primary" || die "pg_replica_start: the primary in $primary is not running"
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd -P)
+    if [[ ! -f $dir/data/PG_VERSION ]]; then
+        primary_port=$(pg_cluster_port "$primary")
+        hba="$primary/data/pg_hba.conf"
+        # initdb's pg_hba.conf allows replication from 127.0.0.1; a cluster whose file lost the line gets it back.
+        if ! grep -Eq '^[[:space:]]*host[[:space:]]+replication[[:space:]]+(all|parley)[[:space:]]+127\.0\.0\.1/32' "$hba"; then
+            printf 'host replication parley 127.0.0.1/32 scram-sha-256\n' >>"$hba"
+            _pg_as_owner "$(pg_bin)/pg_ctl" -D "$primary/data" -s reload >/dev/null
+        fi
+        if ((EUID == 0)); then
+            _pg_make_traversable "$dir"
+            chown postgres:postgres "$dir"
+        fi
+        rm -rf "${dir:?}/data"
+        # -R writes standby.signal and primary_conninfo; the copied parley.conf is rewritten by the start below.
+        if ! _pg_as_owner "$(pg_bin)/pg_basebackup" -d "$(pg_url "$primary_port" postgres)" -D "$dir/data" -R \
+            -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
+            cat "$dir/basebackup.log" >&2
+            rm -rf "${dir:?}/data"
+            die "pg_basebackup from the cluster in $primary failed"
+        fi
+        [[ -n $port ]] || port=$(free_port)
+    fi
+    pg_cluster_start "$dir" "$port" --fast
 }
 
 pg_password() {

@@ -1,14 +1,18 @@
 import ParleyAuth
 import ParleyHTTP
 import ParleyJSON
+import ParleyPostgres
 
 /// Each user's own view of their conversations: the list, history, read marks, pin, draft, mute, clear, delete.
+/// The list, a conversation's summary and history are lag-tolerant reads (`reads`: a caught-up replica or the
+/// primary); what follows a write here reads the primary.
 public struct ConversationService: Sendable {
     let configuration: MessagingConfiguration
     let conversations: ConversationRepository
     let messages: MessageRepository
     let interactions: InteractionRepository
     let events: MessagingEvents
+    let reads: PostgresReadRouter
     /// Told when a member's read point moves (group read receipts): app, conversation, from, to.
     var readMoved: (@Sendable (Int64, String, Int64, Int64) -> Void)? = nil
 
@@ -17,6 +21,12 @@ public struct ConversationService: Sendable {
     /// The caller's membership, or 404 (1101) alike for a conversation that does not exist and for one the caller is
     /// not in: a third user learns nothing about who talks to whom.
     func requireMembership(_ conversationId: String, of principal: Principal) async throws -> Membership {
+        try await requireMembership(conversationId, of: principal, in: conversations)
+    }
+
+    private func requireMembership(
+        _ conversationId: String, of principal: Principal, in conversations: ConversationRepository
+    ) async throws -> Membership {
         guard
             let membership = try await conversations.membership(
                 appId: principal.appId, conversationId: conversationId,
@@ -35,7 +45,10 @@ public struct ConversationService: Sendable {
     public func list(for principal: Principal, offset: Int, limit: Int) async throws
         -> (conversations: [ConversationSummary], hasMore: Bool, totalUnread: Int64)
     {
-        try await conversations.list(appId: principal.appId, userId: principal.userId, offset: offset, limit: limit)
+        try await reads.read { database in
+            try await conversations.on(database).list(
+                appId: principal.appId, userId: principal.userId, offset: offset, limit: limit)
+        }
     }
 
     /// Each user's summary of a conversation, for (conversation, user) pairs, in one statement: the realtime
@@ -46,13 +59,22 @@ public struct ConversationService: Sendable {
         try await conversations.summaries(appId: appId, pairs: pairs)
     }
 
+    /// The caller's summary of one conversation (`GET /api/im/conversations/{id}`).
     public func summary(_ conversationId: String, for principal: Principal) async throws -> ConversationSummary {
+        try await reads.read { database in
+            try await summary(conversationId, for: principal, in: conversations.on(database))
+        }
+    }
+
+    private func summary(
+        _ conversationId: String, for principal: Principal, in conversations: ConversationRepository
+    ) async throws -> ConversationSummary {
         guard
             let summary = try await conversations.summary(
                 appId: principal.appId, userId: principal.userId,
                 conversationId: conversationId)
         else {
-            _ = try await requireMembership(conversationId, of: principal)
+            _ = try await requireMembership(conversationId, of: principal, in: conversations)
             throw APIError.conversationNotFound
         }
         return summary
@@ -62,12 +84,15 @@ public struct ConversationService: Sendable {
     public func history(_ conversationId: String, _ query: HistoryQuery, for principal: Principal)
         async throws -> (messages: [IMMessage], hasMore: Bool)
     {
-        let membership = try await requireMembership(conversationId, of: principal)
-        var page = try await messages.history(
-            appId: principal.appId, conversationId: conversationId, query: query,
-            visibleAfter: membership.visibleAfter, viewer: principal.userId)
-        try await interactions.attachReactions(&page.messages, viewer: principal.userId)
-        return page
+        try await reads.read { database in
+            let membership = try await requireMembership(
+                conversationId, of: principal, in: conversations.on(database))
+            var page = try await messages.on(database).history(
+                appId: principal.appId, conversationId: conversationId, query: query,
+                visibleAfter: membership.visibleAfter, viewer: principal.userId)
+            try await interactions.on(database).attachReactions(&page.messages, viewer: principal.userId)
+            return page
+        }
     }
 
     public struct UpdateRequest: Sendable, Decodable {
@@ -102,7 +127,7 @@ public struct ConversationService: Sendable {
             throw APIError.conversationNotFound
         }
         publishOwnChange(payload, conversationId: conversationId, principal: principal)
-        return try await summary(conversationId, for: principal)
+        return try await summary(conversationId, for: principal, in: conversations)
     }
 
     /// Marks read up to `seq`; a 1:1 peer sees it as a read receipt, the reader's other devices update unread counts.
@@ -129,7 +154,7 @@ public struct ConversationService: Sendable {
                         conversationId: conversationId, userId: principal.userId,
                         seq: result.readSeq)))
         }
-        return try await summary(conversationId, for: principal)
+        return try await summary(conversationId, for: principal, in: conversations)
     }
 
     /// Marks the conversation unread for the caller (`markedUnread` in their summary) until their next read mark.
@@ -141,7 +166,7 @@ public struct ConversationService: Sendable {
                 change: .object(payload))
         else { throw APIError.conversationNotFound }
         if changed { publishOwnChange(payload, conversationId: conversationId, principal: principal) }
-        return try await summary(conversationId, for: principal)
+        return try await summary(conversationId, for: principal, in: conversations)
     }
 
     /// Clears history (`.clear`) or deletes the conversation (`.delete`) for the caller only.

@@ -13,6 +13,8 @@ public struct GroupService: Sendable {
     let messages: MessageRepository
     let events: MessagingEvents
     let avatars: AvatarAuthorizer?
+    /// The caller's group list tolerates replica lag.
+    let reads: PostgresReadRouter
 
     public static let maxMembersPerRequest = 500
     /// Path segments of the group routes that a group id would collide with.
@@ -94,7 +96,10 @@ public struct GroupService: Sendable {
 
     /// The caller's groups, a page at a time (see `GroupRepository.groups(of:)`).
     func myGroups(after cursor: String?, limit: Int, for principal: Principal) async throws -> GroupPage {
-        let page = try await groups.groups(of: principal.userId, appId: principal.appId, after: cursor, limit: limit)
+        let page = try await reads.read { [groups] database in
+            try await groups.on(database).groups(
+                of: principal.userId, appId: principal.appId, after: cursor, limit: limit)
+        }
         return GroupPage(
             groups: page.groups, cursor: page.hasMore ? page.groups.last?.groupId : nil, hasMore: page.hasMore)
     }

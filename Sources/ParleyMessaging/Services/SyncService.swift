@@ -1,9 +1,16 @@
 import ParleyAuth
 import ParleyJSON
+import ParleyPostgres
 
 /// Catch-up after a reconnect: every change the caller may see since their cursor, in commit order, each once.
+///
+/// A lag-tolerant read (`reads`): a hot standby's snapshot gives the same guarantee the cursor relies on (no
+/// transaction below its xmin commits later, on the standby as on the primary), and the standby has replayed
+/// everything committed before the request arrived, so a page there is what the primary would answer or a
+/// prefix of it in stream order.
 public struct SyncService: Sendable {
     let repository: SyncRepository
+    let reads: PostgresReadRouter
 
     public static let defaultPageSize = 200
     public static let maxPageSize = 500
@@ -11,12 +18,15 @@ public struct SyncService: Sendable {
     /// Without a cursor: no changes and the cursor for "now" (load the conversation list and history after
     /// taking it, and nothing that happens meanwhile is missed).
     public func sync(after cursor: SyncCursor?, limit: Int, for principal: Principal) async throws -> SyncPage {
+        let repository = repository
         guard let cursor else {
-            return SyncPage(changes: [], cursor: try await repository.currentCursor().description, hasMore: false)
+            let now = try await reads.read { try await repository.on($0).currentCursor() }
+            return SyncPage(changes: [], cursor: now.description, hasMore: false)
         }
-        let page = try await repository.changes(
-            appId: principal.appId, userId: principal.userId, after: cursor,
-            limit: limit)
+        let page = try await reads.read { database in
+            try await repository.on(database).changes(
+                appId: principal.appId, userId: principal.userId, after: cursor, limit: limit)
+        }
         return SyncPage(
             changes: page.entries.compactMap(Self.render), cursor: page.next.description, hasMore: page.hasMore)
     }

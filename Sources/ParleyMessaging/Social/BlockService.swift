@@ -16,6 +16,8 @@ public struct BlockService: Sendable {
     let userEvents: UserEvents
     /// PARLEY_IM_MAX_BLOCKS.
     let maxBlocks: Int
+    /// The block list tolerates replica lag.
+    let reads: PostgresReadRouter
 
     public static let defaultPageSize = 50
     public static let maxPageSize = 200
@@ -87,8 +89,10 @@ public struct BlockService: Sendable {
             }
             cursor = parsed
         }
-        let page = try await blocks.blocks(
-            appId: principal.appId, blocker: principal.userId, after: cursor, limit: limit)
+        let page = try await reads.read { [blocks] database in
+            try await blocks.on(database).blocks(
+                appId: principal.appId, blocker: principal.userId, after: cursor, limit: limit)
+        }
         let next = page.hasMore ? page.blocks.last.map { BlockCursor(createdAt: $0.createdAt, userId: $0.userId) } : nil
         return BlockPage(blocks: page.blocks, cursor: next?.description, hasMore: page.hasMore)
     }
