@@ -69,9 +69,10 @@ $$;
 --   * Ranges ahead: while the newest range has less than half of its width left before the next xid, a range is
 --     added after it, sized to the xids used over about p_span (measured since the newest range was made), at least
 --     p_min_width. Rows that reached the overflow partition move into the range made for them.
---   * Retention: the oldest ranges whose rows are all older than p_retention_days, and that no transaction can still
---     write to (below the oldest running transaction), are dropped, oldest first; `sync_horizon.pruned_through`
---     records the last xid they covered (a cursor at or below it answers 1116). Rows of the old table and of the
+--   * Retention: the oldest ranges whose rows are all older than p_retention_days (or that are empty), and that no
+--     transaction can still write to (below the oldest running transaction), are dropped, oldest first;
+--     `sync_horizon.pruned_through` records the last xid of the last one that held changes (a cursor at or below it
+--     answers 1116). Rows of the old table and of the
 --     overflow partition older than that are deleted, as before partitioning.
 --   * Once the old table is empty it is dropped and `sync_changes` reads the partitions alone.
 -- Adding or dropping a range takes brief exclusive locks (on the overflow partition, on `changes`); a lock_timeout
@@ -130,7 +131,10 @@ BEGIN
             EXIT;
         END;
         DELETE FROM change_partitions WHERE name = v_oldest.name;
-        v_pruned := v_oldest.xid_to::text::bigint - 1;
+        -- An empty range took no change with it: cursors in it missed nothing.
+        IF v_newest_row IS NOT NULL THEN
+            v_pruned := v_oldest.xid_to::text::bigint - 1;
+        END IF;
         partitions_dropped := partitions_dropped + 1;
     END LOOP;
 

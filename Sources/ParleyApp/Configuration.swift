@@ -213,7 +213,12 @@ public struct Configuration: Sendable {
             help: "messages a user may send at once above that rate (a reconnecting client's outbox)"),
         Setting(
             name: "PARLEY_IM_SYNC_RETENTION_DAYS", defaultValue: "30",
-            help: "sync's log of read marks, revokes and edits is kept this long; older cursors answer 1116"),
+            help: "sync's log of read marks, revokes and edits is kept at least this long; older cursors answer 1116"),
+        Setting(
+            name: "PARLEY_IM_SYNC_MAINTENANCE_SECONDS", defaultValue: "600",
+            help:
+                "how often the deployment's coordinator keeps sync's log: ranges made ahead, old ones dropped (0: never)"
+        ),
         Setting(
             name: "PARLEY_IM_MAX_FRIENDS", defaultValue: "5000",
             help: "most friends per user; a request or accept past it on either side answers 1126"),
@@ -457,6 +462,8 @@ public struct Configuration: Sendable {
         messaging.sendRatePerSecond = try decimal("PARLEY_IM_SEND_RATE_PER_SECOND", 20, range: 0...1_000_000)
         messaging.sendBurst = try integer("PARLEY_IM_SEND_BURST", 100, range: 1...1_000_000)
         messaging.syncRetentionDays = try integer("PARLEY_IM_SYNC_RETENTION_DAYS", 30, range: 1...3650)
+        messaging.syncMaintenanceInterval = .seconds(
+            try integer("PARLEY_IM_SYNC_MAINTENANCE_SECONDS", 600, range: 0...86_400))
         messaging.maxFriends = try integer("PARLEY_IM_MAX_FRIENDS", 5000, range: 1...100_000)
         messaging.maxBlocks = try integer("PARLEY_IM_MAX_BLOCKS", 1000, range: 1...100_000)
         let filesDirectory = value("PARLEY_FILES_DIR") ?? ".parley/files"

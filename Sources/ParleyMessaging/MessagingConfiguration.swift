@@ -24,6 +24,8 @@ public struct MessagingConfiguration: Sendable {
     public var sendBurst = 100
     /// Sync's changes log (read marks, revokes, edits, per-user changes) is kept this many days.
     public var syncRetentionDays = 30
+    /// How often the coordinator keeps sync's change log (migrations/0041); zero: never on this instance.
+    public var syncMaintenanceInterval: Duration = .seconds(600)
     /// Most friends per user (a request or accept that would exceed it on either side answers 1126).
     public var maxFriends = 5000
     /// Most users one user may block (1128 beyond).

@@ -144,39 +144,16 @@ public final class MessagingModule: Sendable {
     }
 
     /// What messaging runs while the server serves: the event bus (closed at the end); the upkeep of sync's change
-    /// log (its xid ranges made ahead, and dropped past the retention) every ten minutes on the coordinator; the search
-    /// indexer and the broadcast jobs, shared queues.
+    /// log (its xid ranges made ahead, and dropped past the retention) every `syncMaintenanceInterval` on the
+    /// coordinator; the search indexer and the broadcast jobs, shared queues.
     public func backgroundServices(coordinator: CoordinatorRole) -> [any Service] {
         let events = events
-        let repository = syncRepository
-        let days = configuration.syncRetentionDays
         let logger = logger
         let jobs = broadcastJobs
-        return [
+        var services: [any Service] = [
             ResourceService("messaging events", stop: { events.finish() }),
             readReceipts.service,
             searchIndexer.service(coordinator: coordinator),
-            PeriodicService(
-                "sync change log", every: .seconds(600), firstAfter: .seconds(10), on: .coordinator(coordinator)
-            ) {
-                do {
-                    let done = try await repository.maintainChangeLog(retentionDays: days)
-                    if done
-                        != .init(partitionsAdded: 0, partitionsDropped: 0, rowsDeleted: 0, unpartitionedDropped: false)
-                    {
-                        logger.info(
-                            "sync change log maintained",
-                            [
-                                "partitions_added": .int(done.partitionsAdded),
-                                "partitions_dropped": .int(done.partitionsDropped),
-                                "rows_deleted": .int(done.rowsDeleted),
-                                "unpartitioned_dropped": .bool(done.unpartitionedDropped), "days": .int(days),
-                            ])
-                    }
-                } catch {
-                    logger.warning("sync change log maintenance failed", ["error": .string(String(describing: error))])
-                }
-            },
             // Broadcasts to every user: any instance takes a job whose lease is free (a second worker finds none).
             PeriodicService("broadcast jobs", every: .seconds(1), on: .sharedQueue(coordinator)) {
                 do {
@@ -186,5 +163,31 @@ public final class MessagingModule: Sendable {
                 }
             },
         ]
+        let interval = configuration.syncMaintenanceInterval
+        if interval > .zero {
+            let repository = syncRepository
+            let days = configuration.syncRetentionDays
+            services.append(
+                PeriodicService(
+                    "sync change log", every: interval, firstAfter: .seconds(10), on: .coordinator(coordinator)
+                ) {
+                    do {
+                        let done = try await repository.maintainChangeLog(retentionDays: days)
+                        guard done != .none else { return }
+                        logger.info(
+                            "sync change log maintained",
+                            [
+                                "partitions_added": .int(done.partitionsAdded),
+                                "partitions_dropped": .int(done.partitionsDropped),
+                                "rows_deleted": .int(done.rowsDeleted),
+                                "unpartitioned_dropped": .bool(done.unpartitionedDropped), "days": .int(days),
+                            ])
+                    } catch {
+                        logger.warning(
+                            "sync change log maintenance failed", ["error": .string(String(describing: error))])
+                    }
+                })
+        }
+        return services
     }
 }

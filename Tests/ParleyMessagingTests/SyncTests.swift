@@ -110,7 +110,8 @@ struct SyncTests {
     }
 
     @Test func cursorsOlderThanThePrunedLogAreRefused() async throws {
-        try await MessagingFixture.run { fx in
+        // The test keeps the change log itself.
+        try await MessagingFixture.run(environment: ["PARLEY_IM_SYNC_MAINTENANCE_SECONDS": "0"]) { fx in
             let users = try await fx.users(2)
             let (alice, bob) = (users[0], users[1])
             let old = try await fx.sync(bob, cursor: nil).cursor
@@ -126,12 +127,13 @@ struct SyncTests {
             // The read mark ages past the retention, its xid range fills up and is dropped: the old cursor may have
             // missed it.
             _ = try await fx.database.query("UPDATE changes SET created_at = now() - interval '40 days'")
-            try await burnTransactionIds(fx.database, count: 2_000)
-            // A range is dropped once no running transaction can still write to it: other tests' transactions, on
-            // other databases of the cluster, may hold that back for a moment. (The server's own pass, on the
-            // coordinator, may come first: either way the range is gone.)
+            // Its range is dropped once closed (the xids go past its end) and no running transaction can still write
+            // to it; other tests' transactions, on other databases of the cluster, may hold that back for a moment.
+            // Ranges of a second's xids here, so that a few passes close them.
             let dropped = try await eventually(timeout: .seconds(60)) {
-                _ = try await module.syncRepository.maintainChangeLog(retentionDays: 30)
+                try await burnTransactionIds(fx.database, count: 2_000)
+                _ = try await module.syncRepository.maintainChangeLog(
+                    retentionDays: 30, span: .seconds(1), minimumWidth: 100)
                 return try await fx.database.query("SELECT 1 FROM changes").isEmpty
             }
             #expect(dropped != nil)

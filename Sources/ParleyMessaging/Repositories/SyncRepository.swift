@@ -111,12 +111,22 @@ extension SyncRepository {
         var partitionsDropped: Int
         var rowsDeleted: Int
         var unpartitionedDropped: Bool
+
+        static let none = ChangeLogMaintenance(
+            partitionsAdded: 0, partitionsDropped: 0, rowsDeleted: 0, unpartitionedDropped: false)
     }
 
-    /// Keeps the change log's xid ranges ahead of the xids in use, drops ranges whose changes are all older than
-    /// `days` and deletes such changes outside the ranges, recording how far they went (migrations/0041).
-    func maintainChangeLog(retentionDays days: Int) async throws -> ChangeLogMaintenance {
-        let rows = try await database.query("SELECT * FROM parley_maintain_changes(\(Int32(days)))")
+    /// Keeps the change log's xid ranges ahead of the xids in use (each sized to about `span` of the recent xid rate,
+    /// at least `minimumWidth`), drops ranges whose changes are all older than `days` and deletes such changes
+    /// outside the ranges, recording how far they went (migrations/0041).
+    func maintainChangeLog(retentionDays days: Int, span: Duration = .seconds(86_400), minimumWidth: Int64 = 1000)
+        async throws -> ChangeLogMaintenance
+    {
+        let rows = try await database.query(
+            """
+            SELECT * FROM parley_maintain_changes(\(Int32(days)), make_interval(secs => \(span.secondsDouble)),
+                                                  \(minimumWidth))
+            """)
         return ChangeLogMaintenance(
             partitionsAdded: Int(try rows[0].decode("partitions_added", as: Int32.self)),
             partitionsDropped: Int(try rows[0].decode("partitions_dropped", as: Int32.self)),

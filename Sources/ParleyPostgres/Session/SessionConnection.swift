@@ -81,17 +81,10 @@ final class SessionConnection: @unchecked Sendable, ConnectionDelegate {
     func subscribe(_ channel: String) -> AsyncStream<PostgresNotificationEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PostgresNotificationEvent.self)
         onLoop { [self] in
-            guard !isShutDown else {
-                continuation.finish()
+            guard let id = newSubscriber(continuation, end: { $0.unsubscribe(id: $1, channel: channel) }) else {
                 return
             }
-            nextSubscriberID += 1
-            let id = nextSubscriberID
             subscribers[channel, default: [:]][id] = continuation
-            continuation.onTermination = { [weak self] _ in
-                guard let self else { return }
-                self.loop.execute { self.unsubscribe(id: id, channel: channel) }
-            }
             if let driver, driver.isReady {
                 listen([channel], on: driver)
             } else {
@@ -99,6 +92,25 @@ final class SessionConnection: @unchecked Sendable, ConnectionDelegate {
             }
         }
         return stream
+    }
+
+    /// A new subscriber's id, its stream's end handed to `end` on the loop; nil after shutdown (the stream is then
+    /// finished at once).
+    private func newSubscriber<Event>(
+        _ continuation: AsyncStream<Event>.Continuation,
+        end: @escaping @Sendable (SessionConnection, UInt64) -> Void
+    ) -> UInt64? {
+        guard !isShutDown else {
+            continuation.finish()
+            return nil
+        }
+        nextSubscriberID += 1
+        let id = nextSubscriberID
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.loop.execute { end(self, id) }
+        }
+        return id
     }
 
     private func connectIfIdle() {
@@ -129,17 +141,8 @@ final class SessionConnection: @unchecked Sendable, ConnectionDelegate {
     func subscribeLock(_ key: Int64) -> AsyncStream<SessionLockEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SessionLockEvent.self)
         onLoop { [self] in
-            guard !isShutDown else {
-                continuation.finish()
-                return
-            }
-            nextSubscriberID += 1
-            let id = nextSubscriberID
+            guard let id = newSubscriber(continuation, end: { $0.unsubscribeLock(id: $1, key: key) }) else { return }
             lockSubscribers[key, default: [:]][id] = continuation
-            continuation.onTermination = { [weak self] _ in
-                guard let self else { return }
-                self.loop.execute { self.unsubscribeLock(id: id, key: key) }
-            }
             if heldLocks.contains(key) {
                 continuation.yield(.acquired)
             } else if let driver, driver.isReady {
