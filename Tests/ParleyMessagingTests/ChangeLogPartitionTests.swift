@@ -44,10 +44,25 @@ func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
     }
 
     /// A change of user `u` of app 1 (per-user changes need no conversation).
-    private func addChange(_ database: PostgresClient, _ name: String) async throws {
+    /// `xid`: the transaction id to file it under (default: its own transaction's).
+    private func addChange(_ database: PostgresClient, _ name: String, xid: UInt64? = nil) async throws {
         let payload = "{\"n\":\"\(name)\"}"
-        _ = try await database.query(
-            "INSERT INTO changes (app_id, user_id, kind, payload) VALUES (1, 'u', 'profile', \(payload))")
+        if let xid {
+            _ = try await database.query(
+                """
+                INSERT INTO changes (app_id, user_id, kind, payload, xid)
+                VALUES (1, 'u', 'profile', \(payload), \(String(xid))::xid8)
+                """)
+        } else {
+            _ = try await database.query(
+                "INSERT INTO changes (app_id, user_id, kind, payload) VALUES (1, 'u', 'profile', \(payload))")
+        }
+    }
+
+    /// Where the first range starts.
+    private func firstRangeStart(_ database: PostgresClient) async throws -> UInt64 {
+        let rows = try await database.query("SELECT min(xid_from)::text AS start FROM change_partitions")
+        return try #require(UInt64(try rows[0].decode("start", as: String.self)))
     }
 
     /// User `u`'s changes after `cursor`, once both test changes are below the horizon: sync returns only rows older
@@ -66,14 +81,17 @@ func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
     @Test func rangesAreAddedAheadAndARowThatReachedTheOverflowMovesIntoItsRange() async throws {
         try await withMigratedClient { database in
             let repository = SyncRepository(database: database)
-            let start = try await repository.currentCursor()
             let first = try await ranges(database)
             try #require(first.count == 1)
-            try await addChange(database, "one")
+            // Filed under the first range's first xid: other tests' transactions (the cluster's xids are shared) may
+            // have used up that range before this runs.
+            let firstXid = try await firstRangeStart(database)
+            let start = SyncCursor(xid: firstXid, position: 0)
+            try await addChange(database, "one", xid: firstXid)
+            #expect(try await partition(database, of: "one") == first[0])
 
             // More xids than the first range holds go by with no maintenance: the next change lands in the overflow
-            // partition, and sync reads it there. ("one" is in the first range, or in the overflow partition too if
-            // other tests' transactions used up the first range's xids before it was written.)
+            // partition, and sync reads it there.
             try await burnTransactionIds(database, count: 1_500)
             try await addChange(database, "two")
             #expect(try await partition(database, of: "two") == "changes_overflow")
@@ -108,11 +126,7 @@ func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
             // The first range closes, and a recent change in it keeps it (an empty one would be dropped): written
             // with an xid of the range's, as other tests' transactions may have used up its xids already.
             try await burnTransactionIds(database, count: 1_500)
-            _ = try await database.query(
-                """
-                INSERT INTO changes (app_id, user_id, kind, payload, xid)
-                SELECT 1, 'u', 'profile', '{}', xid_from FROM change_partitions
-                """)
+            try await addChange(database, "first", xid: try await firstRangeStart(database))
             let repository = SyncRepository(database: database)
             #expect(try await repository.maintainChangeLog(retentionDays: 30).partitionsAdded == 1)
             let names = try await ranges(database)
