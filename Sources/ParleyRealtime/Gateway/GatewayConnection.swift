@@ -5,8 +5,9 @@ import ParleyJSON
 import ParleyNet
 import ParleyWebSocket
 
-/// One device's WebSocket: registers it as online, says hello, answers its request frames one at a time in
-/// order (a device's sends are stored in the order it sent them), and ends it when the IM token expires.
+/// One device's WebSocket: registers it as online, says hello once other instances' events for the user reach this
+/// one (the relay says when), answers its request frames one at a time in order (a device's sends are stored in the
+/// order it sent them; none before the hello), and ends it when the IM token expires.
 ///
 /// Loop-confined: the WebSocket layer calls it on the session's loop, and the task answering requests prefers
 /// that loop as its executor, so its state is only touched there (hence `@unchecked Sendable`).
@@ -19,6 +20,8 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     private var session: WebSocketSession?
     private var pending: PendingRequests
     private var processing = false
+    /// The hello went out: requests are answered from then on.
+    private var greeted = false
     private var expiryTimer: EventLoop.TimerID?
     private var typing: TypingLimiter
     private let rooms: ConnectionRooms
@@ -54,6 +57,21 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                 connectionId: entry.id, appId: entry.appId, userId: entry.userId,
                 sessionId: entry.sessionId))
         gateway.presenceHub?.opened(entry)
+        let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
+        expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
+            self?.tokenExpired()
+        }
+        // A client syncs after the hello; with a routing relay, an event committed after that sync reaches this
+        // instance only once the broker has the user's subscription.
+        let loop = session.loop
+        gateway.relay.whenReceiving(appId: entry.appId, userId: entry.userId) { [self] in
+            if loop.inEventLoop { greet() } else { loop.execute { self.greet() } }
+        }
+    }
+
+    private func greet() {
+        guard !closed, !greeted, let session else { return }
+        greeted = true
         session.send(
             encodedFrame: ServerFrame.encoded(
                 type: "hello",
@@ -68,10 +86,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                         ),
                         ("tokenExpiresAt", .string(ISO8601.format(tokenExpiresAt))),
                     ]))))
-        let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
-        expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
-            self?.tokenExpired()
-        }
+        if !processing && !pending.isEmpty { startProcessing(on: session.loop) }
     }
 
     func textReceived(_ text: String, session: WebSocketSession) {
@@ -79,7 +94,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         switch pending.received(text) {
         case .queued(let pauseReading):
             if pauseReading { session.pauseReading() }
-            if !processing { startProcessing(on: session.loop) }
+            if !processing && greeted { startProcessing(on: session.loop) }
         case .overflow:
             closed = true
             pending.removeAll()
