@@ -10,7 +10,8 @@ import Testing
 @testable import ParleyRealtime
 
 /// A new user subscription is in effect only once NATS has it: the relay says a user's events reach this instance
-/// (`whenReceiving`, after which the gateway says hello) at the PONG of a flush written after the SUB, or at its bound.
+/// (`whenReceiving`, from which the gateway answers the user's new connection) at the PONG of a flush written after
+/// the SUB, or at its bound.
 @Suite(.serialized, .enabled(if: HeldPongNATSServer.python != nil, "python3 not found"))
 struct NATSRelayInterestTests {
     private static let subjects = RelaySubjects(prefix: "parley")!
@@ -116,15 +117,16 @@ struct NATSRelayInterestTests {
         await stop()
     }
 
-    /// End to end: a client's `hello` (and the answer to a request it sent early) comes only after NATS confirmed
-    /// the user's subscription, so the sync it runs after the hello cannot miss an event relayed meanwhile.
-    @Test func theGatewaySaysHelloOnceTheUsersEventsReachItsInstance() async throws {
+    /// End to end: a new connection gets its `hello` at once, but its requests (the sync it runs after the hello)
+    /// are answered only once NATS confirmed the user's subscription, so that sync cannot miss an event relayed
+    /// meanwhile.
+    @Test func theGatewayAnswersOnceTheUsersEventsReachItsInstance() async throws {
         let server = try await HeldPongNATSServer()
         defer { server.remove() }
         try await withLiveApp(
             environment: ["PARLEY_RELAY": server.url],
             configure: { configuration in
-                // The bound on the confirmation; long, so that only the PONG can let the hello go here.
+                // The bound on the confirmation; long, so that only the PONG lets the requests through here.
                 guard case .nats(var nats) = configuration.realtime.relay else { return }
                 nats.connectTimeout = .seconds(60)
                 nats.drainTimeout = .milliseconds(100)
@@ -139,21 +141,20 @@ struct NATSRelayInterestTests {
                     timeout: .seconds(10))
             }
             defer { socket.disconnect() }
-            try socket.send(text: #"{"type":"sync","reqId":"early","data":{}}"#)
-            // The server answers a ping as soon as it reads it: a hello sent before would arrive first.
-            try socket.sendPing([7])
-            #expect(try await Self.nextEvent(socket) == .pong([7]))
-            let subject = Self.subjects.user(appId: app.id, userId: alice.userId)
-            #expect(try await eventually { server.pings(after: subject) >= 1 } != nil, "\(server.received)")
-
-            try server.release(1)
-            guard case .text(let hello) = try await Self.nextEvent(socket) else {
+            guard case .text(let hello)? = try await Self.nextEvent(socket, within: .seconds(10)) else {
                 Issue.record("no hello")
                 return
             }
             #expect(IMTestClient.decode(hello)?["type"] as? String == "hello")
-            guard case .text(let answer) = try await Self.nextEvent(socket) else {
-                Issue.record("no answer to the early request")
+            let subject = Self.subjects.user(appId: app.id, userId: alice.userId)
+            #expect(try await eventually { server.pings(after: subject) >= 1 } != nil, "\(server.received)")
+
+            // The confirming PONG is held, so the request waits: a second passes with no answer.
+            try socket.send(text: #"{"type":"ping","reqId":"early","data":{}}"#)
+            #expect(try await Self.nextEvent(socket, within: .seconds(1)) == nil)
+            try server.release(1)
+            guard case .text(let answer)? = try await Self.nextEvent(socket, within: .seconds(10)) else {
+                Issue.record("no answer once NATS confirmed the subscription")
                 return
             }
             let frame = IMTestClient.decode(answer)
@@ -162,13 +163,21 @@ struct NATSRelayInterestTests {
         }
     }
 
-    /// The next event that is not the server's heartbeat ping.
-    private static func nextEvent(_ socket: WebSocketClient) async throws -> WebSocketClient.Event {
+    /// The next event that is not the server's heartbeat ping, or nil when none came within `window`.
+    private static func nextEvent(_ socket: WebSocketClient, within window: Duration) async throws
+        -> WebSocketClient.Event?
+    {
         try await onDedicatedThread {
+            let deadline = ContinuousClock.now + window
             while true {
-                let event = try socket.receiveEvent(timeout: .seconds(10))
-                if case .ping = event { continue }
-                return event
+                do {
+                    let event = try socket.receiveEvent(timeout: max(.zero, deadline - ContinuousClock.now))
+                    if case .ping = event { continue }
+                    return event
+                } catch let error as WebSocketClientError {
+                    if case .timeout = error.kind { return nil }
+                    throw error
+                }
             }
         }
     }

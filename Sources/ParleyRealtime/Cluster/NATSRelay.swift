@@ -181,7 +181,7 @@ final class NATSRelay: ClusterRelay {
             let timer = nats.loop.scheduleTimer(after: timeout) { [self] in
                 guard wait.end() else { return }
                 logger.warning(
-                    "NATS did not confirm a relay subscription in time; its clients get their hello anyway",
+                    "NATS did not confirm a relay subscription in time; its connections are answered anyway",
                     ["subject": .string(subject), "timeout": .string("\(timeout)")])
                 confirmed(subject, sid: sid)
             }

@@ -5,9 +5,9 @@ import ParleyJSON
 import ParleyNet
 import ParleyWebSocket
 
-/// One device's WebSocket: registers it as online, says hello once other instances' events for the user reach this
-/// one (the relay says when), answers its request frames one at a time in order (a device's sends are stored in the
-/// order it sent them; none before the hello), and ends it when the IM token expires.
+/// One device's WebSocket: registers it as online, says hello, answers its request frames one at a time in
+/// order (a device's sends are stored in the order it sent them) from when other instances' events for the user
+/// reach this one (the relay says when), and ends it when the IM token expires.
 ///
 /// Loop-confined: the WebSocket layer calls it on the session's loop, and the task answering requests prefers
 /// that loop as its executor, so its state is only touched there (hence `@unchecked Sendable`).
@@ -20,8 +20,9 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     private var session: WebSocketSession?
     private var pending: PendingRequests
     private var processing = false
-    /// The hello went out: requests are answered from then on.
-    private var greeted = false
+    /// Requests are answered from when the relay delivers the user's events here: a client syncs after the hello,
+    /// and a sync answered before could miss an event committed after it and relayed before the relay had the user.
+    private var answering = false
     private var expiryTimer: EventLoop.TimerID?
     private var typing: TypingLimiter
     private let rooms: ConnectionRooms
@@ -57,21 +58,6 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                 connectionId: entry.id, appId: entry.appId, userId: entry.userId,
                 sessionId: entry.sessionId))
         gateway.presenceHub?.opened(entry)
-        let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
-        expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
-            self?.tokenExpired()
-        }
-        // A client syncs after the hello; with a routing relay, an event committed after that sync reaches this
-        // instance only once the broker has the user's subscription.
-        let loop = session.loop
-        gateway.relay.whenReceiving(appId: entry.appId, userId: entry.userId) { [self] in
-            if loop.inEventLoop { greet() } else { loop.execute { self.greet() } }
-        }
-    }
-
-    private func greet() {
-        guard !closed, !greeted, let session else { return }
-        greeted = true
         session.send(
             encodedFrame: ServerFrame.encoded(
                 type: "hello",
@@ -86,6 +72,19 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
                         ),
                         ("tokenExpiresAt", .string(ISO8601.format(tokenExpiresAt))),
                     ]))))
+        let remaining = max(0, tokenExpiresAt.timeIntervalSinceNow)
+        expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
+            self?.tokenExpired()
+        }
+        let loop = session.loop
+        gateway.relay.whenReceiving(appId: entry.appId, userId: entry.userId) { [self] in
+            if loop.inEventLoop { startAnswering() } else { loop.execute { self.startAnswering() } }
+        }
+    }
+
+    private func startAnswering() {
+        guard !closed, !answering, let session else { return }
+        answering = true
         if !processing && !pending.isEmpty { startProcessing(on: session.loop) }
     }
 
@@ -94,7 +93,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         switch pending.received(text) {
         case .queued(let pauseReading):
             if pauseReading { session.pauseReading() }
-            if !processing && greeted { startProcessing(on: session.loop) }
+            if !processing && answering { startProcessing(on: session.loop) }
         case .overflow:
             closed = true
             pending.removeAll()
