@@ -54,14 +54,16 @@ public final class LiveApp: Sendable {
         return configuration
     }
 
+    /// `configure` adjusts what no setting reaches (a relay's timeouts).
     public init(
         databaseURL: String, masterKeyHex: String = MasterKey.generateHex(), environment: [String: String] = [:],
-        logLevel: LogLevel = .info
+        logLevel: LogLevel = .info, configure: (inout Configuration) -> Void = { _ in }
     ) async throws {
         self.masterKeyHex = masterKeyHex
-        let configuration = try Self.configuration(
+        var configuration = try Self.configuration(
             databaseURL: databaseURL, masterKeyHex: masterKeyHex,
             environment: environment)
+        configure(&configuration)
         sink = LogSink(capturingAt: logLevel)
         let app = try Application(configuration: configuration, logSink: sink)
         self.app = app
@@ -163,10 +165,11 @@ public func withMigratedClient<T>(_ body: (PostgresClient) async throws -> T) as
 /// A fresh database and a server on it, both gone afterwards.
 public func withLiveApp<T>(
     environment: [String: String] = [:], logLevel: LogLevel = .info,
-    _ body: (LiveApp) async throws -> T
+    configure: (inout Configuration) -> Void = { _ in }, _ body: (LiveApp) async throws -> T
 ) async throws -> T {
     try await withDatabase { url in
-        let live = try await LiveApp(databaseURL: url, environment: environment, logLevel: logLevel)
+        let live = try await LiveApp(
+            databaseURL: url, environment: environment, logLevel: logLevel, configure: configure)
         do {
             let result = try await body(live)
             await live.stop()

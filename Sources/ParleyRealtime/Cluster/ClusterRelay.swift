@@ -38,6 +38,13 @@ protocol ClusterRelay: AnyObject, Sendable {
     func userInterest(appId: Int64, userId: String, present: Bool)
     func roomInterest(_ key: RoomKey, present: Bool)
 
+    /// Calls `ready` once other instances' events for the user reach this one: at once when they already do (a
+    /// broadcast relay, or a user whose interest is in effect), else when the broker has confirmed the interest
+    /// `userInterest` asked for, and in any case within the relay's bound. The gateway answers a new connection's
+    /// requests only then: a client syncs after `hello`, so an event committed after that sync must arrive live.
+    /// From any thread.
+    func whenReceiving(appId: Int64, userId: String, _ ready: @escaping @Sendable () -> Void)
+
     /// Connects and returns once other instances' events reach this one (false if not within `timeout`; the feed
     /// still comes up by itself, and clients catch up through sync meanwhile); from then on they go to `sinks`.
     func start(timeout: Duration, sinks: RelaySinks) async -> Bool

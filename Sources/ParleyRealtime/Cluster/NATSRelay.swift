@@ -30,7 +30,10 @@ final class NATSRelay: ClusterRelay {
     private let kindHandlers = Mutex<[String: @Sendable (JSONObject) async -> Void]>([:])
     /// Subscribed subjects, counted: users whose keys collide (and any subject asked for twice) share one
     /// subscription, so nothing arrives twice.
-    private let interest = Mutex<[String: (sid: NATSSubscriptionID, count: Int)]>([:])
+    private let interest = Mutex<[String: Interest]>([:])
+    /// How long a new user subscription may wait for the server's confirmation before the connections waiting on it
+    /// are let go anyway.
+    private let confirmTimeout: Duration
     /// Broadcast and room descriptors, read in order by `run` (their handlers are async).
     private let descriptors: AsyncStream<[UInt8]>
     private let descriptorInput: AsyncStream<[UInt8]>.Continuation
@@ -38,11 +41,24 @@ final class NATSRelay: ClusterRelay {
     private let received: Counter
     private let undecodable: Counter
 
+    /// One subscribed subject.
+    private struct Interest {
+        var sid: NATSSubscriptionID
+        var count: Int
+        /// The server has confirmed the SUB (the PONG of a PING written after it), or the wait for it ended.
+        var confirmed: Bool
+        /// `whenReceiving` callers waiting for that.
+        var waiters: [@Sendable () -> Void] = []
+    }
+
+    /// `confirmTimeout`: the bound on the wait for a new user subscription's confirmation (default: the client's
+    /// connect timeout, which bounds the same round trip at connection time).
     init(
         configuration: NATSConfiguration, subjects: RelaySubjects, loop: EventLoop, logger: Logger,
-        metrics: MetricsRegistry
+        metrics: MetricsRegistry, confirmTimeout: Duration? = nil
     ) {
         instanceId = SecureRandom.token(bytes: 9)
+        self.confirmTimeout = confirmTimeout ?? configuration.connectTimeout
         var configuration = configuration
         // This instance delivers its own events itself.
         configuration.echo = false
@@ -114,35 +130,93 @@ final class NATSRelay: ClusterRelay {
     }
 
     /// Subscribes on the first interest in `subject` and unsubscribes after the last, in the order the calls
-    /// come (each caller calls under its own lock, so a subject's changes come in order).
+    /// come (each caller calls under its own lock, so a subject's changes come in order). A new user subscription
+    /// is confirmed with a flush: until its PONG, events published for the user may reach NATS before the SUB.
     private func changeInterest(_ subject: String, present: Bool, routed: Bool) {
         guard let client = client.withLock({ $0 }) else { return }
-        interest.withLock { interest in
+        let (toConfirm, released) = interest.withLock {
+            interest -> (NATSSubscriptionID?, [@Sendable () -> Void]) in
             if present {
-                if let existing = interest[subject] {
-                    interest[subject] = (existing.sid, existing.count + 1)
-                    return
+                if var existing = interest[subject] {
+                    existing.count += 1
+                    interest[subject] = existing
+                    return (nil, [])
                 }
                 do {
                     let sid = try client.subscribe(subject: subject) { [self] message in
                         if routed { receivedRouted(message) } else { descriptorInput.yield(message.payload) }
                     }
-                    interest[subject] = (sid, 1)
+                    // Nobody waits for the broadcast and room subjects.
+                    interest[subject] = Interest(sid: sid, count: 1, confirmed: !routed)
+                    return (routed ? sid : nil, [])
                 } catch {
                     logger.warning(
                         "could not subscribe to a relay subject",
                         ["subject": .string(subject), "error": .string(String(describing: error))])
+                    return (nil, [])
                 }
             } else {
-                guard let existing = interest[subject] else { return }
+                guard var existing = interest[subject] else { return (nil, []) }
                 if existing.count > 1 {
-                    interest[subject] = (existing.sid, existing.count - 1)
-                } else {
-                    interest[subject] = nil
-                    client.unsubscribe(existing.sid)
+                    existing.count -= 1
+                    interest[subject] = existing
+                    return (nil, [])
                 }
+                interest[subject] = nil
+                client.unsubscribe(existing.sid)
+                // Their connections have closed; let them go rather than keep them until a confirmation.
+                return (nil, existing.waiters)
             }
         }
+        for waiter in released { waiter() }
+        if let sid = toConfirm { confirm(subject, sid: sid, client: client) }
+    }
+
+    /// Flushes after the SUB of `sid` (the flush's PING goes out after it, on the client's loop) and marks the
+    /// subject confirmed at the PONG, or when the flush fails or times out.
+    private func confirm(_ subject: String, sid: NATSSubscriptionID, client: NATSClientHandle) {
+        let timeout = confirmTimeout
+        client.perform { [self] nats in
+            let wait = ConfirmationWait()
+            let timer = nats.loop.scheduleTimer(after: timeout) { [self] in
+                guard wait.end() else { return }
+                logger.warning(
+                    "NATS did not confirm a relay subscription in time; its connections are answered anyway",
+                    ["subject": .string(subject), "timeout": .string("\(timeout)")])
+                confirmed(subject, sid: sid)
+            }
+            nats.flush { [self] _ in
+                // Unconfirmed when there is no confirmed connection: the SUB goes out with the reconnection, and a
+                // reconnection that may have lost events makes every client here sync again.
+                guard wait.end() else { return }
+                nats.loop.cancelTimer(timer)
+                confirmed(subject, sid: sid)
+            }
+        }
+    }
+
+    private func confirmed(_ subject: String, sid: NATSSubscriptionID) {
+        let waiters = interest.withLock { interest -> [@Sendable () -> Void] in
+            guard var entry = interest[subject], entry.sid == sid else { return [] }
+            let waiters = entry.waiters
+            entry.confirmed = true
+            entry.waiters = []
+            interest[subject] = entry
+            return waiters
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    func whenReceiving(appId: Int64, userId: String, _ ready: @escaping @Sendable () -> Void) {
+        let subject = subjects.user(appId: appId, userId: userId)
+        let waiting = interest.withLock { interest -> Bool in
+            // No entry: no client (not started) or the SUB failed; nothing to wait for either way.
+            guard var entry = interest[subject], !entry.confirmed else { return false }
+            entry.waiters.append(ready)
+            interest[subject] = entry
+            return true
+        }
+        if !waiting { ready() }
     }
 
     // MARK: Incoming
@@ -253,5 +327,16 @@ final class NATSRelay: ClusterRelay {
             received.increment()
             if let kind = descriptor["k"]?.stringValue, let handler = handlers[kind] { await handler(descriptor) }
         }
+    }
+}
+
+/// Which of a confirmation's two endings (PONG or timeout) came first. Touched on the client's loop only.
+private final class ConfirmationWait: @unchecked Sendable {
+    private var ended = false
+
+    /// True the first time.
+    func end() -> Bool {
+        defer { ended = true }
+        return !ended
     }
 }

@@ -79,6 +79,9 @@ final class PostgresRelay: ClusterRelay {
     func userInterest(appId: Int64, userId: String, present: Bool) {}
     func roomInterest(_ key: RoomKey, present: Bool) {}
 
+    /// Every instance hears every event on the one LISTEN connection: nothing to wait for.
+    func whenReceiving(appId: Int64, userId: String, _ ready: @escaping @Sendable () -> Void) { ready() }
+
     /// A descriptor already serialized (`RelayDescriptor.describeSerialized`: every stored message passes here).
     func publish(serialized descriptor: [UInt8]) {
         let startFlush = outbox.withLock { box -> Bool in

@@ -6,7 +6,8 @@ import ParleyNet
 import ParleyWebSocket
 
 /// One device's WebSocket: registers it as online, says hello, answers its request frames one at a time in
-/// order (a device's sends are stored in the order it sent them), and ends it when the IM token expires.
+/// order (a device's sends are stored in the order it sent them) from when other instances' events for the user
+/// reach this one (the relay says when), and ends it when the IM token expires.
 ///
 /// Loop-confined: the WebSocket layer calls it on the session's loop, and the task answering requests prefers
 /// that loop as its executor, so its state is only touched there (hence `@unchecked Sendable`).
@@ -19,6 +20,9 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
     private var session: WebSocketSession?
     private var pending: PendingRequests
     private var processing = false
+    /// Requests are answered from when the relay delivers the user's events here: a client syncs after the hello,
+    /// and a sync answered before could miss an event committed after it and relayed before the relay had the user.
+    private var answering = false
     private var expiryTimer: EventLoop.TimerID?
     private var typing: TypingLimiter
     private let rooms: ConnectionRooms
@@ -72,6 +76,16 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         expiryTimer = session.loop.scheduleTimer(after: .milliseconds(Int64(remaining * 1000))) { [weak self] in
             self?.tokenExpired()
         }
+        let loop = session.loop
+        gateway.relay.whenReceiving(appId: entry.appId, userId: entry.userId) { [self] in
+            if loop.inEventLoop { startAnswering() } else { loop.execute { self.startAnswering() } }
+        }
+    }
+
+    private func startAnswering() {
+        guard !closed, !answering, let session else { return }
+        answering = true
+        if !processing && !pending.isEmpty { startProcessing(on: session.loop) }
     }
 
     func textReceived(_ text: String, session: WebSocketSession) {
@@ -79,7 +93,7 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         switch pending.received(text) {
         case .queued(let pauseReading):
             if pauseReading { session.pauseReading() }
-            if !processing { startProcessing(on: session.loop) }
+            if !processing && answering { startProcessing(on: session.loop) }
         case .overflow:
             closed = true
             pending.removeAll()

@@ -98,12 +98,25 @@ def main():
     p.add_argument("results", nargs="+")
     p.add_argument("--logs-dir")
 
+    sub.add_parser("selftest", help="check the clients' own rules on fake sockets (no server)")
+
     args = parser.parse_args()
     args.log = log
     if args.scenario == "report":
         import report
 
         report.report(args.results, args.logs_dir)
+        return
+    if args.scenario == "selftest":
+        import selftest
+        from net import Failed
+
+        try:
+            asyncio.run(selftest.run())
+        except Failed as failure:
+            log(str(failure))
+            sys.exit(1)
+        log("selftest: PASS")
         return
     if args.scenario == "probe":
         import probe

@@ -180,18 +180,15 @@ async def pgrestart(args):
 
     async def load():
         load_until = time.monotonic() + 3600
-        sending = asyncio.ensure_future(fleet.send_for(load_until))
+        sending = asyncio.ensure_future(fleet.send_for(3600))
         rest_tasks = [asyncio.ensure_future(r.run(load_until, 1.0 / args.rest_rate)) for r in rest_senders]
         await stop_load.wait()
-        for client in fleet.clients:
-            client.stopping = True
-        sending.cancel()  # a WebSocket send cut short still gets its ack (the reader keeps running)
+        # Stopped by flags, not cancelled: every sender must have ended before `finish` counts what to expect.
         for sender in rest_senders:
             sender.stopping = True
+        await fleet.stop_sending(timeout=15)
         await asyncio.wait(rest_tasks, timeout=15)
         await asyncio.gather(sending, *rest_tasks, return_exceptions=True)
-        for client in fleet.clients:
-            client.stopping = False
 
     upgrades = {base: [] for base in bases}
     probes = [asyncio.ensure_future(_readiness(base, until, readiness[base])) for base in bases]

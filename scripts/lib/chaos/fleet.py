@@ -60,7 +60,9 @@ class Client:
         self.close_events = []  # (monotonic time, close code, base)
         self.base = None  # the instance of the current connection
         self.bases_used = collections.Counter()
-        self.stopping = False
+        self.stopping = False  # ends keep_connected for good (the end of the run)
+        self.sending_stopped = False  # ends send_for after the send it is in (stop_sending)
+        self.sending = False  # send_for is running
         self.reconnected_at = []  # (monotonic time of the break, time the connection was back)
 
     # --- connection ---------------------------------------------------------------------------------------------
@@ -251,27 +253,39 @@ class Client:
             pass  # the reader sees the close and puts the message back in the queue
 
     async def send_for(self, until):
-        """Sends new messages at `rate` per second until `until` (monotonic), resending unacked ones first."""
+        """Sends new messages at `rate` per second until `until` (monotonic) or `stop_sending`, resending unacked ones
+        first."""
         interval = 1.0 / self.rate
         next_at = time.monotonic()
-        while True:
-            now = time.monotonic()
-            if now >= until:
-                return
-            if self.ws is None or not self.connected.is_set() or len(self.pending) >= self.window:
-                await self._wait_change(min(until - now, 0.5))
-                continue
-            if self.unacked and now >= self.retry_at:
-                await self._send(self.unacked.popleft(), resend=1)
-                continue
-            if now < next_at:
-                await self._wait_change(min(next_at, until) - now)
-                continue
-            # Offline time is not made up for with a burst.
-            next_at = max(next_at, now - 0.5) + interval
-            cmid = f"{self.name}.{len(self.created)}.{uuid.uuid4().hex[:8]}"
-            self.created.append(cmid)
-            await self._send(cmid, resend=0)
+        self.sending = True
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= until or self.sending_stopped:
+                    return
+                if self.ws is None or not self.connected.is_set() or len(self.pending) >= self.window:
+                    await self._wait_change(min(until - now, 0.5))
+                    continue
+                if self.unacked and now >= self.retry_at:
+                    await self._send(self.unacked.popleft(), resend=1)
+                    continue
+                if now < next_at:
+                    await self._wait_change(min(next_at, until) - now)
+                    continue
+                # Offline time is not made up for with a burst.
+                next_at = max(next_at, now - 0.5) + interval
+                cmid = f"{self.name}.{len(self.created)}.{uuid.uuid4().hex[:8]}"
+                self.created.append(cmid)
+                await self._send(cmid, resend=0)
+        finally:
+            self.sending = False
+
+    def stop_sending(self):
+        """Ends send_for after the send it is in (whose ack still comes: the reader keeps running). A flag, not a
+        cancellation: Python 3.11's asyncio.wait_for swallows a cancellation that arrives as the event it waits for
+        is set (an ack), and the sender then ran on through the final checks (gh-86296)."""
+        self.sending_stopped = True
+        self._poke()
 
     async def finish_sends(self, deadline):
         """After the run: resends until every created message has an ack or the deadline passes."""
@@ -311,6 +325,7 @@ class Fleet:
             client.peer_id = self.clients[(i + 1) % len(self.clients)].user_id
         self.by_user = {client.user_id: client for client in self.clients}
         self.keepers = []
+        self.final_started = None  # monotonic time final_sync took what each recipient must find
 
     async def start(self, deadline):
         """Connects every client (sync for the first cursor) and keeps them connected until `stop`."""
@@ -322,8 +337,20 @@ class Fleet:
                         for client in self.clients]
 
     async def send_for(self, seconds):
+        """Every client sends for `seconds` or until stop_sending."""
         until = time.monotonic() + seconds
         await asyncio.gather(*(client.send_for(until) for client in self.clients))
+
+    async def stop_sending(self, timeout):
+        """Ends every client's send_for; Failed unless they all ended within `timeout` seconds (a sender running on
+        would send after the final sync took what to expect)."""
+        for client in self.clients:
+            client.stop_sending()
+        deadline = time.monotonic() + timeout
+        while any(client.sending for client in self.clients):
+            if time.monotonic() > deadline:
+                raise Failed(f"{sum(c.sending for c in self.clients)} senders still running {timeout} s after the stop")
+            await asyncio.sleep(0.01)
 
     async def finish(self, resend_seconds, drain_seconds):
         """Resends what has no ack, waits for deliveries, then runs every client's after-reconnect sync."""
@@ -379,6 +406,7 @@ class Fleet:
         complete record of what it may see. Returns {user id: Counter of message ids}."""
         result = {}
         expected = self.expected_by_recipient()
+        self.final_started = time.monotonic()
 
         async def one(client):
             probe = Client(client.name + "-final", client.session, [base], 0, 1, 1)
@@ -477,6 +505,8 @@ class Fleet:
         seq_duplicates = sum(len(v) - len(set(v)) for v in seqs.values())
         seq_gaps = sum(1 for v in seqs.values() if sorted(set(v)) != list(range(1, len(set(v)) + 1)))
         final_duplicates = sum(n - 1 for counts in final.values() for n in counts.values() if n > 1)
+        acked_late = sum(1 for client in self.clients for at in client.acked_at.values()
+                         if self.final_started is not None and at >= self.final_started)
         figures = {
             "clients": len(self.clients),
             "sent": created,
@@ -500,6 +530,7 @@ class Fleet:
             "sync_duplicates": sum(c.sync_duplicates for c in self.clients),
             "final_sync_found": final_found,
             "final_sync_duplicates": final_duplicates,
+            "acked_after_final_sync_began": acked_late,
             "connects": sum(c.connects for c in self.clients),
             "connect_failures": sum(c.connect_failures for c in self.clients),
             "closes": {str(k): v for k, v in sum((c.closes for c in self.clients), collections.Counter()).items()},
@@ -520,6 +551,9 @@ class Fleet:
         if delivered != found:
             failures.append(f"{found - delivered} stored acknowledged messages never reached their recipient "
                             f"(live or after reconnect + sync), e.g. {undelivered_examples}")
+        if acked_late:
+            failures.append(f"{acked_late} messages were acknowledged after the final sync took what to expect: a "
+                            "client was still sending (the check, not the server, is wrong)")
         if final_found != found:
             failures.append(f"{found - final_found} acknowledged messages missing from the recipients' full sync, "
                             f"e.g. {final_missing_examples}")
