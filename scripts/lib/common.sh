@@ -13,7 +13,8 @@
 #   pg_replica_start PRIMARY_DIR DIR [PORT]
 #                                     a streaming replica of the running cluster PRIMARY_DIR: made on first use
 #                                     with `pg_basebackup -R` (replication over 127.0.0.1 as user parley, which
-#                                     pg_hba allows), then started like pg_cluster_start DIR PORT --fast (a hot
+#                                     pg_hba allows; a replication slot, so it never misses WAL however far it
+#                                     falls behind), then started like pg_cluster_start DIR PORT --fast (a hot
 #                                     standby: read-only queries while it replays). Returns once it accepts
 #                                     connections and has the primary's databases as of the start.
 #   pg_cluster_stop DIR               fast shutdown (no-op when not running)
@@ -250,7 +251,7 @@ full_page_writes = off
 }
 
 pg_replica_start() {
-    local primary=$1 dir=$2 port=${3:-} primary_port hba
+    local primary=$1 dir=$2 port=${3:-} primary_port hba slot
     primary=$(_pg_abs "$primary")
     pg_cluster_running "$primary" || die "pg_replica_start: the primary in $primary is not running"
     mkdir -p "$dir"
@@ -268,9 +269,15 @@ pg_replica_start() {
             chown postgres:postgres "$dir"
         fi
         rm -rf "${dir:?}/data"
-        # -R writes standby.signal and primary_conninfo; the copied parley.conf is rewritten by the start below.
+        # A physical replication slot keeps the primary's WAL until the replica has it: without one, a replica that
+        # fell behind under load (every test's CREATE DATABASE is WAL) asked for removed WAL and never caught up.
+        slot="replica_$(basename "$dir" | tr -c 'a-zA-Z0-9_\n' '_')"
+        pg_psql "$primary_port" postgres -c \
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$slot'" >/dev/null
+        # -R writes standby.signal and primary_conninfo (with the slot); the copied parley.conf is rewritten by the
+        # start below.
         if ! _pg_as_owner "$(pg_bin)/pg_basebackup" -d "$(pg_url "$primary_port" postgres)" -D "$dir/data" -R \
-            -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
+            -C -S "$slot" -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
             cat "$dir/basebackup.log" >&2
             rm -rf "${dir:?}/data"
             die "pg_basebackup from the cluster in $primary failed"
