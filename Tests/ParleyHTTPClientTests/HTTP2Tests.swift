@@ -117,12 +117,7 @@ final class NGHTTPD: Sendable {
         }
         baseURL = (tls ? "https" : "http") + "://127.0.0.1:\(port)"
         process = try ChildProcess(executable: executable, arguments: arguments, outputPath: directory + "/nghttpd.log")
-        do {
-            try await process.waitUntilListening(port: port, timeout: .seconds(30))
-        } catch {
-            process.stop()
-            throw error
-        }
+        try await process.waitUntilListeningOrStop(port: port, timeout: .seconds(30))
     }
 
     /// How many connections carried at least one request (nghttpd -v logs "[id=N] [time] recv HEADERS frame").

@@ -44,12 +44,7 @@ private final class FakeNATSServer: Sendable {
         logPath = NSTemporaryDirectory() + "parley-fake-nats-\(port)-\(UUID().uuidString).log"
         process = try ChildProcess(
             executable: python, arguments: ["-c", Self.script, mode, "\(port)"], outputPath: logPath)
-        do {
-            try await process.waitUntilListening(port: port, timeout: .seconds(20))
-        } catch {
-            process.stop()
-            throw error
-        }
+        try await process.waitUntilListeningOrStop(port: port, timeout: .seconds(20))
     }
 
     var url: String { "nats://127.0.0.1:\(port)" }

@@ -34,12 +34,7 @@ final class NATSTestServer: Sendable {
         let executable = try #require(Self.executable)
         let child = try ChildProcess(executable: executable, arguments: arguments, outputPath: logPath)
         process.withLock { $0 = child }
-        do {
-            try await child.waitUntilListening(port: port, timeout: .seconds(20))
-        } catch {
-            child.stop()
-            throw error
-        }
+        try await child.waitUntilListeningOrStop(port: port, timeout: .seconds(20))
     }
 
     /// SIGTERM (the server closes its clients' connections), then waits for it to exit.

@@ -82,12 +82,7 @@ final class HeldPongNATSServer: Sendable {
             executable: python,
             arguments: ["-c", Self.script, "\(port)", directory + "/control", directory + "/record"],
             outputPath: directory + "/log")
-        do {
-            try await process.waitUntilListening(port: port, timeout: .seconds(20))
-        } catch {
-            process.stop()
-            throw error
-        }
+        try await process.waitUntilListeningOrStop(port: port, timeout: .seconds(20))
     }
 
     var url: String { "nats://127.0.0.1:\(port)" }

@@ -127,6 +127,16 @@ public final class ChildProcess: Sendable {
         throw .notListening(port, output())
     }
 
+    /// `waitUntilListening`, and the child stopped when it fails: how a test server that must be up is started.
+    public func waitUntilListeningOrStop(port: Int, timeout: Duration = .seconds(30)) async throws(ChildProcessError) {
+        do {
+            try await waitUntilListening(port: port, timeout: timeout)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     public static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -41,13 +41,8 @@ final class MotoServer: Sendable {
         process = try ChildProcess(
             executable: executable, arguments: ["-H", "127.0.0.1", "-p", "\(port)"],
             environment: environment, outputPath: logPath)
-        do {
-            // A TCP probe, not an HTTP request, so it does not count as one of moto's unauthenticated actions.
-            try await process.waitUntilListening(port: port, timeout: .seconds(180))
-        } catch {
-            process.stop()
-            throw error
-        }
+        // A TCP probe, not an HTTP request, so it does not count as one of moto's unauthenticated actions.
+        try await process.waitUntilListeningOrStop(port: port, timeout: .seconds(180))
     }
 
     var log: String { process.output() }
