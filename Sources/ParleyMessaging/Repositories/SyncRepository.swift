@@ -13,15 +13,16 @@ struct StreamEntry: Sendable {
 }
 
 /// Reads a user's change stream (migrations/0003 explains the ordering). Rows are returned only below the
-/// snapshot's xmin, so a cursor never skips a transaction that commits later. The change log is partitioned by xid
-/// (migrations/0041): the `c.xid >= cursor` condition, implied by the row comparison, is spelled out so that only
-/// the partitions at or after the cursor are read.
+/// snapshot's xmin, so a cursor never skips a transaction that commits later, even after a crash (`StreamHorizon`).
+/// The change log is partitioned by xid (migrations/0041): the `c.xid >= cursor` condition, implied by the row
+/// comparison, is spelled out so that only the partitions at or after the cursor are read.
 struct SyncRepository: Sendable {
     let database: PostgresClient
 
-    /// The cursor for "now": everything below the current xmin is final.
+    /// The cursor for "now": everything below the current xmin is final (`StreamHorizon`).
     func currentCursor() async throws -> SyncCursor {
-        let rows = try await database.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon")
+        let rows = try await database.query(
+            "SELECT h.xmin::text AS horizon, h.flushed_by::text FROM (SELECT \(unescaped: StreamHorizon.columns)) h")
         return SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
     }
 
@@ -36,7 +37,7 @@ struct SyncRepository: Sendable {
             .map { "mm.\($0) AS msg_\($0)" }.joined(separator: ", ")
         let rows = try await database.query(
             """
-            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+            WITH horizon AS (SELECT \(unescaped: StreamHorizon.columns),
                                     (SELECT pruned_through > '0'::xid8 AND pruned_through >= \(xid)::xid8 FROM sync_horizon) AS expired),
             mine AS (
                 SELECT conversation_id, clear_seq FROM conversation_members
@@ -61,8 +62,9 @@ struct SyncRepository: Sendable {
                   AND c.xid < (SELECT xmin FROM horizon)
                 ORDER BY 1, 2
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, h.expired, s.xid::text AS stream_xid, s.position, s.kind, s.conversation_id,
-                   s.payload, mine.clear_seq AS visible_after, \(unescaped: messageColumns)
+            SELECT h.xmin::text AS horizon, h.flushed_by::text, h.expired, s.xid::text AS stream_xid, s.position,
+                   s.kind, s.conversation_id, s.payload, mine.clear_seq AS visible_after,
+                   \(unescaped: messageColumns)
             FROM horizon h
             LEFT JOIN (stream s
                        LEFT JOIN messages mm ON mm.id = s.message_id

@@ -112,11 +112,13 @@ struct FriendRepository: Sendable {
     }
 
     /// Current friends after `afterFriendId` in id order (a full listing sees every committed friendship at once),
-    /// and the horizon of the statement's snapshot: every friendship change that was not visible to it has a stream
-    /// position after `(horizon, 0)`.
-    func friends(appId: Int64, userId: String, afterFriendId: String, limit: Int) async throws
-        -> (friends: [Friend], horizon: UInt64, hasMore: Bool)
+    /// and, when `readingHorizon` (a listing's first page), the horizon of the statement's snapshot: every
+    /// friendship change that was not visible to it has a stream position after `(horizon, 0)`. Later pages leave it
+    /// out: it costs a WAL flush on the primary (`StreamHorizon`).
+    func friends(appId: Int64, userId: String, afterFriendId: String, limit: Int, readingHorizon: Bool) async throws
+        -> (friends: [Friend], horizon: UInt64?, hasMore: Bool)
     {
+        let horizonColumns = readingHorizon ? StreamHorizon.columns : "NULL::xid8 AS xmin, NULL::pg_lsn AS flushed_by"
         let rows = try await database.query(
             """
             WITH page AS (
@@ -125,11 +127,11 @@ struct FriendRepository: Sendable {
                 WHERE f.app_id = \(appId) AND f.user_id = \(userId) AND f.friend_id > \(afterFriendId) AND f.active
                 ORDER BY f.friend_id
                 LIMIT \(limit + 1))
-            SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon, page.*
-            FROM (SELECT) AS one LEFT JOIN page ON true
+            SELECT h.xmin::text AS horizon, h.flushed_by::text, page.*
+            FROM (SELECT \(unescaped: horizonColumns)) h LEFT JOIN page ON true
             ORDER BY page.friend_id
             """)
-        let horizon = UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0
+        let horizon = try rows[0].decode("horizon", as: String?.self).flatMap { UInt64($0) }
         var friends = try rows.filter { !$0.isNull("friend_id") }.map(Self.decodeFriend)
         let hasMore = friends.count > limit
         if hasMore { friends.removeLast() }
@@ -144,7 +146,7 @@ struct FriendRepository: Sendable {
     {
         let rows = try await database.query(
             """
-            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            WITH horizon AS (SELECT \(unescaped: StreamHorizon.columns)),
             page AS (
                 SELECT \(unescaped: Self.friendColumns), \(unescaped: PublicProfile.columns(of: "u", prefix: "u_"))
                 FROM friendships f JOIN users u ON u.app_id = f.app_id AND u.id = f.friend_id
@@ -153,7 +155,7 @@ struct FriendRepository: Sendable {
                   AND f.xid < (SELECT xmin FROM horizon)
                 ORDER BY f.xid, f.position
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, page.* FROM horizon h LEFT JOIN page ON true
+            SELECT h.xmin::text AS horizon, h.flushed_by::text, page.* FROM horizon h LEFT JOIN page ON true
             ORDER BY page.xid::xid8, page.position
             """)
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)

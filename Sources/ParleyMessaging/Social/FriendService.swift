@@ -135,9 +135,12 @@ public struct FriendService: Sendable {
         switch cursor {
         case .listing(let started, let after):
             let page = try await friends.friends(
-                appId: principal.appId, userId: principal.userId, afterFriendId: after, limit: limit)
+                appId: principal.appId, userId: principal.userId, afterFriendId: after, limit: limit,
+                readingHorizon: started == nil)
             // Changes from the first page's snapshot on are replayed by the incremental sync that follows.
-            let horizon = started ?? page.horizon
+            guard let horizon = started ?? page.horizon else {
+                throw PostgresError(kind: .decoding, message: "the friend list's first page has no horizon")
+            }
             let next: FriendListCursor =
                 page.hasMore
                 ? .listing(horizon: horizon, after: page.friends.last?.userId ?? after)
