@@ -12,6 +12,7 @@ public final class PostgresClient: Sendable {
     let logger: Logger
     let pools: [LoopPool]
     let session: SessionConnection
+    let transactionIDFlush = TransactionIDFlush()
 
     public init(
         configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,

@@ -22,7 +22,8 @@ struct SyncRepository: Sendable {
     /// The cursor for "now": everything below the current xmin is final (`StreamHorizon`).
     func currentCursor() async throws -> SyncCursor {
         let rows = try await database.query(
-            "SELECT h.xmin::text AS horizon, h.flushed_by::text FROM (SELECT \(unescaped: StreamHorizon.columns)) h")
+            "SELECT h.xmin::text AS horizon, h.on_standby FROM (SELECT \(unescaped: StreamHorizon.columns)) h")
+        try await StreamHorizon.settle(rows[0], on: database)
         return SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
     }
 
@@ -62,7 +63,7 @@ struct SyncRepository: Sendable {
                   AND c.xid < (SELECT xmin FROM horizon)
                 ORDER BY 1, 2
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, h.flushed_by::text, h.expired, s.xid::text AS stream_xid, s.position,
+            SELECT h.xmin::text AS horizon, h.on_standby, h.expired, s.xid::text AS stream_xid, s.position,
                    s.kind, s.conversation_id, s.payload, mine.clear_seq AS visible_after,
                    \(unescaped: messageColumns)
             FROM horizon h
@@ -72,6 +73,7 @@ struct SyncRepository: Sendable {
             ORDER BY s.xid, s.position
             """)
         if try rows[0].decode("expired", as: Bool?.self) == true { throw APIError.cursorExpired }
+        try await StreamHorizon.settle(rows[0], on: database)
         // One row even when nothing changed: the horizon must come from this statement's own snapshot.
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
         var entries: [StreamEntry] = []

@@ -118,7 +118,7 @@ struct FriendRepository: Sendable {
     func friends(appId: Int64, userId: String, afterFriendId: String, limit: Int, readingHorizon: Bool) async throws
         -> (friends: [Friend], horizon: UInt64?, hasMore: Bool)
     {
-        let horizonColumns = readingHorizon ? StreamHorizon.columns : "NULL::xid8 AS xmin, NULL::pg_lsn AS flushed_by"
+        let horizonColumns = readingHorizon ? StreamHorizon.columns : "NULL::xid8 AS xmin, NULL::bool AS on_standby"
         let rows = try await database.query(
             """
             WITH page AS (
@@ -127,10 +127,11 @@ struct FriendRepository: Sendable {
                 WHERE f.app_id = \(appId) AND f.user_id = \(userId) AND f.friend_id > \(afterFriendId) AND f.active
                 ORDER BY f.friend_id
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, h.flushed_by::text, page.*
+            SELECT h.xmin::text AS horizon, h.on_standby, page.*
             FROM (SELECT \(unescaped: horizonColumns)) h LEFT JOIN page ON true
             ORDER BY page.friend_id
             """)
+        if readingHorizon { try await StreamHorizon.settle(rows[0], on: database) }
         let horizon = try rows[0].decode("horizon", as: String?.self).flatMap { UInt64($0) }
         var friends = try rows.filter { !$0.isNull("friend_id") }.map(Self.decodeFriend)
         let hasMore = friends.count > limit
@@ -155,9 +156,10 @@ struct FriendRepository: Sendable {
                   AND f.xid < (SELECT xmin FROM horizon)
                 ORDER BY f.xid, f.position
                 LIMIT \(limit + 1))
-            SELECT h.xmin::text AS horizon, h.flushed_by::text, page.* FROM horizon h LEFT JOIN page ON true
+            SELECT h.xmin::text AS horizon, h.on_standby, page.* FROM horizon h LEFT JOIN page ON true
             ORDER BY page.xid::xid8, page.position
             """)
+        try await StreamHorizon.settle(rows[0], on: database)
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
         var friends: [Friend] = []
         var removed: [String] = []

@@ -1,0 +1,75 @@
+import Synchronization
+
+/// Makes the transaction ids PostgreSQL has given out so far outlive a crash, for many callers at the cost of one
+/// commit.
+///
+/// After a crash PostgreSQL gives out again the xids whose WAL never reached the disk (a rolled-back transaction's,
+/// say), so a position in xid order read from a snapshot (a sync cursor) could later sit above rows committed under
+/// those xids. A transaction that writes WAL and commits synchronously is flushed up to its commit record, and
+/// recovery restarts above its xid; if that transaction began after the snapshot was read, its xid is at or above
+/// every xid the snapshot could have seen given out. `flush` waits for such a commit: one that starts after the
+/// call, shared by every caller that asked before it started (the write is a few bytes of WAL, the wait the flush).
+final class TransactionIDFlush: Sendable {
+    typealias Waiter = CheckedContinuation<Void, any Error>
+
+    private struct State {
+        var running = false
+        var waiting: [Waiter] = []
+    }
+
+    private let state = Mutex(State())
+    /// Commits started so far, and callers waiting for the next one (for tests).
+    let commitsStarted = Atomic<Int>(0)
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Returns once a `commit` that started after this call has returned; throws its error.
+    func flush(_ commit: @escaping @Sendable () async throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (waiter: Waiter) in
+            let start = state.withLock { state in
+                state.waiting.append(waiter)
+                guard !state.running else { return false }
+                state.running = true
+                return true
+            }
+            if start { Task { await self.run(commit) } }
+        }
+    }
+
+    /// A commit for everyone waiting when it starts; another while callers arrived meanwhile.
+    private func run(_ commit: @Sendable () async throws -> Void) async {
+        while let batch = state.withLock({ state -> [Waiter]? in
+            guard !state.waiting.isEmpty else {
+                state.running = false
+                return nil
+            }
+            defer { state.waiting = [] }
+            return state.waiting
+        }) {
+            commitsStarted.add(1, ordering: .relaxed)
+            let result: Result<Void, any Error>
+            do {
+                try await commit()
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            for waiter in batch { waiter.resume(with: result) }
+        }
+    }
+}
+
+extension PostgresClient {
+    /// Returns once a commit that began after this call has been flushed to disk: every xid given out before the
+    /// call stays used after a crash (`TransactionIDFlush`). On the primary only (a standby cannot write).
+    public func flushTransactionIDs() async throws {
+        try await transactionIDFlush.flush { [self] in
+            // The WAL message gives the statement an xid; the setting makes its commit wait for the flush even where
+            // the server's default does not.
+            _ = try await query(
+                """
+                SELECT set_config('synchronous_commit', 'on', true),
+                       pg_logical_emit_message(true, 'parley.xid_flush', '')
+                """)
+        }
+    }
+}

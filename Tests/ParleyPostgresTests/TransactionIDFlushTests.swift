@@ -1,0 +1,96 @@
+import ParleyTestSupport
+import Synchronization
+import Testing
+
+@testable import ParleyPostgres
+
+/// Commits that finish when the test says so, in the order they started.
+private final class GatedCommits: Sendable {
+    private let gates = Mutex<[CheckedContinuation<Void, any Error>]>([])
+    private let startedCount = Atomic<Int>(0)
+
+    var started: Int { startedCount.load(ordering: .relaxed) }
+
+    func commit() async throws {
+        try await withCheckedThrowingContinuation { gate in
+            gates.withLock { $0.append(gate) }
+            startedCount.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Ends the oldest commit still running, with `error` if given.
+    func finish(failing error: (any Error)? = nil) {
+        let gate = gates.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        if let error { gate?.resume(throwing: error) } else { gate?.resume() }
+    }
+}
+
+/// Callers of one flush, and which of them have returned (or thrown).
+private final class Callers: Sendable {
+    private let returned = Mutex<[Int: Bool]>([:])
+
+    func start(_ count: Int, from first: Int = 0, on flush: TransactionIDFlush, commits: GatedCommits) {
+        for index in first..<(first + count) {
+            Task {
+                let succeeded = (try? await flush.flush { try await commits.commit() }) != nil
+                self.returned.withLock { $0[index] = succeeded }
+            }
+        }
+    }
+
+    /// Caller index to whether it succeeded, for those that returned.
+    var outcomes: [Int: Bool] { returned.withLock { $0 } }
+}
+
+private struct Refused: Error {}
+
+@Suite struct TransactionIDFlushTests {
+    @Test func callersThatArriveWhileACommitRunsShareTheNextCommit() async throws {
+        let flush = TransactionIDFlush()
+        let commits = GatedCommits()
+        let callers = Callers()
+        callers.start(1, on: flush, commits: commits)
+        #expect(try await eventually { commits.started == 1 } != nil)
+        callers.start(9, from: 1, on: flush, commits: commits)
+        #expect(try await eventually { flush.waitingCount == 9 } != nil)
+        #expect(commits.started == 1 && callers.outcomes.isEmpty)
+
+        // The running commit may have begun before the nine asked: it answers only the first caller.
+        commits.finish()
+        #expect(try await eventually { commits.started == 2 } != nil)
+        #expect(try await eventually { callers.outcomes == [0: true] } != nil)
+        commits.finish()
+        #expect(try await eventually { callers.outcomes.count == 10 } != nil)
+        #expect(callers.outcomes.values.allSatisfy { $0 })
+        #expect(flush.commitsStarted.load(ordering: .relaxed) == 2 && flush.waitingCount == 0)
+    }
+
+    @Test func aFailedCommitFailsItsCallersAndTheNextCallCommitsAgain() async throws {
+        let flush = TransactionIDFlush()
+        let commits = GatedCommits()
+        let callers = Callers()
+        callers.start(1, on: flush, commits: commits)
+        #expect(try await eventually { commits.started == 1 && flush.waitingCount == 0 } != nil)
+        commits.finish(failing: Refused())
+        #expect(try await eventually { callers.outcomes == [0: false] } != nil)
+
+        callers.start(1, from: 1, on: flush, commits: commits)
+        #expect(try await eventually { commits.started == 2 } != nil)
+        commits.finish()
+        #expect(try await eventually { callers.outcomes == [0: false, 1: true] } != nil)
+    }
+
+    @Test func afterAFlushTheWALIsOnDiskPastWhereItWasWhenCalled() async throws {
+        try await withTestClient { client, _ in
+            // The test cluster commits asynchronously: only the flush's own setting makes its commit wait.
+            let before = try await client.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0]
+                .decode("lsn", as: String.self)
+            try await client.flushTransactionIDs()
+            let flushed = try await client.query(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), \(before)::pg_lsn) >= 0 AS flushed")[0]
+                .decode("flushed", as: Bool.self)
+            #expect(flushed)
+            #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 1)
+        }
+    }
+}
