@@ -72,10 +72,10 @@ public final class MessagingModule: Sendable {
             attachments: attachments, beforeSend: beforeSend,
             sendRate: TokenBucketLimiter(
                 ratePerSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst),
-            refusals: QuotaRefusals(metrics: metrics), storedCounts: storedCounts)
+            refusals: QuotaRefusals(metrics: metrics), reads: reads, storedCounts: storedCounts)
         let readReceipts = ReadReceipts(
             repository: ReadReceiptRepository(database: database), messages: messages, events: events,
-            logger: self.logger)
+            reads: reads, logger: self.logger)
         self.readReceipts = readReceipts
         conversations = ConversationService(
             configuration: configuration,
@@ -95,14 +95,14 @@ public final class MessagingModule: Sendable {
         self.userEvents = userEvents
         interactions = InteractionService(
             database: database, repository: interactionRepository,
-            conversationEvents: ConversationEvents(events: events), userEvents: userEvents)
+            conversationEvents: ConversationEvents(events: events), userEvents: userEvents, reads: reads)
         let friendRepository = FriendRepository(database: database)
         let blockRepository = BlockRepository(database: database)
         self.friendRepository = friendRepository
         self.blockRepository = blockRepository
         let friends = FriendService(
             database: database, friends: friendRepository, blocks: blockRepository, userEvents: userEvents,
-            maxFriends: configuration.maxFriends)
+            maxFriends: configuration.maxFriends, reads: reads)
         self.friends = friends
         blocks = BlockService(
             database: database, friends: friendRepository, blocks: blockRepository, friendService: friends,
@@ -131,8 +131,10 @@ public final class MessagingModule: Sendable {
         ReportController(authenticator: authenticator, service: reports).register(on: &router)
         SocialController(authenticator: authenticator, friends: friends, blocks: blocks).register(on: &router)
         UserSearchController(authenticator: authenticator, repository: userSearch, reads: reads).register(on: &router)
-        MessageSearchController(authenticator: authenticator, repository: messageSearch, conversations: conversations)
-            .register(on: &router)
+        MessageSearchController(
+            authenticator: authenticator, repository: messageSearch, conversations: conversations, reads: reads
+        )
+        .register(on: &router)
     }
 
     /// The signed server-to-server routes of the app's backend (`/api/admin/messages`, `/api/admin/groups`,

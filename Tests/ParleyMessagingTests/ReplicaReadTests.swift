@@ -100,6 +100,62 @@ struct ReplicaReadTests {
         }
     }
 
+    /// The lookups, each right after the write it must show, each read on the replica (one routed read each).
+    @Test func lookupsAfterAWriteShowItAndAreReadOnTheReplica() async throws {
+        try await withInstances { fx, _, _ in
+            let users = try await fx.users(3)
+            let (owner, member, outsider) = (users[0], users[1], users[2])
+            /// GETs `target` as `session` and requires that it ran exactly one routed read, on the replica.
+            func routedGet(_ target: String, _ session: Session) async throws -> TestResponse {
+                let before = fx.live.app.reads.statistics
+                let response = try await fx.client.get(target, token: session.accessToken)
+                let after = fx.live.app.reads.statistics
+                #expect(
+                    after.replicaReads == before.replicaReads + 1 && after.primaryReads == before.primaryReads,
+                    "\(target): \(before) -> \(after)")
+                return response
+            }
+            let group = try await fx.createGroup(owner, name: "Replicated", members: [member])
+            let info = try await routedGet("/api/im/groups/\(group.groupId)", member)
+            #expect(info.status == 200 && info.string("name") == "Replicated", "\(info.text)")
+            let members = try await routedGet("/api/im/groups/\(group.groupId)/members", member)
+            let memberIds = (members.data["members"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }
+            #expect(Set(memberIds) == [owner.userId, member.userId], "\(members.text)")
+
+            let sent =
+                try await fx.sendOK(
+                    owner, to: group.groupId, chatType: "group", content: "replicated lookup")["id"] as! String
+            let byId = try await routedGet("/api/im/messages/\(sent)", member)
+            #expect(byId.status == 200 && byId.string("id") == sent, "\(byId.text)")
+            let pinned = try await fx.client.send(
+                "PUT", "/api/im/messages/\(sent)/pin", headers: ["Authorization": "Bearer \(owner.accessToken)"])
+            #expect(pinned.status == 200, "\(pinned.text)")
+            let pins = try await routedGet("/api/im/conversations/\(group.conversationId)/pins", member)
+            #expect(
+                (pins.data["pins"] as? [[String: Any]] ?? []).compactMap {
+                    ($0["message"] as? [String: Any])?["id"] as? String
+                } == [sent], "\(pins.text)")
+            let readers = try await routedGet("/api/im/messages/\(sent)/reads", owner)
+            #expect(readers.status == 200 && readers.string("msgId") == sent, "\(readers.text)")
+            try await fx.live.app.messaging.searchIndexer.drain()
+            let found = try await routedGet("/api/im/search?q=replicated", member)
+            #expect(
+                (found.data["messages"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == [sent],
+                "\(found.text)")
+
+            let asked = try await fx.client.post(
+                "/api/im/friends/requests", json: ["userId": outsider.userId], token: owner.accessToken)
+            let requestId = try #require((asked.data["request"] as? [String: Any])?["id"] as? String, "\(asked.text)")
+            let accepted = try await fx.client.post(
+                "/api/im/friends/requests/\(requestId)/accept", token: outsider.accessToken)
+            #expect(accepted.status == 200, "\(accepted.text)")
+            let friends = try await routedGet("/api/im/friends", owner)
+            #expect(
+                (friends.data["friends"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }
+                    == [outsider.userId], "\(friends.text)")
+        }
+    }
+
     @Test func aSendOnOneInstanceIsInTheNextReadOnAnotherWhileTheReplicaIsPaused() async throws {
         try await withInstances { fx, other, replicaAdmin in
             let users = try await fx.users(2)

@@ -11,6 +11,8 @@ public struct InteractionService: Sendable {
     let repository: InteractionRepository
     let conversationEvents: ConversationEvents
     let userEvents: UserEvents
+    /// Where the pinned messages are read (a lag-tolerant read).
+    let reads: PostgresReadRouter
 
     /// A message's reactions after a change, as the caller sees them.
     public struct ReactionState: Sendable, Encodable {
@@ -138,10 +140,12 @@ public struct InteractionService: Sendable {
     public func pins(_ conversationId: String, for principal: Principal, conversations: ConversationService)
         async throws -> [PinnedMessage]
     {
-        let membership = try await conversations.requireMembership(conversationId, of: principal)
-        return try await repository.pins(
-            appId: principal.appId, conversationId: conversationId, visibleAfter: membership.visibleAfter,
-            userId: principal.userId)
+        try await reads.read { [repository] database in
+            let membership = try await conversations.requireMembership(conversationId, of: principal, on: database)
+            return try await repository.on(database).pins(
+                appId: principal.appId, conversationId: conversationId, visibleAfter: membership.visibleAfter,
+                userId: principal.userId)
+        }
     }
 
     /// Deletes a message from the caller's own history (and their other devices', through a `message_deleted`

@@ -3,6 +3,7 @@ import ParleyHTTP
 import ParleyJSON
 import ParleyLifecycle
 import ParleyObservability
+import ParleyPostgres
 import Synchronization
 
 /// Group read receipts: who read a message (`GET /api/im/messages/{id}/reads`), and `read_receipts` events that tell
@@ -18,6 +19,8 @@ public final class ReadReceipts: Sendable {
     let repository: ReadReceiptRepository
     let messages: MessageService
     let events: MessagingEvents
+    /// Where who read a message is read (a lag-tolerant read: the read points themselves are written in batches).
+    let reads: PostgresReadRouter
     let logger: Logger
     /// Per conversation, the seqs read marks passed since the last flush: `(after, through]`.
     private let pending = Mutex<[Pending: (after: Int64, through: Int64)]>([:])
@@ -27,10 +30,14 @@ public final class ReadReceipts: Sendable {
     static let maxMessagesPerFlush = 100
     public static let maxPageSize = 200
 
-    init(repository: ReadReceiptRepository, messages: MessageService, events: MessagingEvents, logger: Logger) {
+    init(
+        repository: ReadReceiptRepository, messages: MessageService, events: MessagingEvents,
+        reads: PostgresReadRouter, logger: Logger
+    ) {
         self.repository = repository
         self.messages = messages
         self.events = events
+        self.reads = reads
         self.logger = logger
     }
 
@@ -137,11 +144,18 @@ public final class ReadReceipts: Sendable {
     public func readers(of messageId: Int64, after cursor: String?, limit: Int, for principal: Principal)
         async throws -> Page
     {
-        let message = try await messages.message(messageId, for: principal)
-        let counts = try await repository.counts(appId: principal.appId, message: message)
-        guard counts.members <= ReadReceiptRepository.maxGroupMembers else { throw APIError.readReceiptsGroupTooLarge }
-        var readers = try await repository.readers(
-            appId: principal.appId, message: message, after: cursor, limit: limit)
+        let (message, counts, found) = try await reads.read { [messages, repository] database in
+            let message = try await messages.message(messageId, for: principal, on: database)
+            let repository = repository.on(database)
+            let counts = try await repository.counts(appId: principal.appId, message: message)
+            guard counts.members <= ReadReceiptRepository.maxGroupMembers else {
+                throw APIError.readReceiptsGroupTooLarge
+            }
+            let readers = try await repository.readers(
+                appId: principal.appId, message: message, after: cursor, limit: limit)
+            return (message, counts, readers)
+        }
+        var readers = found
         let hasMore = readers.count > limit
         if hasMore { readers.removeLast() }
         return Page(

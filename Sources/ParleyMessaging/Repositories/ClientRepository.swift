@@ -18,3 +18,6 @@ extension SyncRepository: ClientRepository {}
 extension GroupRepository: ClientRepository {}
 extension BlockRepository: ClientRepository {}
 extension UserSearchRepository: ClientRepository {}
+extension MessageSearchRepository: ClientRepository {}
+extension FriendRepository: ClientRepository {}
+extension ReadReceiptRepository: ClientRepository {}

@@ -24,6 +24,13 @@ public struct ConversationService: Sendable {
         try await requireMembership(conversationId, of: principal, in: conversations)
     }
 
+    /// The same on `database` (the client a lag-tolerant read was handed).
+    func requireMembership(_ conversationId: String, of principal: Principal, on database: PostgresClient)
+        async throws -> Membership
+    {
+        try await requireMembership(conversationId, of: principal, in: conversations.on(database))
+    }
+
     private func requireMembership(
         _ conversationId: String, of principal: Principal, in conversations: ConversationRepository
     ) async throws -> Membership {

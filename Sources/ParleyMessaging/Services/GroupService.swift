@@ -84,7 +84,16 @@ public struct GroupService: Sendable {
         return group
     }
 
+    /// A lag-tolerant read (`reads`), like the member list.
     public func info(_ groupId: String, for principal: Principal) async throws -> GroupInfo {
+        try await reads.read { [groups] database in
+            try await Self.info(groupId, for: principal, in: groups.on(database))
+        }
+    }
+
+    private static func info(_ groupId: String, for principal: Principal, in groups: GroupRepository) async throws
+        -> GroupInfo
+    {
         guard let group = try await groups.find(appId: principal.appId, groupId: groupId) else {
             throw APIError.groupNotFound
         }
@@ -107,9 +116,12 @@ public struct GroupService: Sendable {
     func members(_ groupId: String, after cursor: MemberCursor?, offset: Int, limit: Int, for principal: Principal)
         async throws -> MemberPage
     {
-        _ = try await info(groupId, for: principal)
-        let page = try await groups.members(
-            appId: principal.appId, groupId: groupId, after: cursor, offset: offset, limit: limit)
+        let page = try await reads.read { [groups] database in
+            let groups = groups.on(database)
+            _ = try await Self.info(groupId, for: principal, in: groups)
+            return try await groups.members(
+                appId: principal.appId, groupId: groupId, after: cursor, offset: offset, limit: limit)
+        }
         return MemberPage(members: page.members, hasMore: page.next != nil, cursor: page.next?.description)
     }
 

@@ -3,6 +3,7 @@ import ParleyAuth
 import ParleyHTTP
 import ParleyJSON
 import ParleyMessageModel
+import ParleyPostgres
 
 /// Sending, revoking and editing messages: the one code path behind the REST routes and the WebSocket protocol.
 public struct MessageService: Sendable {
@@ -24,6 +25,8 @@ public struct MessageService: Sendable {
     /// saves, so each instance counts the sends it takes (a user spread over N instances gets up to N times the rate).
     let sendRate: TokenBucketLimiter<SenderKey>
     let refusals: QuotaRefusals
+    /// Where a message is read by id (a lag-tolerant read).
+    let reads: PostgresReadRouter
     /// The admin API's messages per day (counted in memory, written in batches: see `DailyMessageCounts`).
     var storedCounts: DailyMessageCounts? = nil
 
@@ -179,8 +182,14 @@ public struct MessageService: Sendable {
     /// member who cleared it from their history or deleted it for themselves, gets 1102 as for a message that does not
     /// exist (nothing tells them apart).
     public func message(_ messageId: Int64, for principal: Principal) async throws -> IMMessage {
+        try await reads.read { database in try await message(messageId, for: principal, on: database) }
+    }
+
+    /// The same on `database` (the client a lag-tolerant read was handed).
+    func message(_ messageId: Int64, for principal: Principal, on database: PostgresClient) async throws -> IMMessage {
+        let interactions = interactions.on(database)
         guard
-            let access = try await messages.findWithAccess(
+            let access = try await messages.on(database).findWithAccess(
                 appId: principal.appId, messageId: messageId, userId: principal.userId),
             let membership = access.membership, access.message.seq > membership.visibleAfter,
             !(try await interactions.isHidden(appId: principal.appId, userId: principal.userId, messageId: messageId))

@@ -14,6 +14,8 @@ public struct FriendService: Sendable {
     let userEvents: UserEvents
     /// PARLEY_IM_MAX_FRIENDS.
     let maxFriends: Int
+    /// Where the friend list is read (a lag-tolerant read).
+    let reads: PostgresReadRouter
 
     static let maxMessageCharacters = 200
     static let maxRemarkCharacters = 64
@@ -134,9 +136,11 @@ public struct FriendService: Sendable {
         }
         switch cursor {
         case .listing(let started, let after):
-            let page = try await friends.friends(
-                appId: principal.appId, userId: principal.userId, afterFriendId: after, limit: limit,
-                readingHorizon: started == nil)
+            let page = try await reads.read { [friends] database in
+                try await friends.on(database).friends(
+                    appId: principal.appId, userId: principal.userId, afterFriendId: after, limit: limit,
+                    readingHorizon: started == nil)
+            }
             // Changes from the first page's snapshot on are replayed by the incremental sync that follows.
             guard let horizon = started ?? page.horizon else {
                 throw PostgresError(kind: .decoding, message: "the friend list's first page has no horizon")
@@ -147,8 +151,10 @@ public struct FriendService: Sendable {
                 : .changes(SyncCursor(xid: horizon, position: 0))
             return FriendPage(friends: page.friends, removed: [], cursor: next.description, hasMore: page.hasMore)
         case .changes(let since):
-            let page = try await friends.changes(
-                appId: principal.appId, userId: principal.userId, after: since, limit: limit)
+            let page = try await reads.read { [friends] database in
+                try await friends.on(database).changes(
+                    appId: principal.appId, userId: principal.userId, after: since, limit: limit)
+            }
             return FriendPage(
                 friends: page.friends, removed: page.removed, cursor: FriendListCursor.changes(page.next).description,
                 hasMore: page.hasMore)
