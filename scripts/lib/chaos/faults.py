@@ -221,8 +221,8 @@ async def pgrestart(args):
             f"{', '.join(str(v) + ' ms' for v in cycle['ready_after_ms'].values())}")
         # The next outage waits until every instance's cluster feed is back (its clients closed with 4003), bounded:
         # on a loaded machine the listener can come back after a fixed settle time, and an outage that began before
-        # would be blamed on this cycle.
-        while time.monotonic() < up + args.recovery_limit and not all(
+        # would be blamed on this cycle. A NATS relay never lost its feed: no 4003 comes, nothing to wait for.
+        while args.relay == "postgres" and time.monotonic() < up + args.recovery_limit and not all(
                 any(b == base and code == 4003 and t >= starting for c in fleet.clients
                     for t, code, b in c.close_events)
                 for base in bases):
@@ -237,7 +237,8 @@ async def pgrestart(args):
     last_up = cycles[-1]["start_s"]
     feed_deadline = time.monotonic() + args.recovery_limit
     while time.monotonic() < feed_deadline and not all(
-            c.connected.is_set() and any(t >= last_up and code == 4003 for t, code, _ in c.close_events)
+            c.connected.is_set() and (args.relay == "nats"
+                                      or any(t >= last_up and code == 4003 for t, code, _ in c.close_events))
             for c in fleet.clients):
         await asyncio.sleep(0.05)
     live_start = time.monotonic() + 0.2
