@@ -1,5 +1,6 @@
 import ParleyNet
 import ParleyObservability
+import Synchronization
 
 /// The entry point to PostgreSQL: a connection pool split across the event loops, transactions with
 /// retry, LISTEN/NOTIFY. Thread-safe; create one per process.
@@ -13,6 +14,8 @@ public final class PostgresClient: Sendable {
     let pools: [LoopPool]
     let session: SessionConnection
     let transactionIDFlush = TransactionIDFlush()
+    /// The xid of the newest `flushTransactionIDs` commit known to be on disk (0: none yet).
+    let flushedTransactionID = Atomic<UInt64>(0)
 
     public init(
         configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,

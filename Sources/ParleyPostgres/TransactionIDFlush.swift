@@ -59,17 +59,24 @@ final class TransactionIDFlush: Sendable {
 }
 
 extension PostgresClient {
-    /// Returns once a commit that began after this call has been flushed to disk: every xid given out before the
-    /// call stays used after a crash (`TransactionIDFlush`). On the primary only (a standby cannot write).
-    public func flushTransactionIDs() async throws {
+    /// Returns once every xid below `horizon` stays used after a crash (`TransactionIDFlush`): at once when an earlier
+    /// flush already covers it, else after a commit that began after this call has been flushed to disk. Call it with
+    /// a horizon read on the primary (a standby cannot write).
+    public func flushTransactionIDs(below horizon: UInt64) async throws {
+        // Recovery starts above a flushed commit's xid, so a horizon up to one above it is covered.
+        guard horizon > flushedTransactionID.load(ordering: .acquiring) + 1 else { return }
         try await transactionIDFlush.flush { [self] in
             // The WAL message gives the statement an xid; the setting makes its commit wait for the flush even where
             // the server's default does not.
-            _ = try await query(
+            let rows = try await query(
                 """
                 SELECT set_config('synchronous_commit', 'on', true),
-                       pg_logical_emit_message(true, 'parley.xid_flush', '')
+                       pg_logical_emit_message(true, 'parley.xid_flush', ''), pg_current_xact_id()::text AS xid
                 """)
+            // Known only once the commit is on disk: `query` returns after it.
+            if let xid = UInt64(try rows[0].decode("xid", as: String.self)) {
+                _ = flushedTransactionID.max(xid, ordering: .releasing)
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import ParleyLiveSupport
 import ParleyObservability
 import ParleyPostgres
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 @testable import ParleyMessaging
@@ -21,6 +22,13 @@ func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
                 DROP TABLE xid_burn;
                 """)
     }
+}
+
+/// What concurrent readers saw.
+private final class ReadersState: Sendable {
+    let stop = Atomic<Bool>(false)
+    let answered = Atomic<Int>(0)
+    let failures = Mutex<[String]>([])
 }
 
 /// The sync change log partitioned by xid ranges (migrations/0041).
@@ -212,6 +220,68 @@ func burnTransactionIds(_ database: PostgresClient, count: Int) async throws {
                 await database.shutdown()
                 throw error
             }
+            await database.shutdown()
+        }
+    }
+
+    /// Syncs that run while passes add ranges, drop empty ones and drop the old table are never cancelled as
+    /// deadlocked. A pass in one transaction (before migrations/0042) held the overflow partition after adding a
+    /// range, then asked for the view that syncs lock first, and PostgreSQL cancelled the syncs waiting on it.
+    @Test func syncsDuringPassesAreNeverCancelledAsDeadlocked() async throws {
+        try await withDatabase { url in
+            let logger = TestEnvironment.capturingLogger().logger
+            let database = PostgresClient(
+                configuration: PostgresConfiguration(conninfo: url, poolSize: 1), group: TestEnvironment.eventLoopGroup,
+                logger: logger)
+            let readers = PostgresClient(
+                configuration: PostgresConfiguration(conninfo: url, poolSize: 8), group: TestEnvironment.eventLoopGroup,
+                logger: logger)
+            do {
+                _ = try await Migrator(client: database, directory: LiveApp.migrationsDirectory, logger: logger)
+                    .migrate()
+                let maintenance = SyncRepository(database: database)
+                let syncs = SyncRepository(database: readers)
+                let cursor = try await syncs.currentCursor()
+                let readersState = ReadersState()
+                var steps = SyncRepository.ChangeLogMaintenance.none
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for reader in 0..<8 {
+                        group.addTask {
+                            // Bounded: the passes below end it, or the count does.
+                            for _ in 0..<100_000 where !readersState.stop.load(ordering: .relaxed) {
+                                do {
+                                    _ = try await syncs.changes(
+                                        appId: 1, userId: "u\(reader)", after: cursor, limit: 10)
+                                    readersState.answered.add(1, ordering: .relaxed)
+                                } catch {
+                                    readersState.failures.withLock { $0.append("\(error)") }
+                                }
+                            }
+                        }
+                    }
+                    defer { readersState.stop.store(true, ordering: .relaxed) }
+                    // Each round makes a range due (and leaves the previous ones empty and closed, to be dropped).
+                    for _ in 0..<12 {
+                        try await burnTransactionIds(database, count: 1_000)
+                        let done = try await maintenance.maintainChangeLog(
+                            retentionDays: 30, span: .seconds(1), minimumWidth: 100)
+                        steps.partitionsAdded += done.partitionsAdded
+                        steps.partitionsDropped += done.partitionsDropped
+                        steps.unpartitionedDropped = steps.unpartitionedDropped || done.unpartitionedDropped
+                    }
+                    readersState.stop.store(true, ordering: .relaxed)
+                    try await group.waitForAll()
+                }
+                #expect(steps.partitionsAdded >= 4 && steps.unpartitionedDropped, "\(steps)")
+                #expect(readersState.answered.load(ordering: .relaxed) > 0)
+                let failures = readersState.failures.withLock { $0 }
+                #expect(failures.isEmpty, "\(failures.count) syncs failed, first: \(failures.prefix(3))")
+            } catch {
+                await readers.shutdown()
+                await database.shutdown()
+                throw error
+            }
+            await readers.shutdown()
             await database.shutdown()
         }
     }

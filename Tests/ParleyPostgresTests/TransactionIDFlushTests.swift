@@ -82,15 +82,32 @@ private struct Refused: Error {}
 
     @Test func afterAFlushTheWALIsOnDiskPastWhereItWasWhenCalled() async throws {
         try await withTestClient { client, _ in
+            func xid(_ sql: String) async throws -> UInt64 {
+                try #require(UInt64(try await client.query(.init(unsafeSQL: sql))[0].decode(0, as: String.self)))
+            }
+            let horizon = try await xid("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
             // The test cluster commits asynchronously: only the flush's own setting makes its commit wait.
             let before = try await client.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0]
                 .decode("lsn", as: String.self)
-            try await client.flushTransactionIDs()
+            try await client.flushTransactionIDs(below: horizon)
             let flushed = try await client.query(
                 "SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), \(before)::pg_lsn) >= 0 AS flushed")[0]
                 .decode("flushed", as: Bool.self)
             #expect(flushed)
             #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 1)
+            let flushedXID = client.flushedTransactionID.load(ordering: .relaxed)
+            #expect(flushedXID >= horizon)
+
+            // Covered by that flush: nothing to do.
+            try await client.flushTransactionIDs(below: horizon)
+            try await client.flushTransactionIDs(below: flushedXID + 1)
+            #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 1)
+            // A later xid is not.
+            let later = try await xid("SELECT pg_current_xact_id()::text")
+            #expect(later > flushedXID)
+            try await client.flushTransactionIDs(below: later + 1)
+            #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 2)
+            #expect(client.flushedTransactionID.load(ordering: .relaxed) > later)
         }
     }
 }

@@ -12,10 +12,11 @@ enum StreamHorizon {
     /// The select-list items `xmin` (the horizon) and `on_standby`.
     static let columns = "pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_is_in_recovery() AS on_standby"
 
-    /// Call with the row that read `columns` (as `on_standby`) from `database`, before handing out its horizon.
-    static func settle(_ row: PostgresRow, on database: PostgresClient) async throws {
+    /// Call with the row that read `columns` (as `on_standby`) from `database`, and the horizon it read, before
+    /// handing that out.
+    static func settle(_ row: PostgresRow, horizon: UInt64, on database: PostgresClient) async throws {
         if try !row.decode("on_standby", as: Bool.self) {
-            try await database.flushTransactionIDs()
+            try await database.flushTransactionIDs(below: horizon)
         }
     }
 }

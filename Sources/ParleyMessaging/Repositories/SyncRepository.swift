@@ -23,8 +23,9 @@ struct SyncRepository: Sendable {
     func currentCursor() async throws -> SyncCursor {
         let rows = try await database.query(
             "SELECT h.xmin::text AS horizon, h.on_standby FROM (SELECT \(unescaped: StreamHorizon.columns)) h")
-        try await StreamHorizon.settle(rows[0], on: database)
-        return SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+        let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+        try await StreamHorizon.settle(rows[0], horizon: horizon.xid, on: database)
+        return horizon
     }
 
     /// Up to `limit` entries after `cursor`, in stream order, and the cursor to continue from.
@@ -73,9 +74,9 @@ struct SyncRepository: Sendable {
             ORDER BY s.xid, s.position
             """)
         if try rows[0].decode("expired", as: Bool?.self) == true { throw APIError.cursorExpired }
-        try await StreamHorizon.settle(rows[0], on: database)
         // One row even when nothing changed: the horizon must come from this statement's own snapshot.
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+        try await StreamHorizon.settle(rows[0], horizon: horizon.xid, on: database)
         var entries: [StreamEntry] = []
         entries.reserveCapacity(rows.count)
         var last = cursor
@@ -122,20 +123,25 @@ extension SyncRepository {
 
     /// Keeps the change log's xid ranges ahead of the xids in use (each sized to about `span` of the recent xid rate,
     /// at least `minimumWidth`), drops ranges whose changes are all older than `days` and deletes such changes
-    /// outside the ranges, recording how far they went (migrations/0041).
-    func maintainChangeLog(retentionDays days: Int, span: Duration = .seconds(86_400), minimumWidth: Int64 = 1000)
-        async throws -> ChangeLogMaintenance
-    {
-        let rows = try await database.query(
-            """
-            SELECT * FROM parley_maintain_changes(\(Int32(days)), make_interval(secs => \(span.secondsDouble)),
-                                                  \(minimumWidth))
-            """)
-        return ChangeLogMaintenance(
-            partitionsAdded: Int(try rows[0].decode("partitions_added", as: Int32.self)),
-            partitionsDropped: Int(try rows[0].decode("partitions_dropped", as: Int32.self)),
-            rowsDeleted: Int(try rows[0].decode("rows_deleted", as: Int64.self)),
-            unpartitionedDropped: try rows[0].decode("unpartitioned_dropped", as: Bool.self))
+    /// outside the ranges, recording how far they went (migrations/0041). One step per statement, each its own
+    /// transaction (migrations/0042: a pass in one transaction deadlocked with syncs), at most `maxSteps`.
+    func maintainChangeLog(
+        retentionDays days: Int, span: Duration = .seconds(86_400), minimumWidth: Int64 = 1000, maxSteps: Int = 64
+    ) async throws -> ChangeLogMaintenance {
+        var done = ChangeLogMaintenance.none
+        for _ in 0..<maxSteps {
+            let rows = try await database.query(
+                """
+                SELECT * FROM parley_maintain_changes(\(Int32(days)), make_interval(secs => \(span.secondsDouble)),
+                                                      \(minimumWidth))
+                """)
+            done.partitionsAdded += Int(try rows[0].decode("partitions_added", as: Int32.self))
+            done.partitionsDropped += Int(try rows[0].decode("partitions_dropped", as: Int32.self))
+            done.rowsDeleted += Int(try rows[0].decode("rows_deleted", as: Int64.self))
+            done.unpartitionedDropped = try done.unpartitionedDropped || rows[0].decode("unpartitioned_dropped")
+            if try rows[0].decode("finished", as: Bool.self) { break }
+        }
+        return done
     }
 }
 

@@ -131,8 +131,8 @@ struct FriendRepository: Sendable {
             FROM (SELECT \(unescaped: horizonColumns)) h LEFT JOIN page ON true
             ORDER BY page.friend_id
             """)
-        if readingHorizon { try await StreamHorizon.settle(rows[0], on: database) }
         let horizon = try rows[0].decode("horizon", as: String?.self).flatMap { UInt64($0) }
+        if let horizon { try await StreamHorizon.settle(rows[0], horizon: horizon, on: database) }
         var friends = try rows.filter { !$0.isNull("friend_id") }.map(Self.decodeFriend)
         let hasMore = friends.count > limit
         if hasMore { friends.removeLast() }
@@ -159,8 +159,8 @@ struct FriendRepository: Sendable {
             SELECT h.xmin::text AS horizon, h.on_standby, page.* FROM horizon h LEFT JOIN page ON true
             ORDER BY page.xid::xid8, page.position
             """)
-        try await StreamHorizon.settle(rows[0], on: database)
         let horizon = SyncCursor(xid: UInt64(try rows[0].decode("horizon", as: String.self)) ?? 0, position: 0)
+        try await StreamHorizon.settle(rows[0], horizon: horizon.xid, on: database)
         var friends: [Friend] = []
         var removed: [String] = []
         var last = cursor
