@@ -285,6 +285,13 @@ pg_replica_start() {
         [[ -n $port ]] || port=$(free_port)
     fi
     pg_cluster_start "$dir" "$port" --fast
+    # The primary keeps what the replica's queries still read, so its cleanup never cancels them (recommended for a
+    # replica that serves reads; the tests count where each read ran). A replica far behind cancelled such a read
+    # at once instead of waiting for it.
+    if ! grep -q '^hot_standby_feedback = on' "$dir/data/parley.conf"; then
+        printf 'hot_standby_feedback = on\n' >>"$dir/data/parley.conf"
+        _pg_as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -s reload >/dev/null
+    fi
 }
 
 pg_password() {
