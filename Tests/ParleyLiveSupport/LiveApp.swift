@@ -142,14 +142,14 @@ public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> 
     }
 }
 
-/// A fresh database with every migration applied and a client of one connection on it, both gone afterwards: for tests
-/// of a repository's SQL without a server.
-public func withMigratedClient<T>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+/// A fresh database with every migration applied and a client on it (of one connection unless `poolSize` says more),
+/// both gone afterwards: for tests of a repository's SQL without a server.
+public func withMigratedClient<T>(poolSize: Int = 1, _ body: (PostgresClient) async throws -> T) async throws -> T {
     try await withDatabase { url in
         let logger = TestEnvironment.capturingLogger().logger
         let client = PostgresClient(
-            configuration: PostgresConfiguration(conninfo: url, poolSize: 1), group: TestEnvironment.eventLoopGroup,
-            logger: logger)
+            configuration: PostgresConfiguration(conninfo: url, poolSize: poolSize),
+            group: TestEnvironment.eventLoopGroup, logger: logger)
         do {
             _ = try await Migrator(client: client, directory: LiveApp.migrationsDirectory, logger: logger).migrate()
             let result = try await body(client)

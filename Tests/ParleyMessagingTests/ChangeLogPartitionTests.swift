@@ -228,61 +228,44 @@ private final class ReadersState: Sendable {
     /// deadlocked. A pass in one transaction (before migrations/0042) held the overflow partition after adding a
     /// range, then asked for the view that syncs lock first, and PostgreSQL cancelled the syncs waiting on it.
     @Test func syncsDuringPassesAreNeverCancelledAsDeadlocked() async throws {
-        try await withDatabase { url in
-            let logger = TestEnvironment.capturingLogger().logger
-            let database = PostgresClient(
-                configuration: PostgresConfiguration(conninfo: url, poolSize: 1), group: TestEnvironment.eventLoopGroup,
-                logger: logger)
-            let readers = PostgresClient(
-                configuration: PostgresConfiguration(conninfo: url, poolSize: 8), group: TestEnvironment.eventLoopGroup,
-                logger: logger)
-            do {
-                _ = try await Migrator(client: database, directory: LiveApp.migrationsDirectory, logger: logger)
-                    .migrate()
-                let maintenance = SyncRepository(database: database)
-                let syncs = SyncRepository(database: readers)
-                let cursor = try await syncs.currentCursor()
-                let readersState = ReadersState()
-                var steps = SyncRepository.ChangeLogMaintenance.none
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for reader in 0..<8 {
-                        group.addTask {
-                            // Bounded: the passes below end it, or the count does.
-                            for _ in 0..<100_000 where !readersState.stop.load(ordering: .relaxed) {
-                                do {
-                                    _ = try await syncs.changes(
-                                        appId: 1, userId: "u\(reader)", after: cursor, limit: 10)
-                                    readersState.answered.add(1, ordering: .relaxed)
-                                } catch {
-                                    readersState.failures.withLock { $0.append("\(error)") }
-                                }
+        // One connection for the passes, eight for the syncs.
+        try await withMigratedClient(poolSize: 9) { database in
+            let repository = SyncRepository(database: database)
+            let cursor = try await repository.currentCursor()
+            let readersState = ReadersState()
+            var steps = SyncRepository.ChangeLogMaintenance.none
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for reader in 0..<8 {
+                    group.addTask {
+                        // Bounded: the passes below end it, or the count does.
+                        for _ in 0..<100_000 where !readersState.stop.load(ordering: .relaxed) {
+                            do {
+                                _ = try await repository.changes(
+                                    appId: 1, userId: "u\(reader)", after: cursor, limit: 10)
+                                readersState.answered.add(1, ordering: .relaxed)
+                            } catch {
+                                readersState.failures.withLock { $0.append("\(error)") }
                             }
                         }
                     }
-                    defer { readersState.stop.store(true, ordering: .relaxed) }
-                    // Each round makes a range due (and leaves the previous ones empty and closed, to be dropped).
-                    for _ in 0..<12 {
-                        try await burnTransactionIds(database, count: 1_000)
-                        let done = try await maintenance.maintainChangeLog(
-                            retentionDays: 30, span: .seconds(1), minimumWidth: 100)
-                        steps.partitionsAdded += done.partitionsAdded
-                        steps.partitionsDropped += done.partitionsDropped
-                        steps.unpartitionedDropped = steps.unpartitionedDropped || done.unpartitionedDropped
-                    }
-                    readersState.stop.store(true, ordering: .relaxed)
-                    try await group.waitForAll()
                 }
-                #expect(steps.partitionsAdded >= 4 && steps.unpartitionedDropped, "\(steps)")
-                #expect(readersState.answered.load(ordering: .relaxed) > 0)
-                let failures = readersState.failures.withLock { $0 }
-                #expect(failures.isEmpty, "\(failures.count) syncs failed, first: \(failures.prefix(3))")
-            } catch {
-                await readers.shutdown()
-                await database.shutdown()
-                throw error
+                defer { readersState.stop.store(true, ordering: .relaxed) }
+                // Each round makes a range due (and leaves the previous ones empty and closed, to be dropped).
+                for _ in 0..<12 {
+                    try await burnTransactionIds(database, count: 1_000)
+                    let done = try await repository.maintainChangeLog(
+                        retentionDays: 30, span: .seconds(1), minimumWidth: 100)
+                    steps.partitionsAdded += done.partitionsAdded
+                    steps.partitionsDropped += done.partitionsDropped
+                    steps.unpartitionedDropped = steps.unpartitionedDropped || done.unpartitionedDropped
+                }
+                readersState.stop.store(true, ordering: .relaxed)
+                try await group.waitForAll()
             }
-            await readers.shutdown()
-            await database.shutdown()
+            #expect(steps.partitionsAdded >= 4 && steps.unpartitionedDropped, "\(steps)")
+            #expect(readersState.answered.load(ordering: .relaxed) > 0)
+            let failures = readersState.failures.withLock { $0 }
+            #expect(failures.isEmpty, "\(failures.count) syncs failed, first: \(failures.prefix(3))")
         }
     }
 }
