@@ -147,17 +147,10 @@ public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> 
 public func withMigratedClient<T>(poolSize: Int = 1, _ body: (PostgresClient) async throws -> T) async throws -> T {
     try await withDatabase { url in
         let logger = TestEnvironment.capturingLogger().logger
-        let client = PostgresClient(
-            configuration: PostgresConfiguration(conninfo: url, poolSize: poolSize),
-            group: TestEnvironment.eventLoopGroup, logger: logger)
-        do {
+        return try await withPostgresClient(PostgresConfiguration(conninfo: url, poolSize: poolSize), logger: logger) {
+            client in
             _ = try await Migrator(client: client, directory: LiveApp.migrationsDirectory, logger: logger).migrate()
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
+            return try await body(client)
         }
     }
 }

@@ -36,18 +36,8 @@ func withTestClient<T: Sendable>(
 
 /// A second client on the same database, for administrative statements (terminating backends...).
 func withAdminClient<T: Sendable>(url: String, _ body: (PostgresClient) async throws -> T) async throws -> T {
-    let configuration = PostgresConfiguration(conninfo: url.replacingApplicationName("parley_admin"), poolSize: 2)
-    let client = PostgresClient(
-        configuration: configuration,
-        group: TestEnvironment.eventLoopGroup, logger: TestEnvironment.capturingLogger().logger)
-    do {
-        let result = try await body(client)
-        await client.shutdown()
-        return result
-    } catch {
-        await client.shutdown()
-        throw error
-    }
+    try await withPostgresClient(
+        PostgresConfiguration(conninfo: url.replacingApplicationName("parley_admin"), poolSize: 2), body)
 }
 
 extension String {

@@ -28,16 +28,7 @@ private final class LockEvents: Sendable {
     private func withSecondClient(url: String, _ body: (PostgresClient) async throws -> Void) async throws {
         var configuration = PostgresConfiguration(conninfo: url, poolSize: 1)
         configuration.sessionLockRetryInterval = .milliseconds(50)
-        let client = PostgresClient(
-            configuration: configuration, group: TestEnvironment.eventLoopGroup,
-            logger: TestEnvironment.capturingLogger().logger)
-        do {
-            try await body(client)
-        } catch {
-            await client.shutdown()
-            throw error
-        }
-        await client.shutdown()
+        try await withPostgresClient(configuration, body)
     }
 
     /// The server process ids holding advisory lock `key` in this database.

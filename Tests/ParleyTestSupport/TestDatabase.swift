@@ -76,17 +76,8 @@ public enum TestDatabase {
     }
 
     private static func withAdminClient(_ url: String, _ body: (PostgresClient) async throws -> Void) async throws {
-        let client = PostgresClient(
-            configuration: PostgresConfiguration(conninfo: url, poolSize: 1),
-            group: TestEnvironment.eventLoopGroup,
-            logger: Logger(sink: LogSink(capturingAt: .error)))
-        do {
-            try await body(client)
-        } catch {
-            await client.shutdown()
-            throw error
-        }
-        await client.shutdown()
+        try await withPostgresClient(
+            PostgresConfiguration(conninfo: url, poolSize: 1), logger: Logger(sink: LogSink(capturingAt: .error)), body)
     }
 }
 
