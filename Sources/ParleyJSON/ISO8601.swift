@@ -14,13 +14,12 @@ public enum ISO8601 {
     /// The same 24 bytes appended to `out`, with no string or libc call on the way (every message frame carries one
     /// or two).
     public static func append(_ date: Date, to out: inout [UInt8]) {
-        let interval = date.timeIntervalSince1970
-        let floored = floor(interval)
-        guard floored.magnitude < 253_402_300_800 else { // beyond year 9999: the general formatter
+        guard date.timeIntervalSince1970.magnitude < 253_402_300_800 else { // beyond year 9999: the general formatter
             out.append(contentsOf: general(date).utf8)
             return
         }
-        let (days, secondOfDay) = CivilCalendar.floorDivide(Int64(floored), 86_400)
+        let (wholeSeconds, milliseconds) = CivilCalendar.floorDivide(epochMilliseconds(date), 1000)
+        let (days, secondOfDay) = CivilCalendar.floorDivide(wholeSeconds, 86_400)
         let (year, month, day) = CivilCalendar.date(fromDays: days)
         guard year >= 0 && year <= 9999 else {
             out.append(contentsOf: general(date).utf8)
@@ -39,14 +38,26 @@ public enum ISO8601 {
         out.append(UInt8(ascii: ":"))
         DecimalASCII.appendPadded(seconds % 60, width: 2, to: &out)
         out.append(UInt8(ascii: "."))
-        DecimalASCII.appendPadded(Int((interval - floored) * 1000), width: 3, to: &out)
+        DecimalASCII.appendPadded(Int(milliseconds), width: 3, to: &out)
         out.append(UInt8(ascii: "Z"))
+    }
+
+    /// The whole milliseconds of `date`, as every timestamp goes out (ISO 8601 here, epoch milliseconds elsewhere).
+    /// A time given in milliseconds comes back as given: its double may sit just below the millisecond (.245 as
+    /// .2449999...), so half a microsecond (or two units of the double's precision, for far-off years where that is
+    /// coarser) is added before rounding down; stored times have whole microseconds, so none crosses a millisecond by
+    /// it.
+    public static func epochMilliseconds(_ date: Date) -> Int64 {
+        let interval = date.timeIntervalSince1970
+        let seconds = floor(interval)
+        let guardBand = max(0.0005, interval.ulp * 2000)
+        return Int64(seconds) * 1000 + Int64(((interval - seconds) * 1000 + guardBand).rounded(.down))
     }
 
     /// Any date gmtime_r can express (years outside 0...9999 keep their own width).
     static func general(_ date: Date) -> String {
-        var seconds = time_t(floor(date.timeIntervalSince1970))
-        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        let (wholeSeconds, millis) = CivilCalendar.floorDivide(epochMilliseconds(date), 1000)
+        var seconds = time_t(wholeSeconds)
         var tm = tm()
         gmtime_r(&seconds, &tm)
         func pad(_ v: Int32, _ width: Int) -> String {

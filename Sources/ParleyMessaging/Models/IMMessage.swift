@@ -66,7 +66,7 @@ public struct IMMessage: Sendable, Hashable, Encodable {
     public var wireExtra: String? { extra.flatMap(Self.wireText) }
 
     /// `editedAt` in epoch milliseconds, truncated like `createdAt`'s milliseconds.
-    public var editedAtMilliseconds: Int64? { editedAt.map(Self.epochMilliseconds) }
+    public var editedAtMilliseconds: Int64? { editedAt.map(ISO8601.epochMilliseconds) }
 
     static func wireText(_ value: JSONValue) -> String? {
         switch value {
@@ -74,17 +74,6 @@ public struct IMMessage: Sendable, Hashable, Encodable {
         case .string(let string): return string
         default: return value.serializedString
         }
-    }
-
-    /// The whole milliseconds of `date`. A time given in milliseconds (a mute's `until`) comes back as given: its
-    /// double may sit just below the millisecond (.245 as .2449999...), so half a microsecond (or two units of the
-    /// double's precision, for far-off years where that is coarser) is added before rounding down; stored times have
-    /// whole microseconds, so none crosses a millisecond by it.
-    static func epochMilliseconds(_ date: Date) -> Int64 {
-        let interval = date.timeIntervalSince1970
-        let seconds = floor(interval)
-        let guardBand = max(0.0005, interval.ulp * 2000)
-        return Int64(seconds) * 1000 + Int64(((interval - seconds) * 1000 + guardBand).rounded(.down))
     }
 
     enum CodingKeys: String, CodingKey {

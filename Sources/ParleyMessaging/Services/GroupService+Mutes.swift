@@ -23,7 +23,7 @@ extension GroupService {
             try await groups.setMutedUntil(
                 on: connection, appId: principal.appId, groupId: groupId, userId: userId, until: until)
             var fields: [(String, JSONValue)] = [("userId", .string(userId))]
-            if let until { fields.append(("until", .number(JSONNumber(IMMessage.epochMilliseconds(until))))) }
+            if let until { fields.append(("until", .number(JSONNumber(ISO8601.epochMilliseconds(until))))) }
             return [
                 try await notify(
                     on: connection, principal: principal, groupId: groupId,

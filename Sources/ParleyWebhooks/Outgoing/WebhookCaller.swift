@@ -32,7 +32,7 @@ struct WebhookCaller: Sendable {
     static func envelope(
         eventId: String, event: String, appKey: String, createdAt: Date, attempt: Int, data: [UInt8]
     ) -> [UInt8] {
-        let milliseconds = Int64((createdAt.timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = ISO8601.epochMilliseconds(createdAt)
         var out = Array(#"{"eventId":"#.utf8)
         out += JSONValue.string(eventId).serialized()
         out += Array(#","event":"#.utf8) + JSONValue.string(event).serialized()
