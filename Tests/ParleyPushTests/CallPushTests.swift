@@ -4,8 +4,9 @@ import ParleyPush
 import ParleyTestSupport
 import Testing
 
-/// Signalling's calls (`/api/calls`) ring offline callees through VoIP pushes in seed 003's payload, and stop the
-/// ringing with a cancel push when the call ends before they answered (migrations/0029).
+/// Signalling's calls (`/api/calls`) ring offline callees through VoIP pushes in seed 003's payload (migrations/0029);
+/// the end of the ringing is never a VoIP push (seed 003's client would show it as a new call), only a "Missed call"
+/// alert.
 @Suite("Call pushes through a mock APNs", .serialized, .enabled(if: MockAPNs.python != nil, "\(MockAPNs.unavailable)"))
 struct CallPushTests {
     static func invite(
@@ -25,7 +26,7 @@ struct CallPushTests {
         guard response.status == 200 else { throw TestFailure("\(action) failed: \(response.status) \(response.text)") }
     }
 
-    @Test func anOfflineCalleeRingsThroughVoIPAndTheCallersCancelStopsIt() async throws {
+    @Test func anOfflineCalleeRingsThroughVoIPAndTheCallersCancelIsAMissedCallAlertNotAVoIPPush() async throws {
         try await PushFixture.run { fixture in
             let users = try await fixture.messaging.users(2)
             let (alice, bob) = (users[0], users[1])
@@ -59,25 +60,28 @@ struct CallPushTests {
 
             try await Self.act(fixture, "cancel", callId, as: alice)
             try await fixture.drained()
-            let pushes = fixture.mock.requests(token: voipToken)
-            #expect(pushes.count == 2)
-            let cancel = try #require(pushes.last)
-            #expect(cancel.status == 200, "\(cancel.reason ?? "")")
-            #expect(cancel.pushType == "voip")
-            #expect(cancel.payload["voip_caller_name"] as? String == "user0")
-            #expect(cancel.voipExt["action"] as? String == "cancel")
-            #expect(cancel.voipExt["reason"] as? String == "cancelled")
-            #expect(cancel.voipExt["call_id"] as? String == callId)
-            #expect(cancel.voipExt["voip_ext"] as? [String: String] == ["voip_media_type": "video"])
-            // The call's record (callVideo, cancelled) never rings nor alerts.
-            #expect(fixture.mock.requests(token: alertToken).isEmpty)
+            // Seed 003's client shows every VoIP push as an incoming call: a cancel sent as one would ring again.
+            #expect(fixture.mock.requests(token: voipToken).count == 1, "the cancel is no VoIP push")
+            // The alert token gets the missed call (and the call's record, callVideo cancelled, neither rings nor
+            // alerts).
+            let alerts = fixture.mock.requests(token: alertToken)
+            #expect(alerts.count == 1)
+            let missed = try #require(alerts.first)
+            #expect(missed.status == 200, "\(missed.reason ?? "")")
+            #expect(missed.pushType == "alert")
+            #expect(missed.alert["body"] as? String == "Missed call")
+            #expect(missed.headers["apns-collapse-id"] == callId)
+            #expect(missed.ext["action"] as? String == "cancel")
+            #expect(missed.ext["call_id"] as? String == callId)
             // Both attempts are in the troubleshooting log, about no message.
             let logged = try await fixture.database.query(
                 """
-                SELECT count(*) AS n FROM push_attempts
-                WHERE app_id = \(fixture.appId) AND user_id = \(bob.userId) AND kind = 'voip' AND message_id IS NULL
-                """)[0].decode("n", as: Int.self)
-            #expect(logged == 2)
+                SELECT kind, count(*) AS n FROM push_attempts
+                WHERE app_id = \(fixture.appId) AND user_id = \(bob.userId) AND message_id IS NULL
+                GROUP BY kind ORDER BY kind
+                """
+            ).map { "\(try $0.decode("kind", as: String.self)):\(try $0.decode("n", as: Int.self))" }
+            #expect(logged == ["alert:1", "voip:1"])
         }
     }
 
@@ -98,7 +102,7 @@ struct CallPushTests {
         }
     }
 
-    @Test func answeringOnOneDeviceStopsTheOthersRinging() async throws {
+    @Test func answeringOnOneDeviceSendsTheOtherDevicesNoVoIPPush() async throws {
         try await PushFixture.run { fixture in
             let users = try await fixture.messaging.users(2)
             let (alice, bobPhone) = (users[0], users[1])
@@ -114,17 +118,18 @@ struct CallPushTests {
             #expect(fixture.mock.requests(token: phoneToken).count == 1)
             #expect(fixture.mock.requests(token: tabletToken).count == 1)
 
+            // The phone, woken by the invite, learns the answer from `GET /api/calls`: a VoIP push would ring it again.
             try await Self.act(fixture, "accept", callId, as: bobTablet)
             try await fixture.drained()
-            let phone = fixture.mock.requests(token: phoneToken)
-            #expect(phone.count == 2)
-            #expect(phone.last?.voipExt["action"] as? String == "cancel")
-            #expect(phone.last?.voipExt["reason"] as? String == "answered_elsewhere")
+            #expect(fixture.mock.requests(token: phoneToken).count == 1, "no VoIP push for answered elsewhere")
             #expect(fixture.mock.requests(token: tabletToken).count == 1, "the answering device is not told")
+            let calls = try await fixture.client.get("/api/calls", token: bobPhone.accessToken)
+            let listed = (calls.data["calls"] as? [[String: Any]])?.first { $0["callId"] as? String == callId }
+            #expect(listed?["state"] as? String == "active", "the phone reads that the call was answered")
 
             try await Self.act(fixture, "hangup", callId, as: alice)
             try await fixture.drained()
-            #expect(fixture.mock.requests(token: phoneToken).count == 2, "an answered call's end pushes nothing")
+            #expect(fixture.mock.requests(token: phoneToken).count == 1, "an answered call's end pushes nothing")
         }
     }
 

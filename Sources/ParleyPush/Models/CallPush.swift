@@ -8,8 +8,8 @@ public struct CallPush: Sendable, Equatable {
     public enum Action: String, Sendable, Equatable {
         /// Ring: a VoIP push (an alert for users without a VoIP token), a high-priority data message on Android.
         case invite
-        /// Stop ringing: a VoIP push the app maps to ending its CallKit call (and a "Missed call" alert for users
-        /// without a VoIP token, unless they answered or rejected it themselves).
+        /// Stop ringing: a "Missed call" alert to APNs alert tokens (unless they answered or rejected it themselves)
+        /// and a data message on Android; never a VoIP push, which a VoIP-based client would show as a new call.
         case cancel
     }
 

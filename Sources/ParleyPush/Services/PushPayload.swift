@@ -104,10 +104,10 @@ public enum PushPayload {
 
     /// A call's VoIP push (signalling's calls, `push_jobs.call`), as seed 003's client reads it: `voip_caller_name`
     /// (CallKit's caller), and `ext` as a JSON *string* holding `voip_ext.voip_media_type` (strings only: the client
-    /// casts it to `[String: String]`) beside `type: "call"`, `action` (`invite` rings, `cancel` ends the CallKit
-    /// call: iOS wants every VoIP push reported as a call, so a cancel for a call the app no longer shows is reported
-    /// and ended at once), `call_id`, `caller_id`, `media_type`, `timeout_seconds` and a cancel's `reason`. Under the
-    /// `none` preview the caller is neither named nor identified (the app reads the call by `call_id`).
+    /// casts it to `[String: String]`) beside `type: "call"`, `action`, `call_id`, `caller_id`, `media_type`,
+    /// `timeout_seconds` and a cancel's `reason`. Sent to VoIP tokens for invites only (see `plan`); Android's data
+    /// message carries the same fields for a cancel too. Under the `none` preview the caller is neither named nor
+    /// identified (the app reads the call by `call_id`).
     public static func call(
         _ push: CallPush, callerName: String, preview: PushPreview, language: PreviewLanguage = .en
     ) -> [UInt8] {
@@ -133,8 +133,8 @@ public enum PushPayload {
         return JSONValue.object(JSONObject(payload)).serialized()
     }
 
-    /// The alert of a call push for a user with no VoIP token ("Incoming audio call", "Missed call"), which shares
-    /// the call's collapse id: a missed call replaces the ringing alert. Same `ext` fields as the VoIP push.
+    /// The alert of a call push ("Incoming audio call" for a user with no VoIP token, "Missed call" for anyone), which
+    /// shares the call's collapse id: a missed call replaces the ringing alert. Same `ext` fields as the VoIP push.
     public static func callAlert(
         _ push: CallPush, callerName: String, preview: PushPreview, language: PreviewLanguage = .en
     ) -> [UInt8] {
@@ -169,17 +169,20 @@ public enum PushPayload {
         ).serialized()
     }
 
-    /// Which pushes a call push's tokens get: VoIP tokens a VoIP push, FCM and HMS tokens a high-priority data
-    /// message, APNs alert tokens of users without a VoIP token an alert (an invite, or a missed call; nothing when
-    /// they answered or rejected it themselves).
+    /// Which pushes a call push's tokens get. An invite: VoIP tokens a VoIP push, APNs alert tokens of users without
+    /// a VoIP token an alert. The end of the ringing: a "Missed call" alert to APNs alert tokens (none when the user
+    /// answered or rejected it), and nothing to VoIP tokens, because a VoIP-based client reports every VoIP push as a
+    /// new incoming call (seed 003's does, and iOS demands it), so a cancel would ring the phone again; an app woken
+    /// by the invite reads `GET /api/calls` to end its ringing. FCM and HMS tokens get both as high-priority data
+    /// messages, which Android apps read by `action`.
     public static func plan(for push: CallPush, tokens: [PushTarget]) -> [(PushTarget, PushNotification.Kind)] {
         var usersWithVoIP = Set<String>()
         for token in tokens where token.vendor == .apnsVoip { usersWithVoIP.insert(token.userId) }
         return tokens.compactMap { token in
-            switch token.vendor {
-            case .apnsVoip, .fcm, .hms: (token, .voip)
-            case .apns where !usersWithVoIP.contains(token.userId) && (push.action == .invite || push.alertsMissedCall):
-                (token, .alert)
+            switch (token.vendor, push.action) {
+            case (.fcm, _), (.hms, _), (.apnsVoip, .invite): (token, .voip)
+            case (.apns, .invite) where !usersWithVoIP.contains(token.userId): (token, .alert)
+            case (.apns, .cancel) where push.alertsMissedCall: (token, .alert)
             default: nil
             }
         }

@@ -7,8 +7,9 @@ the PushKit token (`V2TIMManager.setVOIP(config: {certificateID, token})`). The 
 ("VoIP Push 目前只支持离线状态下的推送"), as a VoIP push, which `showIncomingCall(with:)` reads exactly so:
 `payloadDict["voip_caller_name"] as? String` (required), `payloadDict["ext"] as? String` parsed as JSON, its
 `["voip_ext"] as? [String: String]` and that dictionary's `["voip_media_type"]` == "video" for a video call.
-Answering and hanging up (`CallStore.accept` / `hangup`, `callEventPublisher`) are issue 21's calls and are left
-out here; a call is started the way Parley carries calls today: a `callVideo` / `callAudio` message.
+Answering and hanging up (`CallStore.accept` / `hangup`, `callEventPublisher`) are left to the calls tests; here a
+call is started as a `callVideo` / `callAudio` message, and through `/api/calls`, cancelled before an answer:
+`showIncomingCall` never reads `action`, so every VoIP push it gets is a new incoming call on the screen.
 """
 import asyncio
 import json
@@ -124,11 +125,33 @@ async def main():
         rung = [r for r in records if pushed_for(voip_token, r)]
         check(not rung, f"call records rang the phone: {[r['id'] for r in rung]}")
         check(len(voip_pushes(voip_token)) == 2, f"{len(voip_pushes(voip_token))} VoIP pushes, expected the 2 calls")
+
+    with flow.step("CallStore.calls through /api/calls, then the caller cancels: one incoming call, never a second"):
+        # showIncomingCall reports every VoIP push as a new call (it never reads `action`): the cancel must not be
+        # one, or the phone would ring again for a call that is over.
+        answer = ok(http("POST", "/api/calls", {"participantIds": ["tim_callee"], "mediaType": "audio"},
+                         token=caller_token), wire.ANY, "CallStore.calls")
+        call_id = answer["callId"]
+
+        def rang():
+            found = []
+            for request in voip_pushes(voip_token):
+                ext = (request.get("payload") or {}).get("ext")
+                if isinstance(ext, str) and json.loads(ext).get("call_id") == call_id:
+                    found.append(request)
+            return found
+
+        request = (await eventually(rang, "the VoIP push of the call"))[0]
+        caller, is_video, _ = incoming_call(request["payload"])
+        check(not is_video and caller == profile["nickname"], f"caller {caller!r}, video {is_video}")
+        done(http("POST", f"/api/calls/{call_id}/cancel", token=caller_token), "the caller's hangup before an answer")
+        await push_outbox_empty()
+        check(len(rang()) == 1, f"{len(rang())} incoming calls shown for one call")
         await caller_ws.close()
 
     flow.finish("signed logins; VoIP token after login; video and audio calls pushed as VoIP with voip_caller_name "
                 "and ext as a JSON string (voip_ext.voip_media_type, caller id, message id); ended/missed records and "
-                "text never rang the VoIP token")
+                "text never rang the VoIP token; a cancelled call rang once")
 
 
 asyncio.run(main())
