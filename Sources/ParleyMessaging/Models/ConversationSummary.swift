@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 /// One entry of a user's conversation list: the conversation as this user sees it.
 public struct ConversationSummary: Sendable, Hashable, Encodable {
@@ -28,6 +29,8 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
     public var peerReadSeq: Int64?
     public var lastSeq: Int64
     public var lastMessagePreview: String
+    /// Written as epoch milliseconds, the type of the field seed 000's conversation summary fills from it
+    /// (`lastMessageTime: Int`, OpenIM's `latestMsgSendTime`).
     public var lastMessageTime: Date?
     public var lastMessageSenderId: String?
     /// The last message (the `IMMessage` wire); nil when there is none, or it is cleared away for this user.
@@ -67,7 +70,7 @@ public struct ConversationSummary: Sendable, Hashable, Encodable {
         try c.encodeIfPresent(peerReadSeq, forKey: .peerReadSeq)
         try c.encode(lastSeq, forKey: .lastSeq)
         try c.encode(lastMessagePreview, forKey: .lastMessagePreview)
-        try c.encodeIfPresent(lastMessageTime, forKey: .lastMessageTime)
+        try c.encodeIfPresent(lastMessageTime.map(ISO8601.epochMilliseconds), forKey: .lastMessageTime)
         try c.encodeIfPresent(lastMessageSenderId, forKey: .lastMessageSenderId)
         if let latestMessage {
             try c.encode(latestMessage, forKey: .latestMessage)

@@ -60,12 +60,12 @@ def parse_preview(message):
 
 
 def map_conversation(info):
-    """IMAdapter.mapConversation -> IMConversationSummary (lastMessageTime: Int, epoch ms)."""
+    """IMAdapter.mapConversation -> IMConversationSummary (lastMessageTime: Int, epoch ms, as Parley sends it)."""
     return {"conversationId": info["conversationId"], "userId": info["peerUserId"], "showName": info["showName"],
             "faceURL": info["faceURL"], "isPinned": info["isPinned"],
             "draftText": info["draftText"] if info["draftText"] else None, "unreadCount": info["unreadCount"],
             "lastMessagePreview": parse_preview(info["latestMessage"]),
-            "lastMessageTime": wire.epoch_ms(info["lastMessageTime"]) if info["lastMessageTime"] else 0}
+            "lastMessageTime": info["lastMessageTime"] or 0}
 
 
 def conversation_list(token):

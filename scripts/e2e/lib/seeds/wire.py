@@ -164,7 +164,7 @@ Refreshed = Struct("Refreshed", sessionId=STRING, accessToken=STRING, refreshTok
 ConversationSummary = Struct("ConversationSummary", conversationId=STRING, peerUserId=Optional(STRING),
                              showName=Optional(STRING), faceURL=Optional(STRING), isPinned=BOOL,
                              draftText=Optional(STRING), unreadCount=INT, lastMessagePreview=STRING,
-                             lastMessageTime=Optional(STRING), latestMessage=Optional(ImMessage),
+                             lastMessageTime=Optional(INT64), latestMessage=Optional(ImMessage),
                              peerReadSeq=Optional(INT64), lastSeq=INT64)
 ConversationList = Struct("ConversationList", conversations=Array(ConversationSummary), hasMore=BOOL,
                           totalUnread=INT)
