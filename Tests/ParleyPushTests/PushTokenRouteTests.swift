@@ -116,6 +116,23 @@ struct PushTokenRouteTests {
         }
     }
 
+    /// Seed 001's SDK names its vendor in upper case ("vendor 固定为 APNS"): accepted, stored in lower case; other
+    /// spellings are refused.
+    @Test func vendorNamesInUpperCaseAreAccepted() async throws {
+        try await MessagingFixture.run { fixture in
+            let user = try await fixture.users(1)[0]
+            let alert = PushFixture.token()
+            #expect(try await Self.bind(fixture, user, ["token": alert, "vendor": "APNS"]).status == 201)
+            #expect(try await Self.owner(fixture, alert)?.vendor == "apns")
+            let voip = PushFixture.token()
+            #expect(try await Self.bind(fixture, user, ["token": voip, "vendor": "APNS_VOIP"]).status == 201)
+            #expect(try await Self.owner(fixture, voip)?.vendor == "apns_voip")
+            let mixed = try await Self.bind(fixture, user, ["token": PushFixture.token(), "vendor": "Apns"])
+            #expect(mixed.status == 400)
+            #expect(mixed.code == 1002)
+        }
+    }
+
     /// With a configured bundle id, APNs tokens may name only it or its PushKit topic (`.voip`).
     @Test func apnsTokensNameOnlyTheAppsBundle() async throws {
         try await PushFixture.run { fixture in

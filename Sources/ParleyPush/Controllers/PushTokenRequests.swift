@@ -57,7 +57,7 @@ enum PushTokenInput {
         token: String, vendor rawVendor: String, deviceId: String?, bundleId: String?,
         environment: String?
     ) throws(APIError) -> PushTokenRepository.Binding {
-        guard let vendor = PushVendor(rawValue: rawVendor) else {
+        guard let vendor = PushVendor(requestName: rawVendor) else {
             throw APIError.validationFailed.with(
                 message: "vendor must be one of "
                     + PushVendor.allCases.map(\.rawValue).joined(separator: ", "))

@@ -10,6 +10,13 @@ public enum PushVendor: String, Sendable, Hashable, CaseIterable, Codable {
 
     public var isAPNs: Bool { self == .apns || self == .apnsVoip }
 
+    /// A request's vendor: its name in lower case, or all in upper case (seed 001's SDK sends "vendor 固定为 APNS").
+    public init?(requestName name: String) {
+        guard let vendor = Self(rawValue: name) ?? Self.allCases.first(where: { $0.rawValue.uppercased() == name })
+        else { return nil }
+        self = vendor
+    }
+
     /// The token as stored, or nil when it cannot be one of this vendor's tokens. APNs tokens are hex (32 bytes
     /// today; Apple reserves the right to lengthen them, so 32 to 100 bytes), stored lower-cased; FCM and HMS tokens
     /// are opaque printable ASCII without spaces or slashes (they travel in a URL path to unbind).
