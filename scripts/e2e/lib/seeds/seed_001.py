@@ -123,7 +123,7 @@ async def main():
 
     with flow.step("PushSDK.registerToken(token, userId:) with vendor APNS"):
         device_token = apns_token()
-        bound = ok(http("POST", "/api/push/tokens", {"token": device_token, "vendor": "apns", "userId": "user_001"},
+        bound = ok(http("POST", "/api/push/tokens", {"token": device_token, "vendor": "APNS", "userId": "user_001"},
                         token=token_1), wire.Struct("PushToken", token=wire.STRING, vendor=wire.STRING),
                    "PushSDK.registerToken")
         check(bound["token"] == device_token and bound["vendor"] == "apns", f"bound: {bound}")
