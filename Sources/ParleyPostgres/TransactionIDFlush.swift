@@ -66,11 +66,14 @@ extension PostgresClient {
         // Recovery starts above a flushed commit's xid, so a horizon up to one above it is covered.
         guard horizon > flushedTransactionID.load(ordering: .acquiring) + 1 else { return }
         try await transactionIDFlush.flush { [self] in
-            // The WAL message gives the statement an xid; the setting makes its commit wait for the flush even where
-            // the server's default does not.
+            // The WAL message gives the statement an xid; the setting makes its commit wait for the local flush even
+            // where the server's default (`off`) does not, and otherwise keeps the default: with synchronous
+            // standbys, `on` would wait for them where the server chose `local` (and hang while they are down).
             let rows = try await query(
                 """
-                SELECT set_config('synchronous_commit', 'on', true),
+                SELECT set_config('synchronous_commit',
+                                  CASE current_setting('synchronous_commit') WHEN 'off' THEN 'local'
+                                       ELSE current_setting('synchronous_commit') END, true),
                        pg_logical_emit_message(true, 'parley.xid_flush', ''), pg_current_xact_id()::text AS xid
                 """)
             // Known only once the commit is on disk: `query` returns after it.
