@@ -38,7 +38,7 @@ struct AuthServices: Sendable {
     func updateProfile(_ update: ProfileUpdate, by principal: Principal) async throws -> UserProfile {
         guard
             let profile = try await updateProfile(
-                update, appId: principal.appId, userId: principal.userId, originSessionId: principal.sessionId)
+                update, appId: principal.appId, userId: principal.userId, origin: principal.origin)
         else {
             throw APIError.sessionEnded
         }
@@ -47,14 +47,14 @@ struct AuthServices: Sendable {
 
     /// `updateProfile` for any user of the app (the admin API: no session of the user's made the change); nil when
     /// there is no such user.
-    func updateProfile(_ update: ProfileUpdate, appId: Int64, userId: String, originSessionId: String?) async throws
+    func updateProfile(_ update: ProfileUpdate, appId: Int64, userId: String, origin: String?) async throws
         -> UserProfile?
     {
         let users = users
         let recorder = profileChanges
         let (profile, afterCommit) = try await users.database.withTransaction { connection in
             try await updateProfile(
-                update, appId: appId, userId: userId, originSessionId: originSessionId, on: connection, users: users,
+                update, appId: appId, userId: userId, origin: origin, on: connection, users: users,
                 recorder: recorder)
         }
         afterCommit?()
@@ -64,7 +64,7 @@ struct AuthServices: Sendable {
     /// The update inside the caller's transaction; answers the profile (nil: no such user) and what to publish
     /// after the commit.
     func updateProfile(
-        _ update: ProfileUpdate, appId: Int64, userId: String, originSessionId: String?,
+        _ update: ProfileUpdate, appId: Int64, userId: String, origin: String?,
         on connection: PostgresConnection, users: UserRepository, recorder: ProfileChangeRecorder?
     ) async throws -> (UserProfile?, (@Sendable () -> Void)?) {
         guard
@@ -74,7 +74,7 @@ struct AuthServices: Sendable {
             return (nil, nil)
         }
         guard publicChanged, let recorder else { return (user.profile, nil) }
-        let publish = try await recorder(appId, user.profile.publicProfile, originSessionId, connection)
+        let publish = try await recorder(appId, user.profile.publicProfile, origin, connection)
         return (user.profile, publish)
     }
 }

@@ -9,7 +9,7 @@ import Testing
 struct MessagingEventsTests {
     private func read(_ seq: Int64) -> MessagingEvent {
         MessagingEvent(
-            appId: 1, conversationId: "si:a:b", audience: .conversationMembers, originSessionId: nil,
+            appId: 1, conversationId: "si:a:b", audience: .conversationMembers, origin: nil,
             payload: .read(conversationId: "si:a:b", userId: "a", seq: seq))
     }
 

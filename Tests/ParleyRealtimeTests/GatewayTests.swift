@@ -99,6 +99,39 @@ struct GatewayTests {
         }
     }
 
+    /// Two connections of one session (seed 001 opens an `ImClient` per screen, and devices whose logins named no
+    /// device share a session): what a frame changes reaches the other connection, and only the sending one has the
+    /// ack; what a REST request changes reaches neither (the session has the answer).
+    @Test func aFramesChangeReachesTheSessionsOtherConnections() async throws {
+        try await MessagingFixture.run { fx in
+            let first = try await Self.device(fx, username: "alice")
+            let second = try await IMTestClient.connect(port: fx.live.port, token: first.session.imToken)
+            let bob = try await Self.device(fx, username: "bob")
+            let sent = try await first.socket.request(
+                "send",
+                [
+                    "toId": bob.session.userId, "chatType": "single", "msgType": "text", "content": "from the first",
+                    "clientMsgId": "s1",
+                ])
+            let id = try #require(sent["id"] as? String)
+            let atSecond = try await second.next("message")
+            #expect((atSecond["data"] as? [String: Any])?["id"] as? String == id)
+            _ = try await first.socket.request("revoke", ["msgId": id])
+            let revoked = try await second.next("revoke")
+            #expect((revoked["data"] as? [String: Any])?["msgId"] as? String == id)
+            #expect(try await first.socket.collect("message", for: .milliseconds(200)).isEmpty, "no echo")
+            #expect(try await first.socket.collect("revoke", for: .milliseconds(100)).isEmpty, "no echo")
+
+            try await fx.sendOK(first.session, to: bob.session.userId, content: "via REST")
+            _ = try await bob.socket.next("message") {
+                ($0["data"] as? [String: Any])?["content"] as? String == "via REST"
+            }
+            #expect(try await second.collect("message", for: .milliseconds(300)).isEmpty, "the session has the answer")
+            #expect(try await first.socket.collect("message", for: .milliseconds(100)).isEmpty)
+            second.close()
+        }
+    }
+
     @Test func oneToOneReachesEveryDeviceButTheSender() async throws {
         try await MessagingFixture.run { fx in
             let alicePhone = try await Self.device(fx, username: "alice", platform: "ios")

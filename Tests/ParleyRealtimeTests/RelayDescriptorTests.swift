@@ -21,19 +21,19 @@ struct RelayDescriptorTests {
     func messageDescriptorsMatchTheGeneralForm(origin: String?, membershipChanged: Bool) {
         var event = MessagingEvent(
             appId: 42, conversationId: "si:a:b\u{1}", audience: .conversationMembers,
-            originSessionId: origin, payload: .message(message(id: "123", conversation: "si:a:b")))
+            origin: origin, payload: .message(message(id: "123", conversation: "si:a:b")))
         event.membershipChanged = membershipChanged
         #expect(RelayDescriptor.describeSerialized(event) == RelayDescriptor.describe(event).serialized())
     }
 
     @Test func otherEventsTakeTheGeneralForm() {
         let read = MessagingEvent(
-            appId: 1, conversationId: "si:a:b", audience: .user("a"), originSessionId: "s",
+            appId: 1, conversationId: "si:a:b", audience: .user("a"), origin: "s",
             payload: .read(conversationId: "si:a:b", userId: "a", seq: 3))
         #expect(RelayDescriptor.describeSerialized(read) == RelayDescriptor.describe(read).serialized())
         let leaving = MessagingEvent(
             appId: 1, conversationId: "sg:g", audience: .conversationMembersAnd(["x"]),
-            originSessionId: nil, payload: .message(message(id: "9", conversation: "sg:g")))
+            origin: nil, payload: .message(message(id: "9", conversation: "sg:g")))
         #expect(RelayDescriptor.describeSerialized(leaving) == RelayDescriptor.describe(leaving).serialized())
     }
 
@@ -44,7 +44,7 @@ struct RelayDescriptorTests {
         let data = JSONValue.object(
             JSONObject([("id", .string("me")), ("signature", .string(String(repeating: "s", count: 3000)))]))
         let event = MessagingEvent(
-            appId: 7, conversationId: "", audience: .users(users), originSessionId: "origin",
+            appId: 7, conversationId: "", audience: .users(users), origin: "origin",
             payload: .userEvent(.profile, data))
         let parts = RelayDescriptor.describeUserEvent(event)
         #expect(parts.count > 1)
@@ -58,7 +58,7 @@ struct RelayDescriptorTests {
                 return
             }
             named += recipients
-            #expect(delivery.originSessionId == "origin" && delivery.appId == 7)
+            #expect(delivery.origin == "origin" && delivery.appId == 7)
             #expect(delivery.frame == Delivery.frame(for: .userEvent(.profile, data)))
         }
         #expect(named == users)
@@ -73,13 +73,13 @@ struct RelayDescriptorTests {
     func conversationEventsTravelInline(kind: ConversationEventKind) throws {
         let data = JSONValue.object(JSONObject([("msgId", .string("17")), ("emoji", .string("👍"))]))
         let event = MessagingEvent(
-            appId: 3, conversationId: "sg:g1", audience: .conversationMembers, originSessionId: "s-1",
+            appId: 3, conversationId: "sg:g1", audience: .conversationMembers, origin: "s-1",
             payload: .conversationEvent(kind, data))
         let serialized = RelayDescriptor.describeSerialized(event)
         #expect(serialized == RelayDescriptor.describe(event).serialized())
         let object = try #require(try JSONValue.parse(serialized).objectValue)
         let delivery = try #require(RelayDescriptor.delivery(object, messages: [:]))
-        #expect(delivery.appId == 3 && delivery.conversationId == "sg:g1" && delivery.originSessionId == "s-1")
+        #expect(delivery.appId == 3 && delivery.conversationId == "sg:g1" && delivery.origin == "s-1")
         #expect(delivery.audience == .conversationMembers && !delivery.touchesSummary)
         #expect(delivery.frame == Delivery.frame(for: .conversationEvent(kind, data)))
         // The encoded WebSocket frame carries the kind as its type.

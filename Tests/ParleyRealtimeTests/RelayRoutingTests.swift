@@ -53,7 +53,7 @@ struct RelayRoutingTests {
     func payloadsRoundTrip(origin: String?, excluded: String?, touches: Bool) throws {
         let frame: [UInt8] = Array("\u{81}\u{5}hello\n{\"a\":1}\n".utf8) + [0, 255, 10]
         let payload = UserDeliveryPayload(
-            appId: 42, conversationId: "sg:g\n1", userId: "u\"1\n", originSessionId: origin, excludedUserId: excluded,
+            appId: 42, conversationId: "sg:g\n1", userId: "u\"1\n", origin: origin, excludedUserId: excluded,
             touchesSummary: touches, frame: frame)
         let decoded = try #require(UserDeliveryPayload(decoding: payload.encoded()))
         #expect(decoded == payload)
@@ -62,12 +62,12 @@ struct RelayRoutingTests {
     /// One header per event, one payload per recipient: each decodes to its own user and the same frame.
     @Test func oneHeaderServesEveryRecipient() throws {
         let header = UserDeliveryPayload.Header(
-            appId: 1, conversationId: "sg:g", originSessionId: "s", excludedUserId: nil, touchesSummary: true)
+            appId: 1, conversationId: "sg:g", origin: "s", excludedUserId: nil, touchesSummary: true)
         for user in ["a", "b", "用户"] {
             let decoded = try #require(UserDeliveryPayload(decoding: header.payload(userId: user, frame: [1, 2, 3])))
             #expect(decoded.userId == user)
             #expect(decoded.frame == [1, 2, 3])
-            #expect(decoded.originSessionId == "s")
+            #expect(decoded.origin == "s")
             #expect(decoded.touchesSummary)
         }
     }

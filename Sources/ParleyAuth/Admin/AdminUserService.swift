@@ -54,7 +54,7 @@ struct AdminUserService: Sendable {
                     continue
                 }
                 let (_, publish) = try await services.updateProfile(
-                    item.profile, appId: app.id, userId: item.userId, originSessionId: nil, on: connection,
+                    item.profile, appId: app.id, userId: item.userId, origin: nil, on: connection,
                     users: users, recorder: recorder)
                 if let publish { afterCommit.append(publish) }
                 done.append((index, AdminImportResult(userId: item.userId, status: .updated)))
@@ -103,7 +103,7 @@ struct AdminUserService: Sendable {
             }
             guard user.deletedAt == nil else { throw APIError.accountDeleted }
             return try await services.updateProfile(
-                update, appId: appId, userId: userId, originSessionId: nil, on: connection, users: users,
+                update, appId: appId, userId: userId, origin: nil, on: connection, users: users,
                 recorder: recorder
             ).1
         }

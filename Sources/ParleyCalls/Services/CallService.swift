@@ -114,7 +114,7 @@ public struct CallService: Sendable {
             try await notifyIfEnded(outcome.call, on: connection)
             return (outcome, try await storeRecordsIfEnded(outcome.call, on: connection))
         }
-        await finish(outcome, stored: stored, origin: principal.sessionId)
+        await finish(outcome, stored: stored, origin: principal.origin)
         return CallView(outcome.call)
     }
 
@@ -241,14 +241,14 @@ public struct CallService: Sendable {
             try await notifyIfEnded(outcome.call, on: connection)
             return (outcome, try await storeRecordsIfEnded(outcome.call, on: connection))
         }
-        await finish(outcome, stored: stored, origin: principal.sessionId)
+        await finish(outcome, stored: stored, origin: principal.origin)
         return outcome.call
     }
 
     /// After the commit: the call's events and its records.
     private func finish(_ outcome: CallMachine.Outcome, stored: [IMMessage], origin: String?) async {
         let call = outcome.call
-        userEvents.publish(outcome.events, appId: call.appId, originSessionId: origin)
+        userEvents.publish(outcome.events, appId: call.appId, origin: origin)
         records.publish(stored, appId: call.appId)
     }
 

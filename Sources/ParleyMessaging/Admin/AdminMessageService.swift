@@ -166,7 +166,7 @@ public struct AdminMessageService: Sendable {
                 [
                     MessagingEvent(
                         appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                        originSessionId: nil, payload: .message(stored), messageJSON: json)
+                        origin: nil, payload: .message(stored), messageJSON: json)
                 ], appId: appId)
             return SendResult(message: stored, created: true, stored: true)
         case .duplicate(let original):
@@ -207,7 +207,7 @@ public struct AdminMessageService: Sendable {
         let json = message.jsonBytes()
         guard json.count <= MessagingEvent.maxOnlineOnlyBytes else { throw APIError.onlineOnlyTooLarge }
         var event = MessagingEvent(
-            appId: appId, conversationId: conversationId, audience: .conversationMembers, originSessionId: nil,
+            appId: appId, conversationId: conversationId, audience: .conversationMembers, origin: nil,
             payload: .message(message), messageJSON: json)
         event.onlineOnly = true
         events.publish(event)
@@ -303,7 +303,7 @@ public struct AdminMessageService: Sendable {
                 published.append(
                     MessagingEvent(
                         appId: appId, conversationId: message.conversationId, audience: .conversationMembers,
-                        originSessionId: nil, payload: .message(message)))
+                        origin: nil, payload: .message(message)))
             case "duplicate": results[index].status = "duplicate"
             case "peer_refused": results[index].status = "blocked_by_recipient"
             case "not_friend": results[index].status = "not_friend"
@@ -326,7 +326,7 @@ public struct AdminMessageService: Sendable {
         else { throw APIError.messageNotFound }
         if message.revoked { return message }
         guard message.msgType != .notify else { throw APIError.revokeNotAllowed }
-        return try await service.applyRevoke(message, appId: appId, operatorId: operatorId, originSessionId: nil)
+        return try await service.applyRevoke(message, appId: appId, operatorId: operatorId, origin: nil)
     }
 
     /// Clears a conversation's history for every member (as each member's own clear does for them): each gets the
@@ -361,7 +361,7 @@ public struct AdminMessageService: Sendable {
             events.publish(
                 MessagingEvent(
                     appId: appId, conversationId: conversationId,
-                    audience: .user(try row.decode("user_id", as: String.self)), originSessionId: nil,
+                    audience: .user(try row.decode("user_id", as: String.self)), origin: nil,
                     payload: .conversation(change)))
         }
         return (clearSeq, rows.count)

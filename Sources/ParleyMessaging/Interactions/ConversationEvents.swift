@@ -20,11 +20,11 @@ struct ConversationEvents: Sendable {
 
     /// After the commit: to every member's devices but the one whose request caused it (it has the answer).
     func publish(
-        _ kind: ConversationEventKind, data: JSONValue, appId: Int64, conversationId: String, originSessionId: String?
+        _ kind: ConversationEventKind, data: JSONValue, appId: Int64, conversationId: String, origin: String?
     ) {
         events.publish(
             MessagingEvent(
                 appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                originSessionId: originSessionId, payload: .conversationEvent(kind, data)))
+                origin: origin, payload: .conversationEvent(kind, data)))
     }
 }

@@ -54,7 +54,7 @@ public struct InteractionService: Sendable {
         if changed {
             conversationEvents.publish(
                 .reaction, data: Self.reactionEvent(state, emoji: emoji, userId: userId, added: adding), appId: appId,
-                conversationId: state.conversationId, originSessionId: principal.sessionId)
+                conversationId: state.conversationId, origin: principal.origin)
         }
         return state
     }
@@ -114,7 +114,7 @@ public struct InteractionService: Sendable {
         if changed {
             conversationEvents.publish(
                 pinning ? .messagePinned : .messageUnpinned, data: state.eventData(by: principal.userId), appId: appId,
-                conversationId: state.conversationId, originSessionId: principal.sessionId)
+                conversationId: state.conversationId, origin: principal.origin)
         }
         return state
     }
@@ -174,7 +174,7 @@ public struct InteractionService: Sendable {
             }
             return (message.conversationId, message.id)
         }
-        userEvents.publish(published, appId: principal.appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: principal.appId, origin: principal.origin)
         return result
     }
 

@@ -32,7 +32,7 @@ public struct MessagingEvent: Sendable {
     public var conversationId: String
     public var audience: Audience
     /// The session whose request caused the event: it gets the answer to its request and may skip the echo.
-    public var originSessionId: String?
+    public var origin: String?
     public var payload: Payload
     /// Group membership changed: caches of the member list must be refreshed.
     public var membershipChanged: Bool = false

@@ -96,7 +96,7 @@ public final class ReadReceipts: Sendable {
         }
         return order.map { recipient in
             MessagingEvent(
-                appId: recipient.appId, conversationId: "", audience: .user(recipient.senderId), originSessionId: nil,
+                appId: recipient.appId, conversationId: "", audience: .user(recipient.senderId), origin: nil,
                 payload: .userEvent(
                     .readReceipts,
                     .object(

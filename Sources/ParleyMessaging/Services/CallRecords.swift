@@ -54,7 +54,7 @@ public struct CallRecords: Sendable {
             events.publish(
                 MessagingEvent(
                     appId: appId, conversationId: message.conversationId, audience: .conversationMembers,
-                    originSessionId: nil, payload: .message(message), messageJSON: message.jsonBytes()))
+                    origin: nil, payload: .message(message), messageJSON: message.jsonBytes()))
         }
     }
 }

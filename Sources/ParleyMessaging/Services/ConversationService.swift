@@ -156,7 +156,7 @@ public struct ConversationService: Sendable {
                 MessagingEvent(
                     appId: principal.appId, conversationId: conversationId,
                     audience: isSingle ? .conversationMembers : .user(principal.userId),
-                    originSessionId: principal.sessionId,
+                    origin: principal.origin,
                     payload: .read(
                         conversationId: conversationId, userId: principal.userId,
                         seq: result.readSeq)))
@@ -201,7 +201,7 @@ public struct ConversationService: Sendable {
         events.publish(
             MessagingEvent(
                 appId: principal.appId, conversationId: conversationId,
-                audience: .user(principal.userId), originSessionId: principal.sessionId,
+                audience: .user(principal.userId), origin: principal.origin,
                 payload: .conversation(.object(payload))))
     }
 }

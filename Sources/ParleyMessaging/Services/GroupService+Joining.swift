@@ -45,7 +45,7 @@ extension GroupService {
                 try await UserEvents(events: events).record([event], appId: appId, on: connection)
                 return (
                     JoinResult(joined: false, group: nil, request: request),
-                    UserEvents.messagingEvents([event], appId: appId, originSessionId: principal.sessionId)
+                    UserEvents.messagingEvents([event], appId: appId, origin: principal.origin)
                 )
             }
         }
@@ -98,7 +98,7 @@ extension GroupService {
                 kind: .groupJoinRequestHandled, data: done.eventData, recipients: managers + [userId])
             try await UserEvents(events: events).record([event], appId: appId, on: connection)
             return published
-                + UserEvents.messagingEvents([event], appId: appId, originSessionId: principal.sessionId)
+                + UserEvents.messagingEvents([event], appId: appId, origin: principal.origin)
         }
         // `change` returns only after its body ran and committed.
         guard let handled else { throw PostgresError(kind: .decoding, message: "join request not handled") }

@@ -441,7 +441,7 @@ public struct GroupService: Sendable {
         notice.membershipChanged = true
         var ownChange = MessagingEvent(
             appId: principal.appId, conversationId: ConversationID.group(groupId),
-            audience: .user(userId), originSessionId: principal.sessionId,
+            audience: .user(userId), origin: principal.origin,
             payload: .conversation(change))
         ownChange.membershipChanged = true
         return [notice, ownChange]
@@ -466,7 +466,7 @@ public struct GroupService: Sendable {
         }
         return MessagingEvent(
             appId: principal.appId, conversationId: message.conversationId,
-            audience: .conversationMembers, originSessionId: nil, payload: .message(message))
+            audience: .conversationMembers, origin: nil, payload: .message(message))
     }
 
     static func outranks(_ role: GroupRole, _ other: GroupRole) -> Bool {

@@ -132,7 +132,7 @@ public struct MessageService: Sendable {
             events.publish(
                 MessagingEvent(
                     appId: principal.appId, conversationId: conversationId,
-                    audience: .conversationMembers, originSessionId: principal.sessionId,
+                    audience: .conversationMembers, origin: principal.origin,
                     payload: .message(message), messageJSON: json))
             return (message, true, json)
         case .duplicate(let message):
@@ -234,11 +234,11 @@ public struct MessageService: Sendable {
             guard now().timeIntervalSince(message.createdAt) <= window else { throw APIError.revokeWindowPassed }
         }
         return try await applyRevoke(
-            message, appId: principal.appId, operatorId: principal.userId, originSessionId: principal.sessionId)
+            message, appId: principal.appId, operatorId: principal.userId, origin: principal.origin)
     }
 
     /// Wipes a checked message and publishes the revoke (a user's revoke and the admin API's share it).
-    func applyRevoke(_ message: IMMessage, appId: Int64, operatorId: String, originSessionId: String?) async throws
+    func applyRevoke(_ message: IMMessage, appId: Int64, operatorId: String, origin: String?) async throws
         -> IMMessage
     {
         guard
@@ -251,7 +251,7 @@ public struct MessageService: Sendable {
         events.publish(
             MessagingEvent(
                 appId: appId, conversationId: revoked.conversationId,
-                audience: .conversationMembers, originSessionId: originSessionId,
+                audience: .conversationMembers, origin: origin,
                 payload: .revoke(
                     messageId: revoked.id, conversationId: revoked.conversationId,
                     operatorId: operatorId, seq: revoked.seq)))
@@ -304,7 +304,7 @@ public struct MessageService: Sendable {
         events.publish(
             MessagingEvent(
                 appId: principal.appId, conversationId: edited.conversationId,
-                audience: .conversationMembers, originSessionId: principal.sessionId,
+                audience: .conversationMembers, origin: principal.origin,
                 payload: .edit(edited)))
         return edited
     }

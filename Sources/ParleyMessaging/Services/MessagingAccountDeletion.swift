@@ -36,7 +36,7 @@ struct MessagingAccountDeletion: Sendable {
         try await conversations.closeSingleConversations(on: connection, appId: appId, of: userId)
         let groupEvents = try await groups.leaveEveryGroup(appId: appId, userId: userId, on: connection)
         return { [userEvents, recorded, bus = groups.events] in
-            userEvents.publish(recorded, appId: appId, originSessionId: nil)
+            userEvents.publish(recorded, appId: appId, origin: nil)
             groupEvents.forEach(bus.publish)
         }
     }

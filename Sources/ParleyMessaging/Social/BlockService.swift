@@ -55,7 +55,7 @@ public struct BlockService: Sendable {
             published.append(blocked)
             return (entry, true)
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return (result.0, result.1)
     }
 
@@ -77,7 +77,7 @@ public struct BlockService: Sendable {
             try await userEvents.record(published, appId: appId, on: connection)
             return true
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return removed
     }
 

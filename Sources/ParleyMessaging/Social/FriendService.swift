@@ -69,7 +69,7 @@ public struct FriendService: Sendable {
             try await userEvents.record(published, appId: appId, on: connection)
             return FriendRequestResult(request: request.viewed(with: theirs), friend: nil)
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return result
     }
 
@@ -90,7 +90,7 @@ public struct FriendService: Sendable {
             return try await befriend(
                 on: connection, appId: appId, me: me, other: request.fromId, remark: remark, events: &published)
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return friend
     }
 
@@ -179,7 +179,7 @@ public struct FriendService: Sendable {
             try await userEvents.record(published, appId: appId, on: connection)
             return friend
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return friend
     }
 
@@ -196,7 +196,7 @@ public struct FriendService: Sendable {
                 throw APIError.notFriend
             }
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
     }
 
     // MARK: Shared steps (also used by blocks)
@@ -267,7 +267,7 @@ public struct FriendService: Sendable {
             try await userEvents.record(published, appId: appId, on: connection)
             return closed.viewed(with: otherProfile)
         }
-        userEvents.publish(published, appId: appId, originSessionId: principal.sessionId)
+        userEvents.publish(published, appId: appId, origin: principal.origin)
         return request
     }
 

@@ -11,7 +11,7 @@ public struct ProfileEvents: Sendable {
     /// Records the event for the audience as of this transaction and returns the publication to run after the
     /// commit.
     public func record(
-        _ profile: PublicProfile, appId: Int64, originSessionId: String?, on connection: PostgresConnection
+        _ profile: PublicProfile, appId: Int64, origin: String?, on connection: PostgresConnection
     ) async throws -> @Sendable () -> Void {
         let rows = try await connection.query(
             """
@@ -28,13 +28,13 @@ public struct ProfileEvents: Sendable {
             recipients: recipients)
         try await userEvents.record([event], appId: appId, on: connection)
         let userEvents = userEvents
-        return { userEvents.publish([event], appId: appId, originSessionId: originSessionId) }
+        return { userEvents.publish([event], appId: appId, origin: origin) }
     }
 
     /// `record` as the closure auth calls.
     public var recorder: ProfileChangeRecorder {
-        { [self] appId, profile, originSessionId, connection in
-            try await record(profile, appId: appId, originSessionId: originSessionId, on: connection)
+        { [self] appId, profile, origin, connection in
+            try await record(profile, appId: appId, origin: origin, on: connection)
         }
     }
 }

@@ -44,12 +44,12 @@ public struct UserEvents: Sendable {
     }
 
     /// After the commit: to every device of the recipients but the one whose request caused it (it has the answer).
-    public func publish(_ userEvents: [UserEvent], appId: Int64, originSessionId: String?) {
-        Self.messagingEvents(userEvents, appId: appId, originSessionId: originSessionId).forEach(events.publish)
+    public func publish(_ userEvents: [UserEvent], appId: Int64, origin: String?) {
+        Self.messagingEvents(userEvents, appId: appId, origin: origin).forEach(events.publish)
     }
 
     /// The events `publish` sends, for a flow that publishes its events together after its commit.
-    static func messagingEvents(_ userEvents: [UserEvent], appId: Int64, originSessionId: String?)
+    static func messagingEvents(_ userEvents: [UserEvent], appId: Int64, origin: String?)
         -> [MessagingEvent]
     {
         userEvents.compactMap { event in
@@ -58,7 +58,7 @@ public struct UserEvents: Sendable {
             var seen = Set<String>()
             for user in event.recipients where seen.insert(user).inserted { unique.append(user) }
             return MessagingEvent(
-                appId: appId, conversationId: "", audience: .users(unique), originSessionId: originSessionId,
+                appId: appId, conversationId: "", audience: .users(unique), origin: origin,
                 payload: .userEvent(event.kind, event.data))
         }
     }

@@ -101,7 +101,7 @@ final class NATSRelay: ClusterRelay {
         guard !userIds.isEmpty, let client = client.withLock({ $0 }) else { return }
         let header = UserDeliveryPayload.Header(
             appId: delivery.appId, conversationId: delivery.conversationId,
-            originSessionId: delivery.originSessionId, excludedUserId: delivery.excludedUserId,
+            origin: delivery.origin, excludedUserId: delivery.excludedUserId,
             touchesSummary: delivery.touchesSummary)
         let subjects = subjects
         let appId = delivery.appId

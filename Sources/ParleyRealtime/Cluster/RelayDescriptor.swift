@@ -78,7 +78,7 @@ enum RelayDescriptor {
             fields.insert(("k", "n"), at: 0)
             fields += [("t", .string(kind.rawValue)), ("p", data)]
         }
-        if let origin = event.originSessionId { fields.append(("o", .string(origin))) }
+        if let origin = event.origin { fields.append(("o", .string(origin))) }
         return .object(JSONObject(fields))
     }
 
@@ -99,7 +99,7 @@ enum RelayDescriptor {
         out.append(contentsOf: #","id":"#.utf8)
         JSONString.append(message.id, to: &out)
         if event.membershipChanged { out.append(contentsOf: #","x":1"#.utf8) }
-        if let origin = event.originSessionId {
+        if let origin = event.origin {
             out.append(contentsOf: #","o":"#.utf8)
             JSONString.append(origin, to: &out)
         }
@@ -177,20 +177,20 @@ enum RelayDescriptor {
                     seq: descriptor["s"]?.int64Value ?? message.seq)
             }
             return Delivery(
-                appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                appId: appId, conversationId: conversationId, audience: audience, origin: origin,
                 membershipChanged: membershipChanged, payload: payload)
         case "r":
             guard let userId = descriptor["u"]?.stringValue, let seq = descriptor["s"]?.int64Value else { return nil }
             let audience: MessagingEvent.Audience =
                 descriptor["to"]?.stringValue == "u" ? .user(userId) : .conversationMembers
             return Delivery(
-                appId: appId, conversationId: conversationId, audience: audience, originSessionId: origin,
+                appId: appId, conversationId: conversationId, audience: audience, origin: origin,
                 excludedUserId: nil, membershipChanged: false, touchesSummary: true,
                 frame: Delivery.frame(for: .read(conversationId: conversationId, userId: userId, seq: seq)))
         case "c":
             guard let userId = descriptor["u"]?.stringValue, let change = descriptor["p"] else { return nil }
             return Delivery(
-                appId: appId, conversationId: conversationId, audience: .user(userId), originSessionId: origin,
+                appId: appId, conversationId: conversationId, audience: .user(userId), origin: origin,
                 excludedUserId: nil, membershipChanged: membershipChanged,
                 frame: Delivery.frame(for: .conversation(change)))
         case "u":
@@ -199,7 +199,7 @@ enum RelayDescriptor {
             else { return nil }
             return Delivery(
                 appId: appId, conversationId: conversationId, audience: .users(users.compactMap(\.stringValue)),
-                originSessionId: origin, excludedUserId: nil, membershipChanged: false,
+                origin: origin, excludedUserId: nil, membershipChanged: false,
                 frame: Delivery.frame(for: .userEvent(kind, data)))
         case "n":
             guard let type = descriptor["t"]?.stringValue, let kind = ConversationEventKind(rawValue: type),
@@ -207,19 +207,19 @@ enum RelayDescriptor {
             else { return nil }
             return Delivery(
                 appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                originSessionId: origin, excludedUserId: nil, membershipChanged: false,
+                origin: origin, excludedUserId: nil, membershipChanged: false,
                 frame: Delivery.frame(for: .conversationEvent(kind, data)))
         case "o":
             guard case .object(let message)? = descriptor["m"] else { return nil }
             return Delivery(
-                appId: appId, conversationId: conversationId, audience: .conversationMembers, originSessionId: nil,
+                appId: appId, conversationId: conversationId, audience: .conversationMembers, origin: nil,
                 excludedUserId: nil, membershipChanged: false,
                 frame: ServerFrame.encoded(type: "message", json: .object(message)))
         case "t":
             guard let userId = descriptor["u"]?.stringValue else { return nil }
             return Delivery(
                 appId: appId, conversationId: conversationId, audience: .conversationMembers,
-                originSessionId: nil, excludedUserId: userId, membershipChanged: false,
+                origin: nil, excludedUserId: userId, membershipChanged: false,
                 frame: typingFrame(conversationId: conversationId, userId: userId))
         default:
             return nil

@@ -12,7 +12,7 @@ struct UserDeliveryPayload: Sendable, Equatable {
     var appId: Int64
     var conversationId: String
     var userId: String
-    var originSessionId: String?
+    var origin: String?
     var excludedUserId: String?
     var touchesSummary: Bool
     var frame: [UInt8]
@@ -23,14 +23,14 @@ struct UserDeliveryPayload: Sendable, Equatable {
         let tail: [UInt8]
 
         init(
-            appId: Int64, conversationId: String, originSessionId: String?, excludedUserId: String?,
+            appId: Int64, conversationId: String, origin: String?, excludedUserId: String?,
             touchesSummary: Bool
         ) {
             head =
                 Array(#"{"a":"#.utf8) + Array(String(appId).utf8) + Array(#","c":"#.utf8)
                 + JSONValue.string(conversationId).serialized() + Array(#","u":"#.utf8)
             var fields: [(String, JSONValue)] = []
-            if let originSessionId { fields.append(("o", .string(originSessionId))) }
+            if let origin { fields.append(("o", .string(origin))) }
             if let excludedUserId { fields.append(("x", .string(excludedUserId))) }
             if touchesSummary { fields.append(("s", 1)) }
             var tail: [UInt8] = []
@@ -59,7 +59,7 @@ struct UserDeliveryPayload: Sendable, Equatable {
 
     func encoded() -> [UInt8] {
         Header(
-            appId: appId, conversationId: conversationId, originSessionId: originSessionId,
+            appId: appId, conversationId: conversationId, origin: origin,
             excludedUserId: excludedUserId, touchesSummary: touchesSummary
         ).payload(userId: userId, frame: frame)
     }
@@ -75,20 +75,20 @@ struct UserDeliveryPayload: Sendable, Equatable {
         self.appId = appId
         self.conversationId = conversationId
         self.userId = userId
-        originSessionId = header["o"]?.stringValue
+        origin = header["o"]?.stringValue
         excludedUserId = header["x"]?.stringValue
         touchesSummary = header["s"] != nil
         frame = Array(bytes[(newline + 1)...])
     }
 
     init(
-        appId: Int64, conversationId: String, userId: String, originSessionId: String?, excludedUserId: String?,
+        appId: Int64, conversationId: String, userId: String, origin: String?, excludedUserId: String?,
         touchesSummary: Bool, frame: [UInt8]
     ) {
         self.appId = appId
         self.conversationId = conversationId
         self.userId = userId
-        self.originSessionId = originSessionId
+        self.origin = origin
         self.excludedUserId = excludedUserId
         self.touchesSummary = touchesSummary
         self.frame = frame

@@ -101,7 +101,7 @@ final class ConversationNotifier: Sendable {
             return
         }
         for (userId, summary) in summaries {
-            let handles = registry.connections(appId: appId, userIds: CollectionOfOne(userId), excludingSession: nil)
+            let handles = registry.connections(appId: appId, userIds: CollectionOfOne(userId), excludingOrigin: nil)
             guard !handles.isEmpty else { continue }
             WebSocketSessionHandle.broadcast(
                 encodedFrame: ServerFrame.encoded(type: "conversation", encodable: summary), to: handles)

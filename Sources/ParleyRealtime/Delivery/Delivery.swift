@@ -7,7 +7,7 @@ struct Delivery: Sendable {
     var conversationId: String
     var audience: MessagingEvent.Audience
     /// The session whose request caused it: it got the answer and skips the echo.
-    var originSessionId: String?
+    var origin: String?
     /// Typing notices skip all of the typer's own devices.
     var excludedUserId: String?
     var membershipChanged: Bool
@@ -62,7 +62,7 @@ struct Delivery: Sendable {
         appId = event.appId
         conversationId = event.conversationId
         audience = event.audience
-        originSessionId = event.originSessionId
+        origin = event.origin
         excludedUserId = nil
         membershipChanged = event.membershipChanged
         payload = event.payload
@@ -79,13 +79,13 @@ struct Delivery: Sendable {
     }
 
     init(
-        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, origin: String?,
         excludedUserId: String?, membershipChanged: Bool, touchesSummary: Bool = false, frame: [UInt8]
     ) {
         self.appId = appId
         self.conversationId = conversationId
         self.audience = audience
-        self.originSessionId = originSessionId
+        self.origin = origin
         self.excludedUserId = excludedUserId
         self.membershipChanged = membershipChanged
         self.touchesSummary = touchesSummary
@@ -93,13 +93,13 @@ struct Delivery: Sendable {
     }
 
     init(
-        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, originSessionId: String?,
+        appId: Int64, conversationId: String, audience: MessagingEvent.Audience, origin: String?,
         membershipChanged: Bool, payload: MessagingEvent.Payload
     ) {
         self.appId = appId
         self.conversationId = conversationId
         self.audience = audience
-        self.originSessionId = originSessionId
+        self.origin = origin
         excludedUserId = nil
         self.membershipChanged = membershipChanged
         self.payload = payload

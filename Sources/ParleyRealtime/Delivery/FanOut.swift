@@ -141,12 +141,12 @@ final class FanOut: Sendable {
             broadcast(
                 frame ?? delivery.frame,
                 registry.connections(
-                    appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId))
+                    appId: delivery.appId, userIds: userIds, excludingOrigin: delivery.origin))
             return
         }
         var online: [String] = []
         let handles = registry.connections(
-            appId: delivery.appId, userIds: userIds, excludingSession: delivery.originSessionId,
+            appId: delivery.appId, userIds: userIds, excludingOrigin: delivery.origin,
             online: { online.append($0) })
         broadcast(frame ?? delivery.frame, handles)
         // After the event itself: the summaries follow it.
@@ -158,7 +158,7 @@ final class FanOut: Sendable {
         guard payload.userId != payload.excludedUserId else { return }
         var online = false
         let handles = registry.connections(
-            appId: payload.appId, userIds: CollectionOfOne(payload.userId), excludingSession: payload.originSessionId,
+            appId: payload.appId, userIds: CollectionOfOne(payload.userId), excludingOrigin: payload.origin,
             online: { _ in online = true })
         if !handles.isEmpty {
             deliveries.increment(by: handles.count)

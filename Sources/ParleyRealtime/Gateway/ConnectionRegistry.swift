@@ -8,6 +8,16 @@ struct GatewayEntry: Sendable, Hashable {
     var userId: String
     var sessionId: String
     var handle: WebSocketSessionHandle
+    /// This connection's `Principal.origin` for the frames it sends: its session id and a key unique across
+    /// instances (the origin travels with the event to every instance).
+    var origin: String
+
+    /// Whether an event from `origin` skips this connection: it came from this connection, or by REST from its
+    /// session.
+    func isOrigin(_ origin: String?) -> Bool {
+        guard let origin else { return false }
+        return origin == sessionId || origin == self.origin
+    }
 }
 
 /// Who is online where: (app, user) -> their open connections (one per device, more while one reconnects).
@@ -89,17 +99,18 @@ final class ConnectionRegistry: Sendable {
         return shard(key).withLock { $0[key] ?? [] }
     }
 
-    /// Every connection of `userIds`, except those of `excludedSession`.
-    func connections(appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?)
+    /// Every connection of `userIds`, except those `excluded` names (`Principal.origin`: a session's connections, or
+    /// one connection).
+    func connections(appId: Int64, userIds: some Sequence<String>, excludingOrigin excluded: String?)
         -> [WebSocketSessionHandle]
     {
-        connections(appId: appId, userIds: userIds, excludingSession: excludedSession, online: { _ in })
+        connections(appId: appId, userIds: userIds, excludingOrigin: excluded, online: { _ in })
     }
 
     /// The same, also calling `online` with each of `userIds` that has a connection here (the excluded session
     /// counts), in the same pass under the same locks.
     func connections(
-        appId: Int64, userIds: some Sequence<String>, excludingSession excludedSession: String?,
+        appId: Int64, userIds: some Sequence<String>, excludingOrigin excluded: String?,
         online: (String) -> Void
     ) -> [WebSocketSessionHandle] {
         var handles: [WebSocketSessionHandle] = []
@@ -107,7 +118,7 @@ final class ConnectionRegistry: Sendable {
             let key = UserKey(appId: appId, userId: userId)
             let found = shard(key).withLock { map -> Bool in
                 guard let entries = map[key] else { return false }
-                for entry in entries where entry.sessionId != excludedSession { handles.append(entry.handle) }
+                for entry in entries where !entry.isOrigin(excluded) { handles.append(entry.handle) }
                 return true
             }
             if found { online(userId) }

@@ -47,12 +47,23 @@ final class Gateway: Sendable {
 
     func newConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).newValue }
 
+    /// Tells this process's connection ids from other instances' in `Principal.origin`.
+    private let originTag = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+
+    /// The origin of the frames connection `id` of `principal` sends (`GatewayEntry.origin`).
+    func connectionOrigin(_ principal: Principal, _ id: UInt64) -> String {
+        "\(principal.sessionId)#\(originTag).\(id)"
+    }
+
     /// Answers one request frame with its `ack` or `error` frame. Every operation goes through the same
     /// services as the REST routes.
     func answer(
         _ frame: ClientFrame, principal: Principal, connection: GatewayEntry? = nil,
         connectionRooms: ConnectionRooms, typing: inout TypingLimiter
     ) async -> [UInt8] {
+        // The changes a frame makes reach the session's other connections: only this one has the ack.
+        var principal = principal
+        if let connection { principal.origin = connection.origin }
         do {
             return try await perform(
                 frame, principal: principal, connection: connection, connectionRooms: connectionRooms,
@@ -108,7 +119,7 @@ final class Gateway: Sendable {
             if typing.allow(now: ContinuousClock.now) {
                 let delivery = Delivery(
                     appId: principal.appId, conversationId: conversationId,
-                    audience: .conversationMembers, originSessionId: nil,
+                    audience: .conversationMembers, origin: nil,
                     excludedUserId: principal.userId, membershipChanged: false,
                     frame: RelayDescriptor.typingFrame(
                         conversationId: conversationId,

@@ -41,9 +41,10 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
 
     func sessionOpened(_ session: WebSocketSession) {
         self.session = session
+        let id = gateway.newConnectionID()
         let entry = GatewayEntry(
-            id: gateway.newConnectionID(), appId: principal.appId, userId: principal.userId,
-            sessionId: principal.sessionId, handle: session.handle)
+            id: id, appId: principal.appId, userId: principal.userId,
+            sessionId: principal.sessionId, handle: session.handle, origin: gateway.connectionOrigin(principal, id))
         self.entry = entry
         // Only with rooms: the room state holds the session until it closes, which the rooms see.
         if gateway.rooms != nil { rooms.opened(entry, session: session) }
