@@ -18,8 +18,8 @@ public enum MessageFormatter {
         case "richText":
             text = content["text"]?.stringValue ?? ""
         case "image":
-            let width = content["width"]?.int64Value ?? 0
-            let height = content["height"]?.int64Value ?? 0
+            let width = Int64((content["width"]?.doubleValue ?? 0).rounded())
+            let height = Int64((content["height"]?.doubleValue ?? 0).rounded())
             text = "[image \(width)x\(height)" + (content["name"]?.stringValue.map { " \($0)" } ?? "") + "]"
         case "file":
             text = "[file \(content["name"]?.stringValue ?? "?"), \(content["size"]?.int64Value ?? 0) bytes]"

@@ -19,6 +19,8 @@ struct ContentValidatorTests {
         #expect(accepts(.text, "hi"))
         #expect(accepts(.richText, ["text": "hi", "spans": [["bold": true]]]))
         #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 480]))
+        // Seed 004: a resized UIImage's size in points (CGFloat).
+        #expect(accepts(.image, ["objectKey": "a/b.jpg", "width": 640, "height": 853.3333333333334]))
         #expect(
             accepts(
                 .image, ["objectKey": "a/b.jpg", "width": 640, "height": 480, "thumbnailObjectKey": "t.jpg", "size": 1])
@@ -50,13 +52,14 @@ struct ContentValidatorTests {
         #expect(!accepts(.richText, "plain"))
         #expect(!accepts(.image, ["objectKey": "", "width": 1, "height": 1]))
         #expect(!accepts(.image, ["objectKey": "k\u{E9}", "width": 1, "height": 1])) // object keys are printable ASCII
-        #expect(!accepts(.image, ["objectKey": "k", "width": 1.5, "height": 1]))
         #expect(!accepts(.image, ["objectKey": "k", "width": 1, "height": 100_001]))
         #expect(!accepts(.video, ["objectKey": "k", "durationSec": "10"]))
         #expect(!accepts(.audio, ["durationSec": 1]))
         #expect(!accepts(.file, ["objectKey": "k", "name": "", "size": 1]))
         #expect(!accepts(.file, ["objectKey": "k", "name": "n", "size": -1]))
         #expect(!accepts(.location, ["lat": 0, "lng": 180.5]))
+        #expect(!accepts(.image, ["objectKey": "a/b.jpg", "width": 0.5, "height": 480]))
+        #expect(!accepts(.image, ["objectKey": "a/b.jpg", "width": 100_000.5, "height": 480]))
         #expect(!accepts(.location, ["lat": 0]))
         #expect(!accepts(.location, ["lat": 0, "lng": 0, "name": 7]))
         #expect(!accepts(.callAudio, ["status": ""]))

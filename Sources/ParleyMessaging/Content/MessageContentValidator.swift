@@ -29,8 +29,9 @@ struct MessageContentValidator: Sendable {
         case .image:
             let object = try requireObject(content, field)
             try requireObjectKey(object, "objectKey", field)
-            try requireInteger(object, "width", in: 1...Self.maxDimension, field)
-            try requireInteger(object, "height", in: 1...Self.maxDimension, field)
+            // Numbers, fractions too: seed 004 sends a resized UIImage's size in points (CGFloat, 640 x 853.33).
+            try requireNumber(object, "width", in: 1...Double(Self.maxDimension), field)
+            try requireNumber(object, "height", in: 1...Double(Self.maxDimension), field)
             try optionalObjectKey(object, "thumbnailObjectKey", field)
             try checkSize(serialized, limit: configuration.maxCustomBytes, field)
         case .video:

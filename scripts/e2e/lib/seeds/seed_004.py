@@ -90,7 +90,9 @@ async def main():
         photo = png(16, 8)
         key, url = upload(alice, "1480000000.png", photo, "image/png")
         check(download(url) == photo, "file.url does not serve the upload")
-        sent.append(await send(alice_ws, bob_id, "image", {"objectKey": key, "width": 16, "height": 8}))
+        # KEY_WIDTH / KEY_HEIGHT: @(image.size.width) / @(image.size.height), a resized UIImage's CGFloat points.
+        size = {"width": 640, "height": 853.3333333333334}
+        sent.append(await send(alice_ws, bob_id, "image", {"objectKey": key, **size}))
         voice = b"#!AMR\n" + bytes(200)
         voice_key, _ = upload(alice, "1480000001.amr", voice, "audio/amr")
         sent.append(await send(alice_ws, bob_id, "audio", {"objectKey": voice_key, "durationSec": 2}))
@@ -98,7 +100,7 @@ async def main():
             got = decoded(wire.ImMessage, await bob_ws.event("message", id=message["id"]), "didRecieveMessage")
             check(got["fromId"] == alice_id, f"message.fromId {got['fromId']} is not the conversation's peer")
         image = json.loads(sent[1]["content"])
-        check(image == {"objectKey": key, "width": 16, "height": 8}, f"image content {sent[1]['content']!r}")
+        check(image == {"objectKey": key, **size}, f"image content {sent[1]['content']!r}")
         profiles = ok(http("POST", "/api/users/lookup", {"ids": [alice_id]}, token=bob["accessToken"]), wire.Lookup,
                       "loadUserWithUserId")
         check([p["id"] for p in profiles["users"]] == [alice_id], f"lookup {profiles}")
