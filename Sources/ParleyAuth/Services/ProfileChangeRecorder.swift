@@ -5,7 +5,8 @@ import ParleyPostgres
 /// messaging feature implements it (the `profile` event to friends, 1:1 peers and the user's other devices); the
 /// composition root passes it, so auth does not depend on messaging. Without one, nothing is told.
 ///
-/// - Parameter origin: the session whose request made the change (it has the answer), when there is one.
+/// - Parameter origin: the `Principal.origin` of the request that made the change (it has the answer), when there
+///   is one.
 public typealias ProfileChangeRecorder =
     @Sendable (
         _ appId: Int64, _ profile: PublicProfile, _ origin: String?, _ connection: PostgresConnection

@@ -31,7 +31,8 @@ public struct MessagingEvent: Sendable {
     public var appId: Int64
     public var conversationId: String
     public var audience: Audience
-    /// The session whose request caused the event: it gets the answer to its request and may skip the echo.
+    /// What caused the event (`Principal.origin`: a REST request's session, a frame's connection): it has the
+    /// answer, so it skips the echo.
     public var origin: String?
     public var payload: Payload
     /// Group membership changed: caches of the member list must be refreshed.

@@ -6,7 +6,7 @@ struct Delivery: Sendable {
     var appId: Int64
     var conversationId: String
     var audience: MessagingEvent.Audience
-    /// The session whose request caused it: it got the answer and skips the echo.
+    /// What caused it (`Principal.origin`): it got the answer and skips the echo.
     var origin: String?
     /// Typing notices skip all of the typer's own devices.
     var excludedUserId: String?
