@@ -13,9 +13,7 @@ public final class PostgresClient: Sendable {
     let logger: Logger
     let pools: [LoopPool]
     let session: SessionConnection
-    let transactionIDFlush = TransactionIDFlush()
-    /// The xid of the newest `flushTransactionIDs` commit known to be on disk (0: none yet).
-    let flushedTransactionID = Atomic<UInt64>(0)
+    let transactionIDFlush: TransactionIDFlush
 
     public init(
         configuration: PostgresConfiguration, group: EventLoopGroup, logger: Logger,
@@ -26,10 +24,12 @@ public final class PostgresClient: Sendable {
         self.logger = logger
         let loops = group.loops
         let resolver = HostResolver(conninfo: configuration.conninfo)
+        let flush = TransactionIDFlush()
+        transactionIDFlush = flush
         pools = loops.enumerated().map { index, loop in
             LoopPool(
                 loop: loop, maxConnections: configuration.connectionsPerLoop(index: index, loopCount: loops.count),
-                configuration: configuration, resolver: resolver, logger: logger)
+                configuration: configuration, resolver: resolver, logger: logger, reconnected: flush.forget)
         }
         session = SessionConnection(
             loop: group.next(), configuration: configuration, resolver: resolver, logger: logger,

@@ -18,9 +18,15 @@ final class TransactionIDFlush: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The xid of the newest commit known to be on disk (0: none yet, or forgotten).
+    let flushed = Atomic<UInt64>(0)
     /// Commits started so far, and callers waiting for the next one (for tests).
     let commitsStarted = Atomic<Int>(0)
     var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Called when the pool reconnects: the server it reaches may not be the one that flushed (a failover to a
+    /// standby that lacked the end of the WAL gives out lower xids again), so the next horizon is flushed anew.
+    func forget() { flushed.store(0, ordering: .releasing) }
 
     /// Returns once a `commit` that started after this call has returned; throws its error.
     func flush(_ commit: @escaping @Sendable () async throws -> Void) async throws {
@@ -64,7 +70,7 @@ extension PostgresClient {
     /// a horizon read on the primary (a standby cannot write).
     public func flushTransactionIDs(below horizon: UInt64) async throws {
         // Recovery starts above a flushed commit's xid, so a horizon up to one above it is covered.
-        guard horizon > flushedTransactionID.load(ordering: .acquiring) + 1 else { return }
+        guard horizon > transactionIDFlush.flushed.load(ordering: .acquiring) + 1 else { return }
         try await transactionIDFlush.flush { [self] in
             // The WAL message gives the statement an xid; the setting makes its commit wait for the local flush even
             // where the server's default (`off`) does not, and otherwise keeps the default: with synchronous
@@ -78,7 +84,7 @@ extension PostgresClient {
                 """)
             // Known only once the commit is on disk: `query` returns after it.
             if let xid = UInt64(try rows[0].decode("xid", as: String.self)) {
-                _ = flushedTransactionID.max(xid, ordering: .releasing)
+                _ = transactionIDFlush.flushed.max(xid, ordering: .releasing)
             }
         }
     }

@@ -95,7 +95,7 @@ private struct Refused: Error {}
                 .decode("flushed", as: Bool.self)
             #expect(flushed)
             #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 1)
-            let flushedXID = client.flushedTransactionID.load(ordering: .relaxed)
+            let flushedXID = client.transactionIDFlush.flushed.load(ordering: .relaxed)
             #expect(flushedXID >= horizon)
 
             // Covered by that flush: nothing to do.
@@ -107,7 +107,33 @@ private struct Refused: Error {}
             #expect(later > flushedXID)
             try await client.flushTransactionIDs(below: later + 1)
             #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 2)
-            #expect(client.flushedTransactionID.load(ordering: .relaxed) > later)
+            #expect(client.transactionIDFlush.flushed.load(ordering: .relaxed) > later)
+        }
+    }
+
+    /// A new connection may reach another server (after a failover, a promoted standby that lacked the end of the
+    /// WAL gives out lower xids again): what was flushed before is forgotten, and the next horizon is flushed anew.
+    @Test func aReconnectedPoolFlushesAgain() async throws {
+        try await withTestClient { client, url in
+            let horizon = try #require(
+                UInt64(
+                    try await client.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x")[0]
+                        .decode("x", as: String.self)))
+            try await client.flushTransactionIDs(below: horizon)
+            try await client.flushTransactionIDs(below: horizon)
+            #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 1)
+            try await withAdminClient(url: url) { admin in
+                _ = try await admin.query(
+                    """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND application_name = 'parley_test'
+                    """)
+            }
+            // The next query finds its connection closed and opens another.
+            #expect(try await eventually { (try? await client.query("SELECT 1")) != nil } != nil)
+            #expect(client.transactionIDFlush.flushed.load(ordering: .relaxed) == 0)
+            try await client.flushTransactionIDs(below: horizon)
+            #expect(client.transactionIDFlush.commitsStarted.load(ordering: .relaxed) == 2)
         }
     }
 }

@@ -23,12 +23,17 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
     private var connectFailureLogged = false
     private var drainedWaiters: [() -> Void] = []
     private let maxAttempts: Int
+    /// Told when a connection opens after one closed (before it serves a request): the server it reaches may not
+    /// be the one before (a failover).
+    private let reconnected: @Sendable () -> Void
+    private var lostAConnection = false
 
     init(
         loop: EventLoop, maxConnections: Int, configuration: PostgresConfiguration, resolver: HostResolver,
-        logger: Logger
+        logger: Logger, reconnected: @escaping @Sendable () -> Void = {}
     ) {
         self.loop = loop
+        self.reconnected = reconnected
         self.configuration = configuration
         self.resolver = resolver
         self.logger = logger.with("event_loop", .int(loop.index))
@@ -156,6 +161,10 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
     }
 
     func connectionEstablished(_ connection: ConnectionDriver) {
+        if lostAConnection {
+            lostAConnection = false
+            reconnected()
+        }
         if connectFailureLogged {
             connectFailureLogged = false
             logger.info("database connection restored")
@@ -183,6 +192,7 @@ final class LoopPool: @unchecked Sendable, ConnectionDelegate {
 
     func connection(_ connection: ConnectionDriver, closedWith error: PostgresError) {
         drivers[ObjectIdentifier(connection)] = nil
+        lostAConnection = true
         logger.debug(
             "database connection closed", ["connection": .int(connection.id), "reason": .string(error.description)])
         let replace = machine.connectionClosed(connection)
