@@ -106,13 +106,42 @@ struct PushTokenRouteTests {
             #expect(try await Self.bind(fixture, users[2], ["token": token, "vendor": "apns"]).status == 201)
             #expect(try await Self.owner(fixture, token)?.userId == users[2].userId)
             // A device's refreshed token replaces its previous one of the same vendor; other vendors stay.
+            let tabletFirst = PushFixture.token()
+            _ = try await Self.bind(fixture, users[2], ["token": tabletFirst, "vendor": "apns", "deviceId": "tablet"])
             let voip = PushFixture.token()
-            _ = try await Self.bind(fixture, users[2], ["token": voip, "vendor": "apns_voip"])
+            _ = try await Self.bind(fixture, users[2], ["token": voip, "vendor": "apns_voip", "deviceId": "tablet"])
             let refreshed = PushFixture.token()
-            _ = try await Self.bind(fixture, users[2], ["token": refreshed, "vendor": "apns"])
-            #expect(try await Self.owner(fixture, token) == nil)
+            _ = try await Self.bind(fixture, users[2], ["token": refreshed, "vendor": "apns", "deviceId": "tablet"])
+            #expect(try await Self.owner(fixture, tabletFirst) == nil)
             #expect(try await Self.owner(fixture, refreshed)?.userId == users[2].userId)
             #expect(try await Self.owner(fixture, voip)?.vendor == "apns_voip")
+            // A token bound with no device (neither the binding's nor the session's) is not another device's to drop.
+            #expect(try await Self.owner(fixture, token)?.userId == users[2].userId)
+        }
+    }
+
+    /// Without a `deviceId` the device is the session's (its login named one); a session whose login named none
+    /// keeps every token: seed 001's SDK logs in without a device, so a user's phone and tablet share a session, and
+    /// the tablet's token must not unbind the phone's.
+    @Test func aTokenReplacesOnlyItsOwnDevicesPreviousOne() async throws {
+        try await MessagingFixture.run { fixture in
+            _ = try await fixture.users(1)
+            let phone = try Session(
+                try await fixture.client.login(appKey: fixture.appKey, username: "user0", deviceId: "phone-1"))
+            let old = PushFixture.token()
+            let new = PushFixture.token()
+            #expect(try await Self.bind(fixture, phone, ["token": old, "vendor": "apns"]).status == 201)
+            #expect(try await Self.bind(fixture, phone, ["token": new, "vendor": "apns"]).status == 201)
+            #expect(try await Self.owner(fixture, old) == nil, "the session's device refreshed its token")
+            #expect(try await Self.owner(fixture, new)?.userId == phone.userId)
+
+            let shared = try Session(try await fixture.client.login(appKey: fixture.appKey, username: "user0"))
+            let phoneToken = PushFixture.token()
+            let tabletToken = PushFixture.token()
+            #expect(try await Self.bind(fixture, shared, ["token": phoneToken, "vendor": "APNS"]).status == 201)
+            #expect(try await Self.bind(fixture, shared, ["token": tabletToken, "vendor": "APNS"]).status == 201)
+            #expect(try await Self.owner(fixture, phoneToken)?.sessionId == shared.sessionId)
+            #expect(try await Self.owner(fixture, tabletToken)?.sessionId == shared.sessionId)
         }
     }
 

@@ -16,9 +16,12 @@ public struct PushTokenRepository: Sendable {
         public var appUid: String? = nil
     }
 
-    /// Binds the token to the session and drops the session's previous token of the same vendor: a device has one
-    /// token per vendor, and a refreshed token replaces the old one instead of doubling its pushes. A token another
-    /// user holds moves only from the same device (its `deviceId`) or once that user's session has ended: false,
+    /// Binds the token to the session and drops the previous token of the same vendor and device: a device has one
+    /// token per vendor, and a refreshed token replaces the old one instead of doubling its pushes. The device is the
+    /// binding's `deviceId`, else the one the session logged in with. A session that names no device keeps every
+    /// token bound to it: devices whose logins named none share one session (seed 001's SDK logs in so), and one
+    /// device's token must not unbind another's; a stale token goes at the vendor's first "unregistered" answer.
+    /// A token another user holds moves only from the same device or once that user's session has ended: false,
     /// and nothing changed, otherwise.
     func bind(_ binding: Binding, appId: Int64, userId: String, sessionId: String) async throws -> Bool {
         do {
@@ -27,8 +30,10 @@ public struct PushTokenRepository: Sendable {
                     """
                     INSERT INTO push_tokens (app_id, vendor, token, user_id, session_id, device_id, bundle_id,
                                              environment, app_uid)
-                    VALUES (\(appId), \(binding.vendor.rawValue), \(binding.token), \(userId), \(sessionId),
-                            \(binding.deviceId), \(binding.bundleId), \(binding.environment.rawValue), \(binding.appUid))
+                    SELECT \(appId), \(binding.vendor.rawValue), \(binding.token), \(userId), \(sessionId),
+                           coalesce(nullif(\(binding.deviceId), ''),
+                                    (SELECT s.device_id FROM sessions s WHERE s.id = \(sessionId)), ''),
+                           \(binding.bundleId), \(binding.environment.rawValue), \(binding.appUid)
                     ON CONFLICT (app_id, vendor, token) DO UPDATE SET
                         user_id = EXCLUDED.user_id, session_id = EXCLUDED.session_id, device_id = EXCLUDED.device_id,
                         bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment,
@@ -37,15 +42,18 @@ public struct PushTokenRepository: Sendable {
                        OR (EXCLUDED.device_id <> '' AND push_tokens.device_id = EXCLUDED.device_id)
                        OR NOT EXISTS (SELECT 1 FROM sessions s
                                       WHERE s.id = push_tokens.session_id AND s.ended_at IS NULL)
-                    RETURNING 1
+                    RETURNING device_id
                     """)
-                guard !bound.isEmpty else { throw TokenHeld() }
-                _ = try await connection.query(
-                    """
-                    DELETE FROM push_tokens
-                    WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
-                      AND token <> \(binding.token)
-                    """)
+                guard let row = bound.first else { throw TokenHeld() }
+                let device = try row.decode("device_id", as: String.self)
+                if !device.isEmpty {
+                    _ = try await connection.query(
+                        """
+                        DELETE FROM push_tokens
+                        WHERE app_id = \(appId) AND session_id = \(sessionId) AND vendor = \(binding.vendor.rawValue)
+                          AND device_id = \(device) AND token <> \(binding.token)
+                        """)
+                }
                 return true
             }
         } catch is TokenHeld {
