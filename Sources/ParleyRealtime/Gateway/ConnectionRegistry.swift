@@ -107,8 +107,8 @@ final class ConnectionRegistry: Sendable {
         connections(appId: appId, userIds: userIds, excludingOrigin: excluded, online: { _ in })
     }
 
-    /// The same, also calling `online` with each of `userIds` that has a connection here (the excluded session
-    /// counts), in the same pass under the same locks.
+    /// The same, also calling `online` with each of `userIds` that has a connection here (an excluded origin's
+    /// connection counts), in the same pass under the same locks.
     func connections(
         appId: Int64, userIds: some Sequence<String>, excludingOrigin excluded: String?,
         online: (String) -> Void
