@@ -61,6 +61,32 @@ struct ConsentTests {
         }
     }
 
+    /// A signed login comes from the app's backend, which asks its users itself (seed 000 shows its own sheet on a
+    /// 1033 and tells the IM server nothing): after a policy change, the user's next signed login is consented.
+    @Test func aSignedLoginVouchesForThePolicyInForce() async throws {
+        try await withLiveApp { live in
+            let (app, secret) = try await live.createApp(privacyVersion: 1)
+            let client = live.client()
+            let login: [String: Any] = ["appKey": app.appKey, "userId": "tb_1", "platform": "ios", "deviceId": "d1"]
+            let before = try Session(try await live.signedLogin(appKey: app.appKey, secret: secret, login))
+            _ = try await live.auth.appRepository.update(appKey: app.appKey, privacyVersion: 2)
+            #expect(try await eventually { live.auth.directory.app(id: app.id)?.privacyVersion == 2 } != nil)
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "A"], token: before.accessToken).code == 1033
+            )
+
+            let after = try Session(try await live.signedLogin(appKey: app.appKey, secret: secret, login))
+            let changed = try await client.patch("/api/users/me", json: ["nickname": "B"], token: after.accessToken)
+            #expect(changed.status == 200)
+            #expect(changed.data["privacyVersion"] as? Int == 2)
+            #expect(try live.auth.authenticator.tokens.verify(after.accessToken, audience: .api).pv == 2)
+            // The consent is the user's: the token issued before the login passes too.
+            #expect(
+                try await client.patch("/api/users/me", json: ["nickname": "C"], token: before.accessToken).status
+                    == 200)
+        }
+    }
+
     /// Consent and the IM-token renewal issue tokens for a session, never a way to outlive it: consent answers a
     /// token only while the presented one predates the policy, and no token outlives the session's refresh token.
     @Test func noTokenRenewsItself() async throws {

@@ -195,13 +195,21 @@ struct UserRepository: Sendable {
 
     /// Records consent to `version` (never lowers an earlier, higher consent).
     func recordConsent(appId: Int64, userId: String, version: Int) async throws -> Int? {
-        let rows = try await database.query(
-            """
+        try await recordConsent(on: nil, appId: appId, userId: userId, version: version)
+    }
+
+    /// The same inside the caller's transaction (`connection`), or on its own (nil).
+    func recordConsent(on connection: PostgresConnection?, appId: Int64, userId: String, version: Int) async throws
+        -> Int?
+    {
+        let query: PostgresQuery = """
             UPDATE users SET privacy_version_consented = greatest(privacy_version_consented, \(version)),
                              consented_at = now(), updated_at = now()
             WHERE app_id = \(appId) AND id = \(userId)
             RETURNING privacy_version_consented
-            """)
+            """
+        let rows: PostgresRows
+        if let connection { rows = try await connection.query(query) } else { rows = try await database.query(query) }
         return try rows.first?.decode(0, as: Int.self)
     }
 

@@ -101,14 +101,23 @@ final class SessionService: Sendable {
     /// A signed login from the app's backend: the user is created on first use. When the user already holds an
     /// open signed session on the same platform and device id, that session is renewed (new tokens, same session:
     /// its sockets and push tokens stay, nobody is displaced); otherwise a session opens under the app's policy.
+    /// The backend vouches for the user's consent to the privacy policy in force, as it does when the login creates
+    /// the user: its users agree in its own app (seed 000 asks on a 1033 and tells the IM server nothing), so after a
+    /// policy change their next signed login is consented, not answered 1033 forever.
     func externalLogin(app: AppSettings, userId: String, device: DeviceInfo) async throws -> SignedLoginResponse {
         let refresh = newRefreshToken(app: app)
         let (user, sessionId, renewed, displaced) = try await database.withTransaction { connection in
             _ = try await users.findOrCreateExternal(
                 on: connection, appId: app.id, userId: userId,
                 consentedVersion: app.privacyVersion)
-            let user = try await lockUser(on: connection, app: app, userId: userId)
+            var user = try await lockUser(on: connection, app: app, userId: userId)
             guard user.passwordHash == nil else { throw APIError.passwordAccount }
+            if user.profile.privacyVersion < app.privacyVersion,
+                let recorded = try await users.recordConsent(
+                    on: connection, appId: app.id, userId: userId, version: app.privacyVersion)
+            {
+                user.profile.privacyVersion = recorded
+            }
             if let sessionId = try await sessions.renewable(
                 on: connection, appId: app.id, userId: userId, device: device)
             {
