@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # The common core of the benchmark scripts (scripts/bench, bench-auth, bench-files, bench-messaging,
-# bench-realtime, bench-updates, bench-cluster). Source it after scripts/lib/common.sh; do not execute it.
+# bench-realtime, bench-updates, bench-cluster, bench-search). Source it after scripts/lib/common.sh; do not execute
+# it.
 #
 # Lifecycle
 #   bench_setup NAME              TMP: a fresh directory /tmp/parley-NAME.XXXXXX, PG_DIR=$TMP/pg, RESULTS (below).
@@ -35,6 +36,9 @@
 #                                      leading cells ("a | b")
 #   bench_commit                       short HEAD, + " + uncommitted changes" when the tree differs from it
 #   bench_cpu                          the CPU model
+#   bench_cpu_ticks PID                "server_ticks database_ticks": CPU time (utime + stime, clock ticks) so far of
+#                                      process PID and of the cluster in PG_DIR (the postmaster, its children, and
+#                                      the children it reaped: a backend that ended stays counted)
 
 if [[ -n ${_PARLEY_BENCH_SOURCED:-} ]]; then
     return 0
@@ -222,4 +226,17 @@ bench_commit() {
 
 bench_cpu() {
     sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1
+}
+
+bench_cpu_ticks() {
+    local server=$1 postmaster child
+    postmaster=$(head -n 1 "$PG_DIR/data/postmaster.pid" 2>/dev/null || true)
+    [[ -n $postmaster ]] || die "no postmaster.pid in $PG_DIR/data"
+    {
+        awk '{ sub(/.*\) /, ""); print "s", $12 + $13 }' "/proc/$server/stat" 2>/dev/null || true
+        awk '{ sub(/.*\) /, ""); print "d", $12 + $13 + $14 + $15 }' "/proc/$postmaster/stat" 2>/dev/null || true
+        for child in $(pgrep -P "$postmaster" 2>/dev/null || true); do
+            awk '{ sub(/.*\) /, ""); print "d", $12 + $13 }' "/proc/$child/stat" 2>/dev/null || true
+        done
+    } | awk '{ t[$1] += $2 } END { printf "%d %d\n", t["s"], t["d"] }'
 }

@@ -3,7 +3,7 @@ import ParleyObservability
 import ParleyPostgres
 
 /// Turns queued messages into search entries (migrations/0037), off the send path: a send, an edit or a revoke only
-/// queues the message's id, and this worker tokenizes a batch of them in one statement. Any instance may run it (the
+/// queues the message's id, and this worker tokenizes a batch of them. Any instance may run it (the
 /// coordinator does, the others now and then, so a backlog is shared): each batch takes its queue rows with SKIP LOCKED and deletes them in the transaction that writes their entries, so a
 /// crash leaves them queued.
 public struct MessageSearchIndexer: Sendable {
@@ -17,33 +17,68 @@ public struct MessageSearchIndexer: Sendable {
     /// Indexes one batch; returns how many queued messages it took (`batchSize`: more may be waiting). A revoked
     /// message, or one no longer there, loses its entry.
     ///
+    /// One transaction, two statements: the first takes the batch off the queue and reads what is searchable in it;
+    /// the terms are computed here (`MessageSearchTerms`); the second writes them. Content of a shape the validators
+    /// refuse is left to the database's function (`parley_message_search_vector`, which the terms mirror).
+    ///
     /// The batch's ids are taken in an `ARRAY(...)` sub-select, which runs once. As `IN (SELECT ... FOR UPDATE)` the
     /// planner, seeing a queue that was empty when last analyzed (it usually is), joined it as the inner side of a
     /// nested loop: the locking sub-select ran again for every queued row, and locked up to 500 rows each time.
     @discardableResult
     func indexBatch() async throws -> Int {
-        let rows = try await database.query(
-            """
-            WITH taken AS (
-                DELETE FROM message_search_queue q
-                WHERE q.message_id = ANY (ARRAY(SELECT message_id FROM message_search_queue ORDER BY message_id
-                                                LIMIT \(Self.batchSize) FOR UPDATE SKIP LOCKED))
-                RETURNING q.message_id),
-            source AS (
-                SELECT t.message_id, m.app_id, m.conversation_id, m.seq, m.created_at,
-                       CASE WHEN m.revoked_at IS NULL AND m.msg_type IN ('text', 'richText')
-                            THEN parley_message_search_vector(m.conversation_id, m.msg_type, m.content) END AS vector
-                FROM taken t LEFT JOIN messages m ON m.id = t.message_id),
-            removed AS (
-                DELETE FROM message_search s USING source
-                WHERE s.message_id = source.message_id AND source.vector IS NULL),
-            written AS (
+        try await database.withTransaction { connection in
+            let taken = try await connection.query(
+                """
+                WITH taken AS (
+                    DELETE FROM message_search_queue q
+                    WHERE q.message_id = ANY (ARRAY(SELECT message_id FROM message_search_queue ORDER BY message_id
+                                                    LIMIT \(Self.batchSize) FOR UPDATE SKIP LOCKED))
+                    RETURNING q.message_id)
+                SELECT t.message_id, m.conversation_id, m.msg_type, m.content
+                FROM taken t
+                LEFT JOIN messages m ON m.id = t.message_id AND m.revoked_at IS NULL
+                                    AND m.msg_type IN ('text', 'richText')
+                """)
+            guard !taken.isEmpty else { return 0 }
+            var ids: [String] = []
+            var terms: [String?] = []
+            var searchable: [Bool] = []
+            ids.reserveCapacity(taken.count)
+            for row in taken {
+                ids.append(String(try row.decode("message_id", as: Int64.self)))
+                guard let conversationId = try row.decode("conversation_id", as: String?.self),
+                    let msgType = try row.decode("msg_type", as: String?.self),
+                    let content = try row.decode("content", as: String?.self)
+                else {
+                    terms.append(nil)
+                    searchable.append(false)
+                    continue
+                }
+                terms.append(
+                    MessageSearchTerms.terms(conversationId: conversationId, msgType: msgType, content: content))
+                searchable.append(true)
+            }
+            _ = try await connection.query(
+                """
+                WITH source AS (
+                    SELECT s.message_id, s.terms, s.searchable
+                    FROM unnest(\(PostgresTextArray(ids))::bigint[], \(PostgresTextArray(optionals: terms))::text[],
+                                \(PostgresTextArray(searchable.map { $0 ? "t" : "f" }))::boolean[])
+                        AS s(message_id, terms, searchable)),
+                removed AS (
+                    DELETE FROM message_search e USING source
+                    WHERE e.message_id = source.message_id AND NOT source.searchable)
                 INSERT INTO message_search (message_id, app_id, conversation_id, seq, created_at, vector)
-                SELECT message_id, app_id, conversation_id, seq, created_at, vector FROM source WHERE vector IS NOT NULL
-                ON CONFLICT (message_id) DO UPDATE SET vector = EXCLUDED.vector)
-            SELECT count(*) AS taken FROM taken
-            """)
-        return try rows[0].decode("taken", as: Int.self)
+                SELECT m.id, m.app_id, m.conversation_id, m.seq, m.created_at,
+                       CASE WHEN source.terms IS NULL
+                            THEN parley_message_search_vector(m.conversation_id, m.msg_type, m.content)
+                            ELSE array_to_tsvector(string_to_array(source.terms, E'\\n')) END
+                FROM source JOIN messages m ON m.id = source.message_id
+                WHERE source.searchable
+                ON CONFLICT (message_id) DO UPDATE SET vector = EXCLUDED.vector
+                """)
+            return taken.count
+        }
     }
 
     /// Indexes batch after batch until the queue is empty (what each pass of the worker does; tests call it to search
