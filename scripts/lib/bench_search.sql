@@ -3,6 +3,9 @@
 -- every 7th message is rich text, every 11th an image, every 47th revoked. Psql variables: app_id, user_id, messages,
 -- conversations, stride.
 \set ON_ERROR_STOP 1
+-- One transaction: the server's indexer, already running, must not index part of the corpus between the insert and
+-- the statement below that indexes all of it (its entries would collide).
+BEGIN;
 CREATE TEMPORARY TABLE bench_words AS
 SELECT array['hello','meeting','tomorrow','project','coffee','weekend','thanks','photo','dinner','office',
              'deadline','report','travel','music','family','budget','holiday','station','airport','library',
@@ -46,4 +49,5 @@ SELECT id, app_id, conversation_id, seq, created_at, parley_message_search_vecto
 FROM messages
 WHERE msg_type IN ('text', 'richText') AND revoked_at IS NULL;
 TRUNCATE message_search_queue;
+COMMIT;
 ANALYZE conversations; ANALYZE conversation_members; ANALYZE messages; ANALYZE message_search;

@@ -31,7 +31,14 @@ public struct MessageSearchIndexer: Sendable {
             // was small (a new deployment's first burst) had it planned as a scan, materialized and read again for
             // each message of the batch: a quarter of a second per batch, the queue drained at a few thousand
             // messages a second, and a single index lookup each is never worse.
-            _ = try await connection.query("SET LOCAL enable_seqscan = off")
+            // The batch's queue rows stay locked until the commit: an edit or a revoke of one of its messages waits
+            // for it (its trigger queues the message again). An instance that stalls between the two statements
+            // loses the transaction after a few seconds instead of holding them.
+            _ = try await connection.query(
+                """
+                SELECT set_config('enable_seqscan', 'off', true),
+                       set_config('idle_in_transaction_session_timeout', '5s', true)
+                """)
             let taken = try await connection.query(
                 """
                 WITH taken AS (

@@ -1,12 +1,13 @@
 import ParleyJSON
 
 /// The index terms of a message, computed in the server instead of in PostgreSQL: the lexemes that
-/// `parley_message_search_vector` (migrations/0031) gives, exactly, so that searches written against that function
-/// (its query terms, its recheck) find what is indexed here. Tokenizing in PostgreSQL took six regular expression
-/// passes per message on the one primary every instance shares; here it is a few passes over the scalars, on the
-/// instance that runs the indexer.
+/// `parley_message_search_vector` (migrations/0031) gives, so that searches written against that function (its query
+/// terms, its recheck) find what is indexed here. Where the two could differ (characters whose Unicode data differs
+/// between Swift's tables and PostgreSQL's ICU, U+1680, content the validators refuse) the function decides.
+/// Tokenizing in PostgreSQL took six regular expression passes per message on the one primary every instance shares;
+/// here it is one pass over the scalars, on the instance that runs the indexer.
 ///
-/// `MessageSearchTermsTests` compares the two on texts drawn from every class of character they treat differently.
+/// `MessageSearchTermsTests` compares the two on every character in the contexts that matter, and on random texts.
 enum MessageSearchTerms {
     /// The lexemes of a `text` or `richText` message, one per line (what `string_to_array(terms, E'\\n')` splits):
     /// nil when the content is not the shape the validators accept (a JSON string; an object whose `text`, if
@@ -27,9 +28,11 @@ enum MessageSearchTerms {
 
     /// The lexemes of a searchable text, one per line, each term after the conversation's id and a space: every word
     /// (a run of the word class, cut to 64 characters) and every overlapping pair of each CJK run plus the run's last
-    /// character. nil for a text holding U+1680 (OGHAM SPACE MARK): the function keeps it as a word character but
-    /// then splits at it, even before the first lexeme, as ICU calls it a space; such texts are left to it.
+    /// character. nil, leaving the text to the function, for a text holding a character the two may not treat alike
+    /// (`isShared`), or U+1680 (OGHAM SPACE MARK): the function keeps that one as a word character but then splits at
+    /// it, even before the first lexeme, as ICU calls it a space.
     static func terms(conversationId: String, text: String) -> String? {
+        guard text.unicodeScalars.allSatisfy(isShared) else { return nil }
         let scalars = lowered(text)
         if scalars.contains("\u{1680}") { return nil }
         var utf8: [UInt8] = []
@@ -56,6 +59,28 @@ enum MessageSearchTerms {
             }
         }
         return String(decoding: utf8, as: UTF8.self)
+    }
+
+    // MARK: - Unicode versions
+
+    /// The Unicode version of the ICU that PostgreSQL lower-cases with: Debian 12's ICU 72, the oldest this server
+    /// supports (a newer ICU agrees on every character assigned by then, save `changedSince`).
+    static let databaseUnicode = (major: 15, minor: 0)
+
+    /// Characters assigned by `databaseUnicode` whose case properties a later Unicode changed: Swift's tables are
+    /// newer than ICU 72's, so the two would lower-case or classify them differently.
+    static let changedSince: Set<UInt32> = [0x0295, 0x1171E]
+
+    /// Whether Swift's tables and the database's ICU treat `scalar` alike: ASCII, or assigned by `databaseUnicode`
+    /// and not changed since. A text with any other character is left to the database's function.
+    static func isShared(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return true }
+        guard let age = scalar.properties.age else { return false }
+        let major = Int(age.major)
+        let minor = Int(age.minor)
+        guard major < databaseUnicode.major || (major == databaseUnicode.major && minor <= databaseUnicode.minor)
+        else { return false }
+        return !changedSince.contains(scalar.value)
     }
 
     // MARK: - Character classes
