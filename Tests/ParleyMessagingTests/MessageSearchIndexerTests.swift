@@ -33,4 +33,37 @@ import Testing
             #expect(try none[0].decode("n", as: Int.self) == 0)
         }
     }
+
+    /// An edit whose transaction is still open when the indexer takes its batch (its trigger found the message
+    /// already queued): the indexer passes over the message until the edit commits, and then indexes the new text
+    /// (migrations/0043). Before, it indexed the old text and the message was never queued again.
+    @Test func anEditInFlightIsIndexedOnceItCommits() async throws {
+        try await withMigratedClient(poolSize: 2) { client in
+            let inserted = try await client.query(
+                """
+                INSERT INTO messages (app_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content,
+                                      counted_prefix, created_at)
+                VALUES (1, 'sg:t', 1, 'a', 't', 'group', 'text', '"hello world"', 1, now())
+                RETURNING id
+                """)
+            let id = try inserted[0].decode("id", as: Int64.self)
+            let indexer = MessageSearchIndexer(database: client, logger: TestEnvironment.capturingLogger().logger)
+            try await client.withConnection { editor in
+                try await editor.execute(unsafeSQL: "BEGIN")
+                try await editor.execute(
+                    unsafeSQL: "UPDATE messages SET content = '\"goodbye moon\"', edited_at = now() WHERE id = \(id)")
+                // The edit holds the queue row: this pass, on the pool's other connection, leaves it.
+                #expect(try await indexer.indexBatch() == 0)
+                try await editor.execute(unsafeSQL: "COMMIT")
+            }
+            try await indexer.drain()
+            let entry = try await client.query(
+                """
+                SELECT s.vector = parley_message_search_vector(m.conversation_id, m.msg_type, m.content) AS current
+                FROM message_search s JOIN messages m ON m.id = s.message_id WHERE s.message_id = \(id)
+                """)
+            #expect(entry.count == 1)
+            #expect(try entry.first?.decode("current", as: Bool.self) == true)
+        }
+    }
 }
