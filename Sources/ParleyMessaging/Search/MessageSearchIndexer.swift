@@ -18,8 +18,9 @@ public struct MessageSearchIndexer: Sendable {
     /// message, or one no longer there, loses its entry.
     ///
     /// One transaction, two statements: the first takes the batch off the queue and reads what is searchable in it;
-    /// the terms are computed here (`MessageSearchTerms`); the second writes them. Content of a shape the validators
-    /// refuse is left to the database's function (`parley_message_search_vector`, which the terms mirror).
+    /// the terms are computed here (`MessageSearchTerms`); the second writes them. What the terms leave out (content of
+    /// a shape the validators refuse, characters the two Unicode tables may disagree on) is left to the database's
+    /// function (`parley_message_search_vector`, which the terms mirror).
     ///
     /// The batch's ids are taken in an `ARRAY(...)` sub-select, which runs once. As `IN (SELECT ... FOR UPDATE)` the
     /// planner, seeing a queue that was empty when last analyzed (it usually is), joined it as the inner side of a
