@@ -62,6 +62,15 @@ public final class PostgresClient: Sendable {
 
     // MARK: Queries
 
+    /// Runs one statement on `connection` (inside its caller's transaction) when one is given, else on a pooled
+    /// connection: for repository functions that serve both.
+    public func query(_ query: PostgresQuery, on connection: PostgresConnection?) async throws(PostgresError)
+        -> PostgresRows
+    {
+        if let connection { return try await connection.query(query) }
+        return try await self.query(query)
+    }
+
     /// Runs one statement on a pooled connection. Fails with `.unavailable` when the database cannot be
     /// reached, `.timeout` when no connection is free within `acquireTimeout`, `.server` for SQL errors.
     public func query(_ query: PostgresQuery) async throws(PostgresError) -> PostgresRows {

@@ -36,6 +36,10 @@
 #                                      leading cells ("a | b")
 #   bench_commit                       short HEAD, + " + uncommitted changes" when the tree differs from it
 #   bench_cpu                          the CPU model
+#   bench_wait_search_queue DB SECS    until the search indexer has taken every message queued in database DB of the
+#                                      cluster on PG_PORT (looked at every 250 ms, a new session each time: one session
+#                                      looping in a DO block would hold its snapshot, and with it the horizon that lets
+#                                      the indexer's scans skip the queue rows it deleted); dies after SECS seconds
 #   bench_cpu_ticks PID                "server_ticks database_ticks": CPU time (utime + stime, clock ticks) so far of
 #                                      process PID and of the cluster in PG_DIR (the postmaster, its children, and
 #                                      the children it reaped: a backend that ended stays counted)
@@ -239,4 +243,15 @@ bench_cpu_ticks() {
             awk '{ sub(/.*\) /, ""); print "d", $12 + $13 }' "/proc/$child/stat" 2>/dev/null || true
         done
     } | awk '{ t[$1] += $2 } END { printf "%d %d\n", t["s"], t["d"] }'
+}
+
+bench_wait_search_queue() {
+    local database=$1 deadline=$((SECONDS + $2)) left
+    while true; do
+        left=$(pg_psql "$PG_PORT" "$database" -tAc "SELECT count(*) FROM message_search_queue") \
+            || die "could not read the search queue"
+        ((left > 0)) || return 0
+        ((SECONDS < deadline)) || die "the search indexer left $left messages queued after $2 s"
+        sleep 0.25
+    done
 }

@@ -208,9 +208,7 @@ struct UserRepository: Sendable {
             WHERE app_id = \(appId) AND id = \(userId)
             RETURNING privacy_version_consented
             """
-        let rows: PostgresRows
-        if let connection { rows = try await connection.query(query) } else { rows = try await database.query(query) }
-        return try rows.first?.decode(0, as: Int.self)
+        return try await database.query(query, on: connection).first?.decode(0, as: Int.self)
     }
 
     // MARK: Deletion

@@ -95,8 +95,7 @@ struct InteractionRepository: Sendable {
             GROUP BY message_id, emoji
             ORDER BY message_id, min(created_at), emoji
             """
-        let rows: PostgresRows
-        if let connection { rows = try await connection.query(query) } else { rows = try await database.query(query) }
+        let rows = try await database.query(query, on: connection)
         var byMessage: [Int64: [MessageReaction]] = [:]
         for row in rows {
             byMessage[try row.decode("message_id"), default: []].append(
