@@ -38,7 +38,7 @@ import Testing
     /// already queued): the indexer passes over the message until the edit commits, and then indexes the new text
     /// (migrations/0043). Before, it indexed the old text and the message was never queued again.
     @Test func anEditInFlightIsIndexedOnceItCommits() async throws {
-        try await withMigratedClient(poolSize: 2) { client in
+        try await withMigratedClient { client in
             let inserted = try await client.query(
                 """
                 INSERT INTO messages (app_id, conversation_id, seq, from_id, to_id, chat_type, msg_type, content,
@@ -48,13 +48,18 @@ import Testing
                 """)
             let id = try inserted[0].decode("id", as: Int64.self)
             let indexer = MessageSearchIndexer(database: client, logger: TestEnvironment.capturingLogger().logger)
-            try await client.withConnection { editor in
-                try await editor.execute(unsafeSQL: "BEGIN")
-                try await editor.execute(
-                    unsafeSQL: "UPDATE messages SET content = '\"goodbye moon\"', edited_at = now() WHERE id = \(id)")
-                // The edit holds the queue row: this pass, on the pool's other connection, leaves it.
-                #expect(try await indexer.indexBatch() == 0)
-                try await editor.execute(unsafeSQL: "COMMIT")
+            // The edit on a client of its own: one client's pools are per event loop, and the indexer's transaction
+            // must not wait for the connection the edit holds.
+            try await withPostgresClient(client.configuration) { editing in
+                try await editing.withConnection { editor in
+                    try await editor.execute(unsafeSQL: "BEGIN")
+                    try await editor.execute(
+                        unsafeSQL:
+                            "UPDATE messages SET content = '\"goodbye moon\"', edited_at = now() WHERE id = \(id)")
+                    // The edit holds the queue row: this pass leaves it.
+                    #expect(try await indexer.indexBatch() == 0)
+                    try await editor.execute(unsafeSQL: "COMMIT")
+                }
             }
             try await indexer.drain()
             let entry = try await client.query(
