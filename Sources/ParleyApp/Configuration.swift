@@ -285,8 +285,14 @@ public struct Configuration: Sendable {
             name: "PARLEY_WS_PENDING_BYTES", defaultValue: "2097152",
             help: "request frames one WebSocket may have waiting for answers (close 4004 past it)"),
         Setting(
-            name: "PARLEY_WS_MAX_SOCKETS_PER_SESSION", defaultValue: "4",
-            help: "WebSocket connections one session may hold; a newer one closes the oldest (4502)"),
+            name: "PARLEY_WS_PROBE_SOCKETS_PER_SESSION", defaultValue: "4",
+            help: "past this many WebSockets of one session, a newer one pings the oldest; silent ones close (4001)"),
+        Setting(
+            name: "PARLEY_WS_PROBE_SECONDS", defaultValue: "10",
+            help: "how long a probed WebSocket has to answer before it is closed (4001)"),
+        Setting(
+            name: "PARLEY_WS_MAX_SOCKETS_PER_SESSION", defaultValue: "16",
+            help: "WebSocket connections one session may hold, live or not; a newer one closes the oldest (4502)"),
         Setting(
             name: "PARLEY_WS_PING_SECONDS", defaultValue: "30",
             help: "ping idle WebSocket connections this often; two missed pongs close them (4001)"),
@@ -512,7 +518,9 @@ public struct Configuration: Sendable {
         // Any one frame must fit in the backlog.
         realtime.maxPendingRequestBytes = try integer(
             "PARLEY_WS_PENDING_BYTES", max(2 << 20, wsMessageBytes), range: wsMessageBytes...(1 << 30))
-        realtime.maxConnectionsPerSession = try integer("PARLEY_WS_MAX_SOCKETS_PER_SESSION", 4, range: 1...1000)
+        realtime.probeConnectionsPerSession = try integer("PARLEY_WS_PROBE_SOCKETS_PER_SESSION", 4, range: 1...1000)
+        realtime.socketProbeTimeout = .seconds(try integer("PARLEY_WS_PROBE_SECONDS", 10, range: 1...300))
+        realtime.maxConnectionsPerSession = try integer("PARLEY_WS_MAX_SOCKETS_PER_SESSION", 16, range: 1...1000)
         realtime.webSocket.pingInterval = .seconds(try integer("PARLEY_WS_PING_SECONDS", 30, range: 1...3600))
         realtime.webSocket.maxBufferedOutgoingBytes = try integer(
             "PARLEY_WS_MAX_QUEUED_BYTES", 4 << 20,

@@ -25,8 +25,14 @@ public struct RealtimeConfiguration: Sendable {
     /// Bytes of request frames one connection may have waiting (the one being answered included); past them it is
     /// closed with 4004. At least `webSocket.maxMessageBytes`, so that any one frame fits.
     public var maxPendingRequestBytes = 2 << 20
-    /// Sockets one session (one device's login) may hold; a newer one closes the oldest with 4502.
-    public var maxConnectionsPerSession = 4
+    /// Sockets of one session past which a newer one makes the session's oldest prove they are alive: each is pinged,
+    /// and closed with 4001 unless it answers within `socketProbeTimeout`. A device reconnecting over a flaky network
+    /// leaves dead sockets behind that this reaps long before their heartbeat fails, while a session's live sockets
+    /// stay: one login may serve several (seed 001's SDK opens one per screen, and its devices share a session).
+    public var probeConnectionsPerSession = 4
+    public var socketProbeTimeout: Duration = .seconds(10)
+    /// Sockets one session may hold, live or not; a newer one closes the oldest with 4502.
+    public var maxConnectionsPerSession = 16
     /// `typing` notices forwarded per connection and second; more are acknowledged and dropped.
     public var typingPerSecond = 2
     /// A `presence` event frame goes to each subscriber connection at most once per this window, carrying the

@@ -8,7 +8,8 @@ import ParleyNet
 /// It reassembles fragmented messages (§5.4) with control frames interleaved, bounds a message across its
 /// fragments (1009), validates text incrementally and fails fast on the first invalid byte (1007), runs the
 /// closing handshake in both directions (§7), answers pings, and pings an idle peer every `pingInterval`,
-/// dropping one that leaves `missedPongLimit` pings in a row unanswered.
+/// dropping one that leaves `missedPongLimit` pings in a row unanswered. On request it probes the peer at once
+/// (`probe`): a ping, and the connection dropped unless some frame arrives before the probe's deadline.
 ///
 /// Failing the connection (§7.1.7) sends a Close with the error's code, then keeps reading until the peer's
 /// Close arrives or `closeTimeout` passes, and only then closes TCP: closing at once with unread input
@@ -49,6 +50,8 @@ public struct WebSocketConnectionStateMachine: Sendable {
     private var lastPingSentAt: Instant?
     private var unansweredPings = 0
     private var pingCounter: UInt32 = 0
+    /// A probe is waiting for any frame from the peer until then.
+    private var probeDeadline: Instant?
 
     /// The code and reason of the peer's Close frame, once received (code nil: the frame had none).
     public private(set) var receivedClose: (code: WebSocketCloseCode?, reason: String)?
@@ -69,9 +72,14 @@ public struct WebSocketConnectionStateMachine: Sendable {
     public var nextDeadline: Instant? {
         switch state {
         case .open:
-            guard let interval = configuration.pingInterval else { return nil }
-            let base = max(lastReceivedAt, lastPingSentAt ?? lastReceivedAt)
-            return base + interval
+            let heartbeat = configuration.pingInterval.map {
+                max(lastReceivedAt, lastPingSentAt ?? lastReceivedAt) + $0
+            }
+            switch (heartbeat, probeDeadline) {
+            case (let heartbeat?, let probe?): return min(heartbeat, probe)
+            case (let deadline?, nil), (nil, let deadline?): return deadline
+            case (nil, nil): return nil
+            }
         case .closeSent(let deadline):
             return deadline
         case .closed:
@@ -93,6 +101,7 @@ public struct WebSocketConnectionStateMachine: Sendable {
         // Any frame proves the peer is alive.
         lastReceivedAt = now
         unansweredPings = 0
+        probeDeadline = nil
         switch state {
         case .closed:
             return .none
@@ -136,26 +145,24 @@ public struct WebSocketConnectionStateMachine: Sendable {
             state = .closed
             return [.dropTransport]
         case .open:
+            if let probeDeadline, now >= probeDeadline { return heartbeatLost(reason: "no answer to a liveness probe") }
             guard let interval = configuration.pingInterval else { return .none }
             if now.since(lastReceivedAt) < interval { return .none }
             if let lastPingSentAt, now.since(lastPingSentAt) < interval { return .none }
-            if unansweredPings >= configuration.missedPongLimit {
-                state = .closed
-                sentCloseCode = .heartbeatTimeout
-                dropMessage()
-                return [.sendClose(.heartbeatTimeout, reason: "heartbeat timeout"), .dropTransport]
-            }
+            if unansweredPings >= configuration.missedPongLimit { return heartbeatLost(reason: "heartbeat timeout") }
             unansweredPings += 1
-            lastPingSentAt = now
-            pingCounter &+= 1
-            let n = pingCounter
-            return [
-                .sendPing([
-                    UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
-                    UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n),
-                ])
-            ]
+            return ping(now: now)
         }
+    }
+
+    /// The application doubts the peer is still there (a newer connection of its session came in): ping it now
+    /// and drop the connection, as a missed heartbeat (4001), unless some frame arrives within `timeout`. A probe
+    /// already waiting keeps its earlier deadline; a peer that answers is left alone.
+    public mutating func probe(within timeout: Duration, now: Instant) -> WebSocketActions {
+        guard case .open = state else { return .none }
+        if let probeDeadline, probeDeadline <= now + timeout { return .none }
+        probeDeadline = now + timeout
+        return ping(now: now)
     }
 
     /// The application (or a server shutdown, with 1001) asks to close: start the closing handshake.
@@ -178,6 +185,26 @@ public struct WebSocketConnectionStateMachine: Sendable {
     }
 
     // MARK: Internals
+
+    private mutating func ping(now: Instant) -> WebSocketActions {
+        lastPingSentAt = now
+        pingCounter &+= 1
+        let n = pingCounter
+        return [
+            .sendPing([
+                UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
+                UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n),
+            ])
+        ]
+    }
+
+    /// The peer is presumed gone: nothing to wait for, so no closing handshake.
+    private mutating func heartbeatLost(reason: String) -> WebSocketActions {
+        state = .closed
+        sentCloseCode = .heartbeatTimeout
+        dropMessage()
+        return [.sendClose(.heartbeatTimeout, reason: reason), .dropTransport]
+    }
 
     private mutating func dataFrameReceived(_ frame: WebSocketFrame, kind: MessageKind, now: Instant)
         -> WebSocketActions

@@ -80,6 +80,14 @@ public final class WebSocketSession {
         updateTimer()
     }
 
+    /// Pings the peer now and closes with 4001 unless some frame arrives within `timeout` (see
+    /// `WebSocketConnectionStateMachine.probe`).
+    public func probe(within timeout: Duration) {
+        guard channel != nil else { return }
+        run(machine.probe(within: timeout, now: .now()))
+        updateTimer()
+    }
+
     /// Stops reading from the socket (e.g. while our answers are backpressured); frames already read wait.
     public func pauseReading() {
         guard !readingPaused else { return }
@@ -334,6 +342,7 @@ public struct WebSocketSessionHandle: @unchecked Sendable, Hashable {
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") {
         perform { $0.close(code: code, reason: reason) }
     }
+    public func probe(within timeout: Duration) { perform { $0.probe(within: timeout) } }
 
     /// Sends one encoded frame to many sessions with one hop per event loop (not one per session): the fan-out
     /// path of a group message.

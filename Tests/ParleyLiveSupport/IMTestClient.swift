@@ -16,11 +16,15 @@ public final class IMTestClient: @unchecked Sendable {
     public let hello: [String: Any]
 
     /// Connects with the token in `Authorization` (or `?token=` when `tokenInQuery`) and reads the hello.
-    public static func connect(port: UInt16, token: String, tokenInQuery: Bool = false) async throws -> IMTestClient {
+    /// `answersPings` false: a device that is gone without having closed (it reads, but never answers a ping).
+    public static func connect(port: UInt16, token: String, tokenInQuery: Bool = false, answersPings: Bool = true)
+        async throws -> IMTestClient
+    {
         try await onDedicatedThread {
             let path = tokenInQuery ? "/ws?token=\(token)" : "/ws"
             let headers = tokenInQuery ? [] : [("Authorization", "Bearer \(token)")]
             let socket = try WebSocketClient(port: port, path: path, headers: headers, timeout: .seconds(10))
+            socket.answersPings = answersPings
             guard case .text(let text) = try socket.receiveMessage(timeout: .seconds(10)),
                 let hello = Self.decode(text), hello["type"] as? String == "hello"
             else {

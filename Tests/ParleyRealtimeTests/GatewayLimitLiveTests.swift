@@ -7,7 +7,8 @@ import Testing
 @testable import ParleyRealtime
 
 /// The gateway's bounds over real sockets: the message size (the largest legitimate frame fits, more closes
-/// 1009), the backlog of requests in bytes (4004), and the sockets of one session (4502).
+/// 1009), the backlog of requests in bytes (4004), and the sockets of one session (probed past one limit, 4001 for
+/// the silent; 4502 past the other).
 @Suite("Realtime gateway limits", .serialized)
 struct GatewayLimitLiveTests {
     @Test func aForwardOfFiftyMessagesFitsAndAFrameOverTheLimitCloses1009() async throws {
@@ -59,6 +60,38 @@ struct GatewayLimitLiveTests {
             }
             #expect(sent > 3)
             #expect(try await device.socket.waitForClose()?.rawValue == 4004)
+        }
+    }
+
+    @Test func pastTheProbeLimitASilentSocketIsClosed4001AndLiveOnesStay() async throws {
+        try await MessagingFixture.run(environment: [
+            "PARLEY_WS_PROBE_SOCKETS_PER_SESSION": "2", "PARLEY_WS_PROBE_SECONDS": "3",
+        ]) { fx in
+            let session = try Session(try await fx.client.register(appKey: fx.appKey, username: "erin"))
+            let connect = { (answersPings: Bool) in
+                try await IMTestClient.connect(port: fx.live.port, token: session.imToken, answersPings: answersPings)
+            }
+            // Oldest first: a device gone without closing (it never answers a ping), then a live one.
+            let silent = try await connect(false)
+            let live = try await connect(true)
+            // The third socket probes the session's oldest; the fourth, its two oldest. The live one's request
+            // answers its probe (any frame does).
+            let third = try await connect(true)
+            let fourth = try await connect(true)
+            #expect(try await live.request("ping")["serverTime"] is String)
+            #expect(try await silent.waitForClose()?.rawValue == 4001)
+            #expect(silent.closeReason == "no answer to a liveness probe")
+            // Past the live one's probe deadline too (it came after the silent one's): every live socket is open.
+            try await Task.sleep(for: .seconds(1))
+            for socket in [live, third, fourth] {
+                #expect(try await socket.request("ping")["serverTime"] is String)
+            }
+            let frank = try await GatewayTests.device(fx, username: "frank")
+            try await fx.sendOK(frank.session, to: session.userId, content: "all of you")
+            for socket in [live, third, fourth] {
+                #expect(
+                    (try await socket.next("message")["data"] as? [String: Any])?["content"] as? String == "all of you")
+            }
         }
     }
 

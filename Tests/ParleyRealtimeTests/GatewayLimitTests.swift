@@ -95,6 +95,11 @@ import Testing
         #expect(ConnectionRegistry.oldestBeyondLimit(sessionIds: ids, adding: "s1", limit: 1) == [0, 2, 3, 5])
     }
 
+    @Test func theDefaultsProbeBeforeTheyReplace() {
+        let config = RealtimeConfiguration()
+        #expect(config.probeConnectionsPerSession < config.maxConnectionsPerSession)
+    }
+
     @Test func theDefaultMessageLimitHoldsTheLargestSendAndTheBacklogHoldsIt() {
         let config = RealtimeConfiguration()
         #expect(config.webSocket.maxMessageBytes > MessagingConfiguration.maxSendRequestBytes)

@@ -270,3 +270,76 @@ private func machine(
         #expect(sm.timerFired(now: t(10_000)) == .none)
     }
 }
+
+/// A probe: the application asks whether the peer is still there (a newer socket of its session came in).
+@Suite struct StateMachineProbeTests {
+    @Test func aPeerThatAnswersAProbeStaysOpen() {
+        var sm = machine(pingInterval: .seconds(30))
+        #expect(sm.probe(within: .seconds(10), now: t(5)) == [.sendPing([0, 0, 0, 1])])
+        #expect(sm.nextDeadline == t(15))
+        #expect(sm.frameReceived(WebSocketFrame(opcode: .pong, payload: [0, 0, 0, 1]), now: t(6)) == .none)
+        // Answered: the next deadline is the heartbeat's again, and nothing closes at the probe's.
+        #expect(sm.nextDeadline == t(36))
+        #expect(sm.timerFired(now: t(15)) == .none)
+        #expect(!sm.isClosed)
+        #expect(sm.timerFired(now: t(36)) == [.sendPing([0, 0, 0, 2])])
+    }
+
+    @Test func anyFrameAnswersAProbe() {
+        var sm = machine(pingInterval: .seconds(30))
+        _ = sm.probe(within: .seconds(10), now: t(5))
+        #expect(sm.frameReceived(TestFrames.text("still here"), now: t(14)) == [.deliverText("still here")])
+        #expect(sm.timerFired(now: t(15)) == .none)
+        #expect(!sm.isClosed)
+    }
+
+    @Test func aSilentPeerIsDroppedAtTheProbesDeadlineAsAMissedHeartbeat() {
+        var sm = machine(pingInterval: .seconds(30))
+        _ = sm.frameReceived(TestFrames.text("hi"), now: t(20))
+        #expect(sm.probe(within: .seconds(10), now: t(21)) == [.sendPing([0, 0, 0, 1])])
+        #expect(sm.nextDeadline == t(31))
+        #expect(sm.timerFired(now: t(30.9)) == .none)
+        #expect(
+            sm.timerFired(now: t(31)) == [
+                .sendClose(.heartbeatTimeout, reason: "no answer to a liveness probe"), .dropTransport,
+            ])
+        #expect(sm.isClosed)
+        #expect(sm.closeCodeForApplication.code == .heartbeatTimeout)
+        #expect(sm.nextDeadline == nil)
+    }
+
+    @Test func aSecondProbeKeepsTheFirstsEarlierDeadlineAndSendsNoSecondPing() {
+        var sm = machine(pingInterval: .seconds(30))
+        _ = sm.probe(within: .seconds(10), now: t(5))
+        #expect(sm.probe(within: .seconds(10), now: t(8)) == .none)
+        #expect(sm.nextDeadline == t(15))
+        // A shorter one moves the deadline earlier, with a ping of its own.
+        #expect(sm.probe(within: .seconds(2), now: t(9)) == [.sendPing([0, 0, 0, 2])])
+        #expect(sm.nextDeadline == t(11))
+        #expect(sm.timerFired(now: t(11)).count == 2)
+        #expect(sm.isClosed)
+    }
+
+    @Test func aProbeWorksWithHeartbeatsOffAndIsIgnoredOnceClosing() {
+        var sm = machine(pingInterval: nil)
+        #expect(sm.probe(within: .seconds(10), now: t(1)) == [.sendPing([0, 0, 0, 1])])
+        #expect(sm.nextDeadline == t(11))
+        #expect(sm.timerFired(now: t(11)).count == 2)
+
+        var closing = machine(pingInterval: .seconds(30))
+        _ = closing.closeRequested(code: .normalClosure, reason: "", now: t(1))
+        #expect(closing.probe(within: .seconds(10), now: t(2)) == .none)
+        #expect(closing.nextDeadline == t(6))
+    }
+
+    @Test func anUnansweredProbeDoesNotCountAsAMissedHeartbeat() {
+        var sm = machine(pingInterval: .seconds(30))
+        // A heartbeat ping unanswered, then a probe answered in time: the peer is alive and the count starts over.
+        #expect(sm.timerFired(now: t(30)) == [.sendPing([0, 0, 0, 1])])
+        _ = sm.probe(within: .seconds(10), now: t(40))
+        _ = sm.frameReceived(WebSocketFrame(opcode: .pong, payload: [0, 0, 0, 2]), now: t(41))
+        #expect(sm.timerFired(now: t(71)) == [.sendPing([0, 0, 0, 3])])
+        #expect(sm.timerFired(now: t(101)) == [.sendPing([0, 0, 0, 4])])
+        #expect(!sm.isClosed)
+    }
+}

@@ -51,27 +51,39 @@ final class ConnectionRegistry: Sendable {
 
     var connectionCount: Int { count.load(ordering: .relaxed) }
 
-    /// Adds the connection, and removes (returning them, for the caller to close) the oldest of its session's
-    /// connections beyond `maxPerSession`, the new one counted.
-    func add(_ entry: GatewayEntry, maxPerSession: Int) -> [GatewayEntry] {
+    /// What adding a connection asks of its session's older ones.
+    struct Admission {
+        /// Removed from the registry, beyond the session's `maxPerSession` (the new one counted): to be closed.
+        var replaced: [GatewayEntry] = []
+        /// Kept, beyond the session's `probeBeyond`: to be asked whether they are still alive.
+        var doubted: [GatewayEntry] = []
+    }
+
+    /// Adds the connection; of its session's other connections, removes the oldest beyond `maxPerSession` and names
+    /// the oldest beyond `probeBeyond` (both counting the new one), for the caller to close and to probe.
+    func add(_ entry: GatewayEntry, probeBeyond: Int, maxPerSession: Int) -> Admission {
         let key = UserKey(appId: entry.appId, userId: entry.userId)
-        let replaced = shard(key).withLock { map -> [GatewayEntry] in
+        let admission = shard(key).withLock { map -> Admission in
             var entries = map[key] ?? []
+            var admission = Admission()
             let oldest = Self.oldestBeyondLimit(
                 sessionIds: entries.map(\.sessionId), adding: entry.sessionId, limit: maxPerSession)
-            let replaced = oldest.map { entries[$0] }
+            admission.replaced = oldest.map { entries[$0] }
             for index in oldest.reversed() { entries.remove(at: index) }
+            admission.doubted = Self.oldestBeyondLimit(
+                sessionIds: entries.map(\.sessionId), adding: entry.sessionId, limit: probeBeyond
+            ).map { entries[$0] }
             if entries.isEmpty { userInterest?(key, true) }
             entries.append(entry)
             map[key] = entries
-            return replaced
+            return admission
         }
-        count.add(1 - replaced.count, ordering: .relaxed)
-        return replaced
+        count.add(1 - admission.replaced.count, ordering: .relaxed)
+        return admission
     }
 
-    /// The positions in `sessionIds` (a user's connections, oldest first) of the connections of `sessionId` to
-    /// close so that, with one more of it, the session holds at most `limit`: its oldest.
+    /// The positions in `sessionIds` (a user's connections, oldest first) of the connections of `sessionId` beyond
+    /// `limit` once it has one more: its oldest.
     static func oldestBeyondLimit(sessionIds: [String], adding sessionId: String, limit: Int) -> [Int] {
         let positions = sessionIds.indices.filter { sessionIds[$0] == sessionId }
         let excess = positions.count + 1 - max(1, limit)

@@ -49,11 +49,17 @@ final class GatewayConnection: WebSocketSessionHandler, @unchecked Sendable {
         // Only with rooms: the room state holds the session until it closes, which the rooms see.
         if gateway.rooms != nil { rooms.opened(entry, session: session) }
         // A device reconnecting again and again (a flaky network) leaves sockets that are dead but not yet noticed:
-        // past the limit its oldest ones go, not the new one it is about to use.
-        for replaced in gateway.registry.add(entry, maxPerSession: gateway.configuration.maxConnectionsPerSession) {
+        // past the probe limit its oldest ones must answer a ping at once or go, not the new one it is about to use;
+        // past the hard limit they go, alive or not.
+        let configuration = gateway.configuration
+        let admission = gateway.registry.add(
+            entry, probeBeyond: configuration.probeConnectionsPerSession,
+            maxPerSession: configuration.maxConnectionsPerSession)
+        for replaced in admission.replaced {
             replaced.handle.close(
                 code: .replacedByNewerConnection, reason: "replaced by a newer connection of this session")
         }
+        for doubted in admission.doubted { doubted.handle.probe(within: configuration.socketProbeTimeout) }
         gateway.presence?.connected(
             .init(
                 connectionId: entry.id, appId: entry.appId, userId: entry.userId,

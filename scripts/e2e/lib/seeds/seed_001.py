@@ -159,12 +159,32 @@ async def main():
         else:
             refused(answer, "an iOS release without appStoreUrl")
 
+    with flow.step("an ImClient per screen on two devices: every socket of the shared session stays and hears"):
+        # The SDK's login names no device, so a second device's login renews the same session; each view controller
+        # connects its own ImClient. Six sockets pass the session's probe limit (4): the older ones are pinged, and
+        # clients that answer stay (95-seeds.sh gives them PARLEY_WS_PROBE_SECONDS=1 to do it in).
+        token_1b = sdk_login("user_001")
+        screens = [await Device(f"user_001 screen {i}", token).connect()
+                   for i, token in enumerate([token_1, token_1, token_1, token_1b, token_1b, token_1b])]
+        check(len({d.hello["data"]["sessionId"] for d in screens}) == 1,
+              "the SDK's two logins should share one session (the case this step is about)")
+        await asyncio.sleep(2)
+        notice = decoded(wire.ImMessage, await peer.request("send", send_params("user_001", "text", "to every screen")),
+                         "the send to every screen")
+        for device in screens:
+            got = decoded(wire.ImMessage, await device.event("message", id=notice["id"]), f"{device.name}: onMessage")
+            check(got["content"] == "to every screen", f"{device.name}: {got}")
+            check(await device.still_open(), f"{device.name} was closed")
+        for device in screens:
+            await device.close()
+
     with flow.step("disconnect"):
         await peer.close()
 
     flow.finish("login by the signed ApiClient call, one Bearer token for REST and /ws; text without clientMsgId, "
                 "image with content as JSON text, edit (editedAt ms), revoke + onRevoke, history and sync all "
-                "ImMessage; upload -> FileUploadResult; registerToken -> APNs push; checkAppUpdate with appStoreUrl")
+                "ImMessage; upload -> FileUploadResult; registerToken -> APNs push; checkAppUpdate with appStoreUrl; six "
+                "ImClients of one shared session all stay and hear")
 
 
 asyncio.run(main())
