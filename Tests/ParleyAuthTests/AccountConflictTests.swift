@@ -166,4 +166,19 @@ struct AccountConflictTests {
             #expect(try await client.get("/api/users/me", token: session.accessToken).code == 1034)
         }
     }
+
+    /// The same for an app changed without NOTIFY; and a quiet poll, or one seeing only an ended session, leaves the
+    /// apps alone.
+    @Test func pollCatchesAppChangesWithoutNotification() async throws {
+        try await withLiveApp { live in
+            let (app, _) = try await live.createApp()
+            #expect(try await eventually { live.auth.directory.app(id: app.id) != nil } != nil)
+            await live.auth.sync.poll()
+            #expect(live.auth.directory.app(id: app.id)?.name == app.name)
+            _ = try await live.app.database.query(
+                "UPDATE apps SET name = 'renamed behind its back', updated_at = now() WHERE id = \(app.id)")
+            await live.auth.sync.poll()
+            #expect(live.auth.directory.app(id: app.id)?.name == "renamed behind its back")
+        }
+    }
 }

@@ -125,15 +125,18 @@ public final class AuthSyncService: Service {
 
     // MARK: Poll
 
-    /// One poll: ended sessions and changed apps since the previous poll, then pruning and housekeeping.
+    /// One poll: ended sessions and changed apps since the previous poll, then pruning and housekeeping. Every
+    /// instance polls every second, so a quiet poll is one statement: the rows are read only when there are some.
     func poll() async {
         do {
-            let polledAt = try await databaseNow()
-            let since = (state.withLock { $0.watermark } ?? polledAt).addingTimeInterval(-Self.lookback)
-            sessions.announce(try await sessions.sessions.endedSince(since))
-            for app in try await apps.changed(since: since) { directory.upsert(app) }
+            let since = state.withLock { $0.watermark }?.addingTimeInterval(-Self.lookback)
+            let head = try await pollHead(since: since)
+            if head.sessionsEnded { sessions.announce(try await sessions.sessions.endedSince(head.since)) }
+            if head.appsChanged {
+                for app in try await apps.changed(since: head.since) { directory.upsert(app) }
+            }
             state.withLock { state in
-                if state.watermark.map({ $0 < polledAt }) ?? true { state.watermark = polledAt }
+                if state.watermark.map({ $0 < head.polledAt }) ?? true { state.watermark = head.polledAt }
             }
             try await maintainIfDue()
         } catch {
@@ -169,5 +172,26 @@ public final class AuthSyncService: Service {
 
     private func databaseNow() async throws -> Date {
         try await database.query("SELECT now()")[0].decode(0, as: Date.self)
+    }
+
+    /// The database's clock, the poll's lower bound (`since`, or the lookback before now), and whether any session
+    /// ended or any app changed from it on (the columns `endedSince` and `AppRepository.changed` read).
+    private func pollHead(since: Date?) async throws -> (
+        polledAt: Date, since: Date, sessionsEnded: Bool, appsChanged: Bool
+    ) {
+        let row = try await database.query(
+            """
+            WITH clock AS (
+                SELECT now() AS polled_at,
+                       coalesce(\(since), now() - make_interval(secs => \(Self.lookback))) AS since)
+            SELECT c.polled_at, c.since,
+                   EXISTS (SELECT 1 FROM sessions s WHERE s.ended_at >= c.since) AS sessions_ended,
+                   EXISTS (SELECT 1 FROM apps a WHERE a.updated_at >= c.since) AS apps_changed
+            FROM clock c
+            """)[0]
+        return (
+            try row.decode("polled_at", as: Date.self), try row.decode("since", as: Date.self),
+            try row.decode("sessions_ended", as: Bool.self), try row.decode("apps_changed", as: Bool.self)
+        )
     }
 }
