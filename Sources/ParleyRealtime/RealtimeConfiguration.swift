@@ -29,7 +29,9 @@ public struct RealtimeConfiguration: Sendable {
     /// and closed with 4001 unless it answers within `socketProbeTimeout`. A device reconnecting over a flaky network
     /// leaves dead sockets behind that this reaps long before their heartbeat fails, while a session's live sockets
     /// stay: one login may serve several (seed 001's SDK opens one per screen, and its devices share a session).
+    /// At or above `maxConnectionsPerSession` it never applies: the hard limit closes first.
     public var probeConnectionsPerSession = 4
+    /// How long a probed socket has to send any frame (its pong) before it is closed with 4001.
     public var socketProbeTimeout: Duration = .seconds(10)
     /// Sockets one session may hold, live or not; a newer one closes the oldest with 4502.
     public var maxConnectionsPerSession = 16

@@ -81,9 +81,10 @@ public final class WebSocketSession {
     }
 
     /// Pings the peer now and closes with 4001 unless some frame arrives within `timeout` (see
-    /// `WebSocketConnectionStateMachine.probe`).
+    /// `WebSocketConnectionStateMachine.probe`). Not while reading is paused: the peer sent more than we keep up
+    /// with a moment ago, and its pong would wait unread behind its own frames.
     public func probe(within timeout: Duration) {
-        guard channel != nil else { return }
+        guard channel != nil, !readingPaused else { return }
         run(machine.probe(within: timeout, now: .now()))
         updateTimer()
     }

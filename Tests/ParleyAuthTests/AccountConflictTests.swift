@@ -167,8 +167,7 @@ struct AccountConflictTests {
         }
     }
 
-    /// The same for an app changed without NOTIFY; and a quiet poll, or one seeing only an ended session, leaves the
-    /// apps alone.
+    /// The same for an app changed without NOTIFY.
     @Test func pollCatchesAppChangesWithoutNotification() async throws {
         try await withLiveApp { live in
             let (app, _) = try await live.createApp()

@@ -332,7 +332,21 @@ private func machine(
         #expect(closing.nextDeadline == t(6))
     }
 
-    @Test func anUnansweredProbeDoesNotCountAsAMissedHeartbeat() {
+    @Test func aProbeLongerThanTheHeartbeatStillEndsAtItsOwnDeadline() {
+        var sm = machine(pingInterval: .seconds(30))
+        #expect(sm.probe(within: .seconds(60), now: t(5)) == [.sendPing([0, 0, 0, 1])])
+        #expect(sm.nextDeadline == t(35))
+        // The heartbeat goes on meanwhile (one ping unanswered: not yet its limit)...
+        #expect(sm.timerFired(now: t(35)) == [.sendPing([0, 0, 0, 2])])
+        #expect(sm.nextDeadline == t(65))
+        // ...and the probe's deadline closes the silent peer.
+        #expect(
+            sm.timerFired(now: t(65)) == [
+                .sendClose(.heartbeatTimeout, reason: "no answer to a liveness probe"), .dropTransport,
+            ])
+    }
+
+    @Test func anAnsweredProbeResetsTheMissedPongCount() {
         var sm = machine(pingInterval: .seconds(30))
         // A heartbeat ping unanswered, then a probe answered in time: the peer is alive and the count starts over.
         #expect(sm.timerFired(now: t(30)) == [.sendPing([0, 0, 0, 1])])

@@ -24,9 +24,9 @@ e2e_mock_apns "$push_python"
 db=$(e2e_fresh_db)
 # Push workers poll every 50 ms, so a push reaches the mock within a fraction of a second.
 # Unreferenced files are swept after 5 s (seed 000 checks that custom messages protect theirs). A probed socket has
-# 1 s to answer (seed 001 opens more sockets of one session than the probe limit, and checks that they all stay).
+# 3 s to answer (seed 001 opens more sockets of one session than the probe limit, and checks that they all stay).
 parley_start "$db" PARLEY_PUSH_POLL_MS=50 PARLEY_FILES_DIR="$E2E_TMP/files" PARLEY_FILES_SWEEP_GRACE_SECONDS=5 \
-    PARLEY_FILES_SWEEP_INTERVAL_SECONDS=1 PARLEY_WS_PROBE_SECONDS=1
+    PARLEY_FILES_SWEEP_INTERVAL_SECONDS=1 PARLEY_WS_PROBE_SECONDS=3
 
 parley_cli() {
     DATABASE_URL="$db" PARLEY_MIGRATIONS_DIR="$PARLEY_ROOT/migrations" "$PARLEY_BIN" "$@"

@@ -94,7 +94,9 @@ public struct MessageSearchIndexer: Sendable {
     /// what they just sent). A pass over an empty queue, which every instance makes now and then, is one statement
     /// rather than a batch's transaction of four round trips.
     public func drain() async throws {
-        let queued = try await database.query("SELECT EXISTS (SELECT 1 FROM message_search_queue) AS queued")
+        // By the key's index, which skips what earlier batches deleted; a scan of the table would read it all.
+        let queued = try await database.query(
+            "SELECT EXISTS (SELECT 1 FROM message_search_queue ORDER BY message_id LIMIT 1) AS queued")
         guard try queued[0].decode("queued", as: Bool.self) else { return }
         while try await indexBatch() == Self.batchSize {}
     }

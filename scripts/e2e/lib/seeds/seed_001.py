@@ -162,13 +162,13 @@ async def main():
     with flow.step("an ImClient per screen on two devices: every socket of the shared session stays and hears"):
         # The SDK's login names no device, so a second device's login renews the same session; each view controller
         # connects its own ImClient. Six sockets pass the session's probe limit (4): the older ones are pinged, and
-        # clients that answer stay (95-seeds.sh gives them PARLEY_WS_PROBE_SECONDS=1 to do it in).
+        # clients that answer stay (95-seeds.sh gives them PARLEY_WS_PROBE_SECONDS=3 to do it in; the wait outlasts it).
         token_1b = sdk_login("user_001")
         screens = [await Device(f"user_001 screen {i}", token).connect()
                    for i, token in enumerate([token_1, token_1, token_1, token_1b, token_1b, token_1b])]
         check(len({d.hello["data"]["sessionId"] for d in screens}) == 1,
               "the SDK's two logins should share one session (the case this step is about)")
-        await asyncio.sleep(2)
+        await asyncio.sleep(4)
         notice = decoded(wire.ImMessage, await peer.request("send", send_params("user_001", "text", "to every screen")),
                          "the send to every screen")
         for device in screens:
