@@ -75,11 +75,8 @@ public struct WebSocketConnectionStateMachine: Sendable {
             let heartbeat = configuration.pingInterval.map {
                 max(lastReceivedAt, lastPingSentAt ?? lastReceivedAt) + $0
             }
-            switch (heartbeat, probeDeadline) {
-            case (let heartbeat?, let probe?): return min(heartbeat, probe)
-            case (let deadline?, nil), (nil, let deadline?): return deadline
-            case (nil, nil): return nil
-            }
+            guard let probeDeadline else { return heartbeat }
+            return heartbeat.map { min($0, probeDeadline) } ?? probeDeadline
         case .closeSent(let deadline):
             return deadline
         case .closed:
